@@ -1,0 +1,94 @@
+#include "harness/bench/bench_state.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "harness/error.hpp"
+#include "harness/formats.hpp"
+#include "harness/synthetic.hpp"
+#include "variants/registry.hpp"
+
+namespace distancies::bench {
+namespace {
+BenchState* g_state = nullptr;
+}
+
+BenchState& bench_state() {
+  if (!g_state) throw Error("benchmark state used before init_bench_state");
+  return *g_state;
+}
+
+float measure_floor_ms(const DeviceModel& dm, int reps) {
+  DeviceBuffer sink(static_cast<std::size_t>(floor_sink_len()) * sizeof(float), "floor sink");
+  Event a, b;
+  std::vector<float> t;
+  for (int i = 0; i < reps + 3; ++i) {
+    a.record(nullptr);
+    launch_read_floor(dm.d_vectors(), dm.vector_bytes(), sink.as<float>(), nullptr);
+    b.record(nullptr);
+    if (i >= 3) t.push_back(elapsed_ms(a, b));  // three warm-ups
+  }
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
+void init_bench_state(const BenchConfig& c) {
+  auto s = std::make_unique<BenchState>();
+  s->config = c;
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool gpu = device_status().available;
+  if (!c.model_path.empty()) {
+    s->host = load_model(c.model_path);
+    s->host_vectors = true;
+    s->source = c.model_path;
+    if (gpu) s->device = std::make_unique<DeviceModel>(upload_model(s->host));
+  } else {
+    s->source = "synthetic seed " + std::to_string(c.seed);
+    if (gpu) {
+      s->device = std::make_unique<DeviceModel>(generate_synthetic_on_device(c.rows, c.dim, c.seed));
+      if (c.host_copy) {
+        s->host = download_model(*s->device);
+        s->host_vectors = true;
+      } else {
+        s->host.rows = c.rows;
+        s->host.dim = c.dim;
+        s->host.ld = leading_dim(c.dim);
+      }
+      s->host.words = synthetic_vocabulary(c.rows);
+    } else {
+      s->host = make_synthetic_model(c.rows, c.dim, c.seed);
+      s->host_vectors = true;
+    }
+    s->host.format = "synthetic";
+  }
+  auto query_of = [&](const std::string& text) {
+    if (s->host_vectors) return make_query(s->host, text);
+    // No host vectors: fetch the query's rows from the device model.
+    Query q;
+    q.text = text;
+    q.vector.assign(static_cast<std::size_t>(s->host.dim), 0.0f);
+    for (const Term& t : parse_expression(text)) {
+      const std::int64_t r = s->host.find(t.word);
+      if (r < 0) throw Error("unknown word: '" + t.word + "'");
+      std::vector<float> v(static_cast<std::size_t>(s->host.dim));
+      CUDA_CHECK(cudaMemcpy(v.data(), s->device->d_vectors() + r * s->host.ld, v.size() * sizeof(float),
+                            cudaMemcpyDeviceToHost));
+      for (int j = 0; j < s->host.dim; ++j) q.vector[j] += t.sign * v[j];
+      q.word_rows.push_back(static_cast<std::int32_t>(r));
+    }
+    q.norm = vector_norm(q.vector.data(), s->host.dim);
+    return q;
+  };
+  s->query = query_of(c.query);
+  for (const char* w : {"ring", "key", "key", "key", "ring", "king", "king", "ring", "barca", "messi"})
+    if (s->host.find(w) >= 0) s->sequence.emplace_back(w, query_of(w));
+  if (s->device) s->floor_ms = measure_floor_ms(*s->device, 20);
+  std::fprintf(stderr, "distancies-bench: %s, %lld x %d, ready in %.1f s%s\n", s->source.c_str(),
+               static_cast<long long>(s->host.rows), s->host.dim,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+               gpu ? "" : " (no GPU: CPU fixtures only)");
+  g_state = s.release();
+}
+
+}  // namespace distancies::bench

@@ -1,0 +1,43 @@
+// What every fixture shares: the resident model, a host copy for V1 and the CPU, the query,
+// and the memory floor measured once at start-up.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/device_model.hpp"
+#include "harness/expression.hpp"
+#include "harness/model.hpp"
+
+namespace distancies::bench {
+
+struct BenchConfig {
+  std::string model_path;  // empty: synthetic
+  long long rows = 2196016;
+  int dim = 300;
+  unsigned long long seed = 840;
+  std::string query = "king";
+  int k = 10;
+  bool host_copy = true;  // V1 and the CPU fixtures need it
+};
+
+struct BenchState {
+  BenchConfig config;
+  std::string source;                     // "synthetic seed 840" or the file path
+  Model host;                             // words always; vectors when config.host_copy
+  bool host_vectors = false;
+  std::unique_ptr<DeviceModel> device;    // null without a GPU
+  Query query;
+  std::vector<std::pair<std::string, Query>> sequence;  // the study's Table 1 queries
+  float floor_ms = 0;                     // median over repeated reads
+  double model_bytes() const { return double(host.rows) * host.ld * 4; }
+};
+
+// Builds the state once (GPU generation where there is no model file); prints what it did.
+BenchState& bench_state();
+void init_bench_state(const BenchConfig& c);
+
+// Median time to read the model once (the floor fixture's kernel).
+float measure_floor_ms(const DeviceModel& dm, int reps);
+
+}  // namespace distancies::bench

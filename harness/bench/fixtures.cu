@@ -1,0 +1,242 @@
+// Fixture families registered in loops over the registry. Device work is timed with CUDA
+// events and reported through UseManualTime; derived rates are counters.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "harness/bench/bench_state.hpp"
+#include "harness/bench/fixtures.hpp"
+#include "harness/cpu_search.hpp"
+#include "harness/gpu_search.hpp"
+#include "variants/registry.hpp"
+
+namespace distancies::bench {
+namespace {
+
+constexpr int kWarmups = 3;
+const int kTopkKs[] = {1, 10, 100, 1024};
+
+// Sums per-iteration values; publishes their means as counters.
+class Means {
+ public:
+  void add(const std::string& name, double v) { sums_[name] += v; }
+  void publish(benchmark::State& st) const {
+    const double n = st.iterations() > 0 ? double(st.iterations()) : 1.0;
+    for (const auto& [name, sum] : sums_) st.counters[name] = sum / n;
+  }
+
+ private:
+  std::map<std::string, double> sums_;
+};
+
+void add_rates(Means& m, double ms, double bytes) {
+  const BenchState& s = bench_state();
+  m.add("distances_per_ms", double(s.host.rows) / ms);
+  if (bytes > 0) m.add("gb_per_s", bytes / (ms * 1e6));
+  if (s.floor_ms > 0) m.add("floor_ratio", ms / s.floor_ms);
+}
+
+// Bytes a dot kernel must move: the model once, the norms, and (sim, index) per row out.
+double dot_bytes(const BenchState& s) { return s.model_bytes() + double(s.host.rows) * 12; }
+
+void upload_query(const Workspace& ws, const Query& q) {
+  CUDA_CHECK(cudaMemcpy(ws.query.get(), q.vector.data(), q.vector.size() * sizeof(float), cudaMemcpyHostToDevice));
+}
+
+DotArgs dot_args(const BenchState& s, const Workspace& ws) {
+  const DeviceModel& dm = *s.device;
+  return {dm.d_vectors(), dm.d_norms(), static_cast<int>(dm.rows), dm.dim, dm.ld, ws.query.as<float>(), s.query.norm,
+          ws.sims.as<float>(), ws.idx.as<int>()};
+}
+
+void floor_fixture(benchmark::State& st) {
+  const BenchState& s = bench_state();
+  DeviceBuffer sink(static_cast<std::size_t>(floor_sink_len()) * sizeof(float), "floor sink");
+  Event a, b;
+  for (int i = 0; i < kWarmups; ++i) launch_read_floor(s.device->d_vectors(), s.device->vector_bytes(), sink.as<float>(), nullptr);
+  Means m;
+  for (auto _ : st) {
+    a.record(nullptr);
+    launch_read_floor(s.device->d_vectors(), s.device->vector_bytes(), sink.as<float>(), nullptr);
+    b.record(nullptr);
+    const float ms = elapsed_ms(a, b);
+    st.SetIterationTime(ms / 1e3);
+    m.add("kernel_ms", ms);
+    add_rates(m, ms, s.model_bytes());
+  }
+  m.publish(st);
+}
+
+void dot_fixture(benchmark::State& st, const DotVariant* v) {
+  const BenchState& s = bench_state();
+  Workspace ws;
+  ws.allocate(static_cast<int>(s.host.rows), 1, s.host.dim, 0);
+  upload_query(ws, s.query);
+  const DotArgs args = dot_args(s, ws);
+  for (int i = 0; i < kWarmups; ++i) v->launch(args, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  Event a, b;
+  Means m;
+  for (auto _ : st) {
+    a.record(nullptr);
+    v->launch(args, nullptr);
+    b.record(nullptr);
+    const float ms = elapsed_ms(a, b);
+    st.SetIterationTime(ms / 1e3);
+    m.add("kernel_ms", ms);
+    add_rates(m, ms, dot_bytes(s));
+  }
+  m.publish(st);
+}
+
+// Each iteration restores the stage's input (untimed): the study's stages work in place.
+void topk_fixture(benchmark::State& st, const TopkStage* stage, int k) {
+  const BenchState& s = bench_state();
+  const int n = static_cast<int>(s.host.rows);
+  Workspace ws;
+  ws.allocate(n, k, s.host.dim, stage->temp_bytes(n, k));
+  upload_query(ws, s.query);
+  const DotArgs args = dot_args(s, ws);
+  dot_variant("warp_shuffle_dot").launch(args, nullptr);
+  TopkState input = ws.topk_state();
+  input.dot = &args;  // stages that scan the model themselves time the whole pass
+  if (stage->after) topk_stage(stage->after).run(input, nullptr);
+  const std::size_t bytes = ws.capacity * sizeof(float);
+  DeviceBuffer keep_s(bytes, "pristine sims"), keep_i(bytes, "pristine indices");
+  CUDA_CHECK(cudaMemcpy(keep_s.get(), input.sims, bytes, cudaMemcpyDeviceToDevice));
+  CUDA_CHECK(cudaMemcpy(keep_i.get(), input.idx, bytes, cudaMemcpyDeviceToDevice));
+  auto restore = [&] {
+    TopkState t = ws.topk_state();
+    t.chunks = input.chunks;
+    t.dot = &args;
+    CUDA_CHECK(cudaMemcpyAsync(t.sims, keep_s.get(), bytes, cudaMemcpyDeviceToDevice, nullptr));
+    CUDA_CHECK(cudaMemcpyAsync(t.idx, keep_i.get(), bytes, cudaMemcpyDeviceToDevice, nullptr));
+    return t;
+  };
+  for (int i = 0; i < kWarmups; ++i) {
+    TopkState t = restore();
+    stage->run(t, nullptr);
+  }
+  Event a, b;
+  Means m;
+  for (auto _ : st) {
+    TopkState t = restore();
+    a.record(nullptr);
+    stage->run(t, nullptr);
+    b.record(nullptr);
+    const float ms = elapsed_ms(a, b);
+    st.SetIterationTime(ms / 1e3);
+    m.add("kernel_ms", ms);
+    m.add("distances_per_ms", double(n) / ms);
+  }
+  m.publish(st);
+  st.counters["k"] = k;
+}
+
+void pipeline_fixture(benchmark::State& st, const Pipeline* p) {
+  const BenchState& s = bench_state();
+  if (p->copy_model_every_query && !s.host_vectors) {
+    st.SkipWithError("needs the host copy of the model (run without --no-host-copy)");
+    return;
+  }
+  GpuSearcher searcher(*s.device, s.host_vectors ? &s.host : nullptr);
+  const int k = s.config.k;
+  for (int i = 0; i < (p->copy_model_every_query ? 1 : kWarmups); ++i)
+    searcher.search(*p, s.query.vector.data(), s.query.norm, k);
+  Means m;
+  for (auto _ : st) {
+    Breakdown bd;
+    searcher.search(*p, s.query.vector.data(), s.query.norm, k, &bd);
+    st.SetIterationTime(bd.total_ms / 1e3);
+    for (const auto& stage : bd.stages) m.add(stage.name + "_ms", stage.ms);
+    m.add("kernel_ms", bd.kernel_ms());
+    m.add("transfer_ms", bd.transfer_ms());
+    m.add("overhead_ms", bd.overhead_ms());
+    m.add("total_ms", bd.total_ms);
+    m.add("wall_ms", bd.wall_ms);
+    add_rates(m, bd.total_ms, 0);
+  }
+  m.publish(st);
+}
+
+void cpu_fixture(benchmark::State& st) {
+  const BenchState& s = bench_state();
+  Means m;
+  for (auto _ : st) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto hits = sequential_search(s.host, s.query.vector.data(), s.query.norm, s.config.k);
+    benchmark::DoNotOptimize(hits.data());
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    st.SetIterationTime(ms / 1e3);
+    m.add("total_ms", ms);
+    add_rates(m, ms, 0);
+  }
+  m.publish(st);
+}
+
+// The study's Table 1: its query sequence once, each query timed (p null: the CPU).
+void sequence_fixture(benchmark::State& st, const Pipeline* p) {
+  const BenchState& s = bench_state();
+  std::unique_ptr<GpuSearcher> searcher;
+  if (p) searcher = std::make_unique<GpuSearcher>(*s.device, &s.host);
+  for (auto _ : st) {
+    double total = 0;
+    int i = 0;
+    for (const auto& [word, q] : s.sequence) {
+      double ms;
+      if (p) {
+        Breakdown bd;
+        searcher->search(*p, q, s.config.k, true, &bd);
+        ms = bd.total_ms;
+      } else {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto hits = sequential_search(s.host, q.vector.data(), q.norm, s.config.k);
+        benchmark::DoNotOptimize(hits.data());
+        ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      }
+      char name[64];
+      std::snprintf(name, sizeof name, "q%02d_%s_ms", ++i, word.c_str());
+      st.counters[name] = ms;
+      total += ms;
+    }
+    st.SetIterationTime(total / 1e3);
+    st.counters["total_ms"] = total;
+  }
+}
+
+benchmark::internal::Benchmark* timed(benchmark::internal::Benchmark* b) {
+  return b->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+
+void register_fixtures(bool gpu) {
+  const BenchState& s = bench_state();
+  if (gpu) {
+    timed(benchmark::RegisterBenchmark("floor/read_model", floor_fixture));
+    for (const DotVariant& v : dot_variants())
+      timed(benchmark::RegisterBenchmark(("dot/" + std::string(v.name)).c_str(), dot_fixture, &v));
+    for (const TopkStage& t : topk_stages())
+      for (int k : kTopkKs)
+        timed(benchmark::RegisterBenchmark(("topk/" + std::string(t.name) + "/k:" + std::to_string(k)).c_str(),
+                                           topk_fixture, &t, k));
+    for (const Pipeline& p : pipelines()) {
+      auto* b = timed(benchmark::RegisterBenchmark(("pipeline/" + std::string(p.name)).c_str(), pipeline_fixture, &p));
+      if (p.copy_model_every_query) b->Iterations(10);  // the study's mean of 10 runs; each moves the model
+    }
+    if (s.host_vectors)
+      for (const Pipeline& p : pipelines())
+        if (p.origin[0] == 'V')
+          timed(benchmark::RegisterBenchmark(("sequence/" + std::string(p.name)).c_str(), sequence_fixture, &p))
+              ->Iterations(1);
+  }
+  if (s.host_vectors) {
+    timed(benchmark::RegisterBenchmark("cpu/sequential", cpu_fixture))->Iterations(3);
+    timed(benchmark::RegisterBenchmark("sequence/CPU", sequence_fixture, nullptr))->Iterations(1);
+  }
+}
+
+}  // namespace distancies::bench

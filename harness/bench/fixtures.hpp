@@ -1,0 +1,9 @@
+// Registers every fixture from the registry tables (docs/methodology.md lists them).
+#pragma once
+
+namespace distancies::bench {
+
+// gpu: register the GPU fixtures (else only the CPU ones).
+void register_fixtures(bool gpu);
+
+}  // namespace distancies::bench

@@ -1,0 +1,25 @@
+// The `distancies` subcommands; each returns the process exit code.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace distancies::cli {
+
+struct SearchOptions {
+  std::string model;
+  int k = 10;
+  std::string device = "auto";  // auto | gpu | cpu
+  std::string variant = "V4";   // a pipeline name
+  bool also_cpu = false;
+  bool keep_query_words = false;
+  bool pageable = false;
+  bool json = false;
+  std::string format = "auto";
+};
+
+void add_model_commands(CLI::App& app);   // info, convert, gen
+void add_search_commands(CLI::App& app);  // query, repl
+
+}  // namespace distancies::cli

@@ -1,0 +1,26 @@
+// distancies: exact cosine-similarity search over word embeddings, CPU and GPU.
+#include <cstdio>
+#include <exception>
+
+#include "harness/error.hpp"
+#include "harness/cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"distancies: exact cosine-similarity search over word embeddings (CPU and GPU)"};
+  app.set_version_flag("--version", std::string(DISTANCIES_VERSION) + " (" DISTANCIES_GIT_COMMIT ")");
+  app.require_subcommand(1);
+  distancies::cli::add_model_commands(app);
+  distancies::cli::add_search_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "distancies: error: out of host memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "distancies: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,80 @@
+#include "harness/device_model.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/synthetic_fill.cuh"
+
+namespace distancies {
+
+DeviceModel upload_model(const Model& m, bool pinned) {
+  require_device();
+  DeviceModel dm;
+  dm.rows = m.rows;
+  dm.dim = m.dim;
+  dm.ld = m.ld;
+  dm.vectors = DeviceBuffer(dm.vector_bytes(), "the model's vectors");
+  dm.norms = DeviceBuffer(static_cast<std::size_t>(m.rows) * sizeof(float), "the model's norms");
+  const std::size_t bytes = dm.vector_bytes();
+  if (pinned) {
+    // Two page-locked staging chunks: pack one while the other is in flight.
+    constexpr std::size_t kChunk = 64u << 20;
+    PinnedBuffer stage[2] = {PinnedBuffer(kChunk), PinnedBuffer(kChunk)};
+    cudaStream_t stream;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaEvent_t done[2];
+    CUDA_CHECK(cudaEventCreateWithFlags(&done[0], cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&done[1], cudaEventDisableTiming));
+    const auto* src = reinterpret_cast<const char*>(m.vectors.data());
+    auto* dst = dm.vectors.as<char>();
+    int slot = 0;
+    for (std::size_t off = 0; off < bytes; off += kChunk, slot ^= 1) {
+      const std::size_t n = std::min(kChunk, bytes - off);
+      if (off >= 2 * kChunk) CUDA_CHECK(cudaEventSynchronize(done[slot]));
+      std::memcpy(stage[slot].as<char>(), src + off, n);
+      CUDA_CHECK(cudaMemcpyAsync(dst + off, stage[slot].as<char>(), n, cudaMemcpyHostToDevice, stream));
+      CUDA_CHECK(cudaEventRecord(done[slot], stream));
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    cudaEventDestroy(done[0]);
+    cudaEventDestroy(done[1]);
+    cudaStreamDestroy(stream);
+  } else {
+    CUDA_CHECK(cudaMemcpy(dm.vectors.get(), m.vectors.data(), bytes, cudaMemcpyHostToDevice));
+  }
+  CUDA_CHECK(cudaMemcpy(dm.norms.get(), m.norms.data(), m.rows * sizeof(float), cudaMemcpyHostToDevice));
+  return dm;
+}
+
+DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64_t seed) {
+  require_device();
+  DeviceModel dm;
+  dm.rows = rows;
+  dm.dim = dim;
+  dm.ld = leading_dim(dim);
+  dm.vectors = DeviceBuffer(dm.vector_bytes(), "the synthetic model's vectors");
+  dm.norms = DeviceBuffer(static_cast<std::size_t>(rows) * sizeof(float), "the synthetic model's norms");
+  const long long n = rows * dm.ld;
+  synthetic_fill_kernel<<<static_cast<unsigned>((n + 255) / 256), 256>>>(dm.vectors.as<float>(), rows, dim, dm.ld, seed);
+  CUDA_CHECK_LAUNCH();
+  row_norms_kernel<<<static_cast<unsigned>((rows + 255) / 256), 256>>>(dm.vectors.as<float>(), rows, dim, dm.ld,
+                                                                      dm.norms.as<float>());
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return dm;
+}
+
+Model download_model(const DeviceModel& dm) {
+  Model m;
+  m.rows = dm.rows;
+  m.dim = dm.dim;
+  m.ld = dm.ld;
+  m.norms.resize(static_cast<std::size_t>(dm.rows));
+  m.vectors = AlignedFloats(static_cast<std::size_t>(dm.rows) * dm.ld);
+  CUDA_CHECK(cudaMemcpy(m.vectors.data(), dm.vectors.get(), dm.vector_bytes(), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(m.norms.data(), dm.norms.get(), dm.rows * sizeof(float), cudaMemcpyDeviceToHost));
+  m.format = "device copy";
+  return m;
+}
+
+}  // namespace distancies

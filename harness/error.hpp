@@ -1,0 +1,12 @@
+// One exception type for every user-facing failure: the CLI prints its message as one line.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace distancies {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace distancies

@@ -1,0 +1,178 @@
+// Validation, byte-wise sort and gather shared by every reader.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string_view>
+
+#include "harness/formats/internal.hpp"
+#include "harness/formats/io.hpp"
+
+namespace distancies {
+namespace fmt {
+namespace {
+
+enum RowKind : unsigned char { kOk, kNonFinite, kZero };
+
+// Sort key: the first 8 bytes big-endian (zero padded) decide most comparisons without
+// touching the scattered string bytes; ties fall back to the whole word, then the row index.
+struct Key {
+  std::uint64_t prefix;
+  std::string_view word;
+  std::uint32_t index;
+  Key(std::string_view w, std::uint32_t i) : prefix(0), word(w), index(i) {
+    for (std::size_t k = 0; k < 8; ++k)
+      prefix = prefix << 8 | (k < w.size() ? static_cast<unsigned char>(w[k]) : 0u);
+  }
+  bool operator<(const Key& o) const {
+    if (prefix != o.prefix) return prefix < o.prefix;
+    int c = word.compare(o.word);
+    return c != 0 ? c < 0 : index < o.index;
+  }
+};
+
+std::string where(const std::string& path, const std::vector<std::int64_t>& lines, std::size_t i) {
+  if (!lines.empty()) return path + ":" + std::to_string(lines[i]) + ": ";
+  return path + ": row " + std::to_string(i + 1) + ": ";
+}
+
+// Kept row indices in sorted word order; throws on the first bad row unless skipping.
+std::vector<std::uint32_t> plan(const std::vector<std::string>& words, const std::vector<const float*>& rows, int dim,
+                                const std::vector<std::int64_t>& lines, const std::string& path,
+                                const LoadOptions& opt, LoadReport* report) {
+  const std::size_t n = words.size();
+  check_row_count(path, n);
+  LoadReport local;
+  LoadReport& rep = report ? *report : local;
+
+  std::vector<unsigned char> kind(n, kOk);
+  parallel_for(static_cast<std::int64_t>(n), [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {
+      // On the bits, so the loop vectorises: exponent all ones is NaN/Inf; +-0 has no bits but the sign.
+      const float* v = rows[static_cast<std::size_t>(i)];
+      std::uint32_t nonfinite = 0, nonzero = 0;
+      for (int j = 0; j < dim; ++j) {
+        std::uint32_t u;
+        std::memcpy(&u, v + j, 4);
+        nonfinite |= static_cast<std::uint32_t>((u & 0x7F800000u) == 0x7F800000u);
+        nonzero |= u & 0x7FFFFFFFu;
+      }
+      kind[static_cast<std::size_t>(i)] = nonfinite ? kNonFinite : nonzero ? kOk : kZero;
+    }
+  });
+
+  // Sequential, so the first bad row in file order is the one reported.
+  std::vector<Key> order;
+  order.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (words[i].empty()) {
+      if (!opt.skip_bad_rows) throw Error(where(path, lines, i) + "empty word (use --skip-bad-rows to skip such rows)");
+      ++rep.skipped_empty_words;
+      continue;
+    }
+    if (kind[i] == kNonFinite) {
+      if (!opt.skip_bad_rows)
+        throw Error(where(path, lines, i) + "non-finite value (NaN or Inf) in the vector of " + quoted(words[i]) +
+                    " (use --skip-bad-rows to skip such rows)");
+      ++rep.skipped_nonfinite;
+      continue;
+    }
+    if (kind[i] == kZero) {
+      ++rep.zero_vectors;
+      if (!opt.allow_zero_vectors) {
+        if (!opt.skip_bad_rows)
+          throw Error(where(path, lines, i) + "zero vector for " + quoted(words[i]) + " (zero vectors are not allowed)");
+        continue;
+      }
+    }
+    order.emplace_back(words[i], static_cast<std::uint32_t>(i));
+  }
+
+  // (word, index) order: equal words stay in file order, so skipping keeps the first.
+  if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());  // native input is sorted
+  std::vector<std::uint32_t> kept;
+  kept.reserve(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k > 0 && order[k].word == order[k - 1].word) {
+      std::uint32_t i = order[k].index;
+      if (!opt.skip_bad_rows) {
+        std::size_t first = order[k - 1].index;
+        std::string at = lines.empty() ? "row " + std::to_string(first + 1) : "line " + std::to_string(lines[first]);
+        throw Error(where(path, lines, i) + "duplicated word " + quoted(words[i]) + " (first at " + at +
+                    "; use --skip-bad-rows to keep the first)");
+      }
+      ++rep.skipped_duplicates;
+      continue;
+    }
+    kept.push_back(order[k].index);
+  }
+  return kept;
+}
+
+void gather(Model& out, const std::vector<std::uint32_t>& kept, const std::vector<const float*>& rows,
+            const std::vector<float>* norms) {
+  parallel_for(out.rows, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t r = b; r < e; ++r) {
+      std::uint32_t src = kept[static_cast<std::size_t>(r)];
+      std::memcpy(out.row(r), rows[src], sizeof(float) * static_cast<std::size_t>(out.dim));
+      out.norms[static_cast<std::size_t>(r)] = norms ? (*norms)[src] : vector_norm(out.row(r), out.dim);
+    }
+  });
+}
+
+}  // namespace
+
+Model assemble_model(RawRows& raw, const std::string& path, const LoadOptions& opt, LoadReport* report) {
+  std::vector<std::uint32_t> kept = plan(raw.words, raw.rows, raw.dim, raw.lines, path, opt, report);
+  if (kept.empty()) fail(path, "no rows left to load");
+  Model m;
+  m.allocate(static_cast<std::int64_t>(kept.size()), raw.dim);  // zeroed, so ld padding is zero
+  for (std::size_t r = 0; r < kept.size(); ++r) m.words[r] = std::move(raw.words[kept[r]]);
+  gather(m, kept, raw.rows, nullptr);
+  return m;
+}
+
+void finalize_in_place(Model& m, const std::string& path, bool compute_norms, const LoadOptions& opt,
+                       LoadReport* report) {
+  if (m.dim <= 0 || m.ld != leading_dim(m.dim)) fail(path, "model has dim " + std::to_string(m.dim) + " and ld " + std::to_string(m.ld));
+  if (m.words.size() != static_cast<std::size_t>(m.rows) || (!compute_norms && m.norms.size() != m.words.size()))
+    fail(path, "model words/norms do not match its row count");
+  std::vector<const float*> rows(m.words.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = m.row(static_cast<std::int64_t>(i));
+  std::vector<std::uint32_t> kept = plan(m.words, rows, m.dim, {}, path, opt, report);
+  if (kept.empty()) fail(path, "no rows left to load");
+
+  bool identity = kept.size() == m.words.size();
+  for (std::size_t i = 0; identity && i < kept.size(); ++i) identity = kept[i] == i;
+  if (identity) {  // already sorted and valid (the common case for native and sorted inputs): no copy
+    parallel_for(m.rows, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t r = b; r < e; ++r) {
+        float* v = m.row(r);
+        std::fill(v + m.dim, v + m.ld, 0.0f);
+        if (compute_norms) m.norms[static_cast<std::size_t>(r)] = vector_norm(v, m.dim);
+      }
+    });
+    return;
+  }
+  Model out;
+  out.allocate(static_cast<std::int64_t>(kept.size()), m.dim);
+  for (std::size_t r = 0; r < kept.size(); ++r) out.words[r] = std::move(m.words[kept[r]]);
+  gather(out, kept, rows, compute_norms ? nullptr : &m.norms);
+  out.normalized = m.normalized;
+  out.format = std::move(m.format);
+  m = std::move(out);
+}
+
+bool norm_matches(float stored, float computed, double tolerance) {
+  double diff = std::fabs(double(stored) - double(computed));
+  return diff <= tolerance * std::fabs(double(computed)) + 1e-6;
+}
+
+}  // namespace fmt
+
+void finalize_model(Model& m, const LoadOptions& opt, LoadReport* report) {
+  // A normalised model's rows have norm 1: its stored norms are the originals, so keep them.
+  if (m.norms.size() != m.words.size()) m.norms.assign(m.words.size(), 0.0f);
+  fmt::finalize_in_place(m, m.format.empty() ? std::string("model") : m.format, !m.normalized, opt, report);
+}
+
+}  // namespace distancies

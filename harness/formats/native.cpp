@@ -1,0 +1,171 @@
+// The native format (docs/formats.md has the byte layout): a fixed 96-byte header, then the
+// vocabulary offsets, vocabulary bytes, norms and 64-byte aligned rows of ld floats, so the
+// vectors are read with large sequential reads straight into Model::vectors.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "harness/formats/internal.hpp"
+#include "harness/formats/io.hpp"
+
+namespace distancies::fmt {
+namespace {
+
+constexpr char kMagic[8] = {'D', 'S', 'T', 'N', 'C', 'I', 'E', 'S'};
+constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kFlagNormalized = 1;
+constexpr std::size_t kHeaderBytes = 96;
+
+struct Layout {
+  std::uint64_t offsets_at, offsets_size, vocab_at, vocab_size, norms_at, norms_size, vectors_at, vectors_size;
+  std::uint64_t end() const { return vectors_at + vectors_size; }
+};
+
+Layout layout_for(std::uint64_t rows, std::uint32_t ld, std::uint64_t vocab_size) {
+  Layout l{};
+  l.offsets_at = kHeaderBytes;
+  l.offsets_size = (rows + 1) * 8;
+  l.vocab_at = l.offsets_at + l.offsets_size;
+  l.vocab_size = vocab_size;
+  l.norms_at = l.vocab_at + vocab_size;
+  l.norms_size = rows * 4;
+  l.vectors_at = (l.norms_at + l.norms_size + 63) / 64 * 64;
+  l.vectors_size = rows * ld * 4;
+  return l;
+}
+
+struct OutFile {
+  std::string path;
+  std::FILE* f = nullptr;
+  bool done = false;
+  ~OutFile() {
+    if (f) std::fclose(f);
+    if (!done) std::remove(path.c_str());  // no half-written temporary left behind
+  }
+  void write(const void* p, std::size_t n) {
+    if (n && std::fwrite(p, 1, n, f) != n) fail(path, std::string("cannot write: ") + std::strerror(errno));
+  }
+};
+
+}  // namespace
+
+Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* report) {
+  InFile file(path);
+  const std::uint64_t size = file.size();
+  if (size == 0) fail(path, "empty file");
+  unsigned char h[kHeaderBytes] = {};
+  std::size_t got = file.read_some(h, kHeaderBytes);
+  if (got < sizeof kMagic || std::memcmp(h, kMagic, sizeof kMagic) != 0)
+    fail(path, "wrong magic: not a distancies native model (expected the bytes \"DSTNCIES\" at offset 0)");
+  if (got < kHeaderBytes)
+    fail(path, "truncated: expected " + std::to_string(kHeaderBytes) + " bytes (header), file has " + std::to_string(size));
+  const std::uint32_t version = get_u32(h + 8), flags = get_u32(h + 12);
+  if (version != kVersion)
+    fail(path, "unsupported native format version " + std::to_string(version) + " (this build reads version " +
+                   std::to_string(kVersion) + ")");
+  if (flags & ~kFlagNormalized) fail(path, "unknown flags " + std::to_string(flags) + " in the header");
+  const std::uint64_t rows = get_u64(h + 16);
+  const std::uint32_t dim = get_u32(h + 24), ld = get_u32(h + 28);
+  if (rows == 0) fail(path, "the header says 0 rows");
+  check_row_count(path, rows);
+  if (dim == 0 || dim > (1u << 24) || ld != static_cast<std::uint32_t>(leading_dim(static_cast<int>(dim))))
+    fail(path, "bad header: dim " + std::to_string(dim) + ", ld " + std::to_string(ld) + " (ld must be dim rounded up to 4)");
+
+  Layout l{};
+  std::uint64_t* fields[8] = {&l.offsets_at, &l.offsets_size, &l.vocab_at,   &l.vocab_size,
+                              &l.norms_at,   &l.norms_size,   &l.vectors_at, &l.vectors_size};
+  for (int i = 0; i < 8; ++i) *fields[i] = get_u64(h + 32 + 8 * i);
+  // Sizes the header implies; the vocabulary blob can be any size up to the file's.
+  if (l.vocab_size > size) fail(path, "bad header: vocabulary size " + std::to_string(l.vocab_size) + " exceeds the file");
+  const Layout want = layout_for(rows, ld, l.vocab_size);
+  if (l.offsets_size != want.offsets_size || l.norms_size != want.norms_size || l.vectors_size != want.vectors_size)
+    fail(path, "bad header: section sizes do not match " + std::to_string(rows) + " rows of dimension " + std::to_string(dim));
+  // Sections in order, not overlapping, vectors 64-byte aligned.
+  if (l.offsets_at < kHeaderBytes || l.vocab_at < l.offsets_at + l.offsets_size ||
+      l.norms_at < l.vocab_at + l.vocab_size || l.vectors_at < l.norms_at + l.norms_size || l.vectors_at % 64 != 0)
+    fail(path, "bad header: section offsets are out of order, overlapping or misaligned");
+  if (size < l.end())
+    fail(path, "truncated: expected " + std::to_string(l.end()) + " bytes, file has " + std::to_string(size));
+  if (size > l.end())
+    fail(path, std::to_string(size - l.end()) + " unexpected bytes after the vectors (expected " +
+                   std::to_string(l.end()) + " bytes)");
+
+  Model m;
+  m.allocate(static_cast<std::int64_t>(rows), static_cast<int>(dim));
+  m.normalized = (flags & kFlagNormalized) != 0;
+  std::vector<std::uint64_t> offsets(rows + 1);
+  file.seek(l.offsets_at);
+  file.read_exact(offsets.data(), l.offsets_size, "vocabulary offsets");
+  std::string blob(l.vocab_size, '\0');
+  file.seek(l.vocab_at);
+  file.read_exact(blob.data(), blob.size(), "vocabulary");
+  if (offsets[0] != 0 || offsets[rows] != l.vocab_size)
+    fail(path, "vocabulary offsets do not span the vocabulary (first " + std::to_string(offsets[0]) + ", last " +
+                   std::to_string(offsets[rows]) + ", size " + std::to_string(l.vocab_size) + ")");
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    if (offsets[r + 1] < offsets[r]) fail(path, "vocabulary offsets decrease at row " + std::to_string(r + 1));
+    m.words[r].assign(blob, offsets[r], offsets[r + 1] - offsets[r]);
+    if (r > 0 && !(m.words[r - 1] < m.words[r]))
+      fail(path, (m.words[r - 1] == m.words[r] ? "duplicated word " : "vocabulary not sorted at word ") +
+                     quoted(m.words[r]) + " (row " + std::to_string(r + 1) + ")");
+  }
+  std::string().swap(blob);
+  file.seek(l.norms_at);
+  file.read_exact(m.norms.data(), l.norms_size, "norms");
+  file.seek(l.vectors_at);
+  file.read_big(m.vectors.data(), l.vectors_size, "vectors", opt.progress);
+  m.format = "native";
+  // Stored norms are kept (a normalised model's rows no longer have them); rows are checked.
+  finalize_in_place(m, path, false, opt, report);
+  return m;
+}
+
+void save_native(const Model& m, const std::string& path) {
+  if (m.rows <= 0 || m.words.size() != static_cast<std::size_t>(m.rows) || m.norms.size() != m.words.size())
+    fail(path, "cannot save: the model's rows, words and norms disagree");
+  check_row_count(path, static_cast<std::uint64_t>(m.rows));
+  if (m.dim <= 0 || m.ld != leading_dim(m.dim) || m.vectors.size() < static_cast<std::size_t>(m.rows) * m.ld)
+    fail(path, "cannot save: the model's dim, ld and vectors disagree");
+  std::vector<std::uint64_t> offsets(m.words.size() + 1, 0);
+  for (std::size_t r = 0; r < m.words.size(); ++r) {
+    if (r > 0 && !(m.words[r - 1] < m.words[r]))
+      fail(path, "cannot save: the vocabulary is not sorted and unique at " + quoted(m.words[r]) + " (finalize_model first)");
+    offsets[r + 1] = offsets[r] + m.words[r].size();
+  }
+  const Layout l = layout_for(static_cast<std::uint64_t>(m.rows), static_cast<std::uint32_t>(m.ld), offsets.back());
+
+  unsigned char h[kHeaderBytes] = {};
+  std::memcpy(h, kMagic, sizeof kMagic);
+  put_u32(h + 8, kVersion);
+  put_u32(h + 12, m.normalized ? kFlagNormalized : 0);
+  put_u64(h + 16, static_cast<std::uint64_t>(m.rows));
+  put_u32(h + 24, static_cast<std::uint32_t>(m.dim));
+  put_u32(h + 28, static_cast<std::uint32_t>(m.ld));
+  const std::uint64_t fields[8] = {l.offsets_at, l.offsets_size, l.vocab_at,   l.vocab_size,
+                                   l.norms_at,   l.norms_size,   l.vectors_at, l.vectors_size};
+  for (int i = 0; i < 8; ++i) put_u64(h + 32 + 8 * i, fields[i]);
+
+  // Written beside the target and renamed, so a failed save never leaves a half file under its name.
+  OutFile out{path + ".tmp"};
+  out.f = std::fopen(out.path.c_str(), "wb");
+  if (!out.f) fail(out.path, std::string("cannot create: ") + std::strerror(errno));
+  out.write(h, sizeof h);
+  out.write(offsets.data(), l.offsets_size);
+  for (const std::string& w : m.words) out.write(w.data(), w.size());
+  out.write(m.norms.data(), l.norms_size);
+  static const char zeros[64] = {};
+  out.write(zeros, l.vectors_at - (l.norms_at + l.norms_size));
+  out.write(m.vectors.data(), l.vectors_size);
+  int rc = std::fclose(out.f);
+  out.f = nullptr;
+  if (rc != 0) fail(out.path, std::string("cannot write: ") + std::strerror(errno));
+  if (std::rename(out.path.c_str(), path.c_str()) != 0)
+    fail(path, std::string("cannot rename the written file into place: ") + std::strerror(errno));
+  out.done = true;
+}
+
+}  // namespace distancies::fmt
+
+namespace distancies {
+void save_native(const Model& m, const std::string& path) { fmt::save_native(m, path); }
+}  // namespace distancies

@@ -1,0 +1,82 @@
+// Runs a registered pipeline for one query over the resident model, timing every stage with
+// CUDA events (docs/methodology.md says what each number includes).
+#pragma once
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/cpu_search.hpp"
+#include "harness/device_model.hpp"
+#include "harness/expression.hpp"
+#include "variants/registry.hpp"
+
+namespace distancies {
+
+struct StageTime {
+  std::string name;  // "dot", a top-k stage name, "model_h2d", "query_h2d", "result_d2h"
+  bool transfer;     // a copy (else a kernel stage)
+  float ms;
+};
+
+struct Breakdown {
+  std::vector<StageTime> stages;
+  float total_ms = 0;   // device timeline, first event to last (includes host-side gaps)
+  double wall_ms = 0;   // host clock around the whole call
+  float kernel_ms() const;
+  float transfer_ms() const;
+  float overhead_ms() const { return total_ms - kernel_ms() - transfer_ms(); }
+  float stage_ms(const std::string& name) const;  // summed over stages of that name
+};
+
+// Device buffers for one pipeline: similarities, indices, their ping-pong partners, stage
+// scratch and the query.
+struct Workspace {
+  int n = 0, k = 0, dim = 0;
+  std::size_t capacity = 0;
+  DeviceBuffer sims, idx, alt_sims, alt_idx, temp, query;
+  std::size_t temp_bytes = 0;
+
+  bool fits(int n_, int k_, int dim_, std::size_t temp_) const {
+    return n_ == n && dim_ <= dim && temp_ <= temp_bytes && topk_capacity(n_, k_) <= capacity;
+  }
+  void allocate(int n_, int k_, int dim_, std::size_t temp_);
+  TopkState topk_state() const;
+};
+
+class GpuSearcher {
+ public:
+  struct Options {
+    bool force_pageable = false;  // the study's switch: pageable host buffers even where pinned
+  };
+  // `host` (may be null) is needed only by pipelines that copy the model on every query.
+  GpuSearcher(const DeviceModel& model, const Model* host, Options opt);
+  GpuSearcher(const DeviceModel& model, const Model* host) : GpuSearcher(model, host, Options{}) {}
+  ~GpuSearcher();
+  GpuSearcher(const GpuSearcher&) = delete;
+  GpuSearcher& operator=(const GpuSearcher&) = delete;
+
+  // The best k rows for the query (fewer if the model has fewer rows). Breakdown optional.
+  std::vector<Hit> search(const Pipeline& p, const float* query, float query_norm, int k, Breakdown* bd = nullptr);
+
+  // search() for a parsed query: asks for k plus its own words, then drops them unless kept.
+  std::vector<Hit> search(const Pipeline& p, const Query& q, int k, bool keep_query_words, Breakdown* bd = nullptr);
+
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  struct Timer;
+  const DeviceModel& model_;
+  const Model* host_;
+  Options opt_;
+  cudaStream_t stream_{};
+  Workspace ws_;
+  std::unique_ptr<Timer> timer_;
+  std::unique_ptr<PinnedBuffer> pinned_;  // query upload + result download staging
+  std::size_t pinned_bytes_ = 0;
+};
+
+// The k a pipeline is asked for so that k results survive dropping the query's words.
+int request_k(const Query& q, int k, bool keep_query_words, std::int64_t rows);
+
+}  // namespace distancies

@@ -1,0 +1,91 @@
+// One pass over the model: each warp computes whole rows with 16-byte loads (kRows rows and
+// kSegs loads per lane in flight), then keeps its own top k, so the similarity array never
+// goes to memory. A single-block merge of the per-warp lists finishes.
+#pragma once
+#include "kernels/warp_topk.cuh"
+
+namespace distancies {
+
+template <int kWarps, int kRows, int kSegs>
+__global__ void __launch_bounds__(kWarps * 32) fused_scan_topk_kernel(DotArgs a, int k, float* cand_s, int* cand_r) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int ld4 = a.ld / 4;
+  float4* q4 = reinterpret_cast<float4*>(smem);
+  float* list_s = reinterpret_cast<float*>(q4 + ld4);
+  int* list_r = reinterpret_cast<int*>(list_s + kWarps * k);
+  float* qf = reinterpret_cast<float*>(q4);
+  for (int j = threadIdx.x; j < a.ld; j += blockDim.x) qf[j] = j < a.dim ? a.query[j] : 0.0f;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  WarpTopk top{list_s + warp * k, list_r + warp * k, k};
+  top.clear(lane);
+  __syncthreads();
+
+  const float4* vec4 = reinterpret_cast<const float4*>(a.vectors);
+  const long long gw = static_cast<long long>(blockIdx.x) * kWarps + warp;
+  const long long nw = static_cast<long long>(gridDim.x) * kWarps;
+  for (long long base = gw * kRows; base < a.rows; base += nw * kRows) {
+    float acc[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
+    for (int j0 = 0; j0 < ld4; j0 += 32 * kSegs) {
+      float4 v[kRows][kSegs];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int s = 0; s < kSegs; ++s) {
+          const int j = j0 + s * 32 + lane;
+          v[r][s] = (base + r < a.rows && j < ld4) ? __ldcs(vec4 + (base + r) * ld4 + j) : make_float4(0, 0, 0, 0);
+        }
+#pragma unroll
+      for (int s = 0; s < kSegs; ++s) {
+        const int j = j0 + s * 32 + lane;
+        if (j < ld4) {
+          const float4 q = q4[j];
+#pragma unroll
+          for (int r = 0; r < kRows; ++r) acc[r] += q.x * v[r][s].x + q.y * v[r][s].y + q.z * v[r][s].z + q.w * v[r][s].w;
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], off);
+      acc[r] = __shfl_sync(0xffffffffu, acc[r], 0);  // lanes may differ in the last bit: lane 0 decides
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const long long row = base + r;
+      if (row < a.rows) {
+        const float sim = cosine_from_dot(acc[r], a.query_norm, a.norms[row]);
+        if (top.admits(sim, static_cast<int>(row))) top.insert(sim, static_cast<int>(row), lane);
+      }
+    }
+  }
+  for (int i = lane; i < k; i += 32) {
+    cand_s[gw * k + i] = top.sims[i];
+    cand_r[gw * k + i] = top.rows[i];
+  }
+}
+
+// One block: warps merge candidate lists (sorted k-chunks) into their own lists, then warp 0
+// merges those.
+template <int kWarps>
+__global__ void __launch_bounds__(kWarps * 32) merge_candidates_kernel(const float* cand_s, const int* cand_r, int chunks,
+                                                                       int k, float* out_s, int* out_r) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* list_s = reinterpret_cast<float*>(smem);
+  int* list_r = reinterpret_cast<int*>(list_s + kWarps * k);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  WarpTopk top{list_s + warp * k, list_r + warp * k, k};
+  top.clear(lane);
+  for (int c = warp; c < chunks; c += kWarps) top.merge_sorted(cand_s + static_cast<long long>(c) * k, cand_r + static_cast<long long>(c) * k, lane);
+  __syncthreads();
+  if (warp != 0) return;
+  for (int w = 1; w < kWarps; ++w) top.merge_sorted(list_s + w * k, list_r + w * k, lane);
+  for (int i = lane; i < k; i += 32) {
+    out_s[i] = top.sims[i];
+    out_r[i] = top.rows[i];
+  }
+}
+
+}  // namespace distancies

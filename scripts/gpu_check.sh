@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# On a GPU host, from a portable folder (scripts/pack_portable.sh): runs every test binary,
+# compute-sanitizer's four tools over the registry, and a short benchmark; logs go to $OUT
+# (or ./gpu-check-out).
+#   gpu_check.sh [PORTABLE_DIR=.] [--no-sanitize] [--no-bench]
+set -uo pipefail
+dir=${1:-.}
+shift || true
+sanitize=1 bench=1
+for a in "$@"; do
+  case $a in --no-sanitize) sanitize=0 ;; --no-bench) bench=0 ;; esac
+done
+out=${OUT:-gpu-check-out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+status=0
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --format=csv | tee "$out/nvidia-smi.csv"
+for t in "$dir"/test_*; do
+  name=$(basename "$t")
+  if "$t" --gtest_brief=1 >"$out/$name.log" 2>&1; then r=ok; else r=FAILED; status=1; fi
+  echo "$name: $r ($(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$name.log" | tr '\n' ' '))"
+done
+if [ $sanitize = 1 ]; then
+  # Small cases cover every registered variant and pipeline; the sanitizer is slow.
+  filter='Registry/*d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*ties*:Registry/TopkStageTest*/*:FirstMerge*:ReadFloor*'
+  for tool in memcheck racecheck initcheck synccheck; do
+    if compute-sanitizer --tool $tool --error-exitcode 99 "$dir/test_gpu_variants" --gtest_filter="$filter" \
+        --gtest_brief=1 >"$out/sanitize-$tool.log" 2>&1; then r=clean; else r=ERRORS; status=1; fi
+    echo "compute-sanitizer $tool: $r ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool.log" | tail -1))"
+  done
+fi
+if [ $bench = 1 ]; then
+  "$dir/distancies-bench" --benchmark_min_time=0.2 --benchmark_out="$out/bench-quick.json" \
+    --benchmark_out_format=json >"$out/bench-quick.log" 2>&1 || status=1
+  tail -n 40 "$out/bench-quick.log"
+fi
+exit $status

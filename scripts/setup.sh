@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One command for a fresh machine: installs what is missing, builds everything (CUDA code
+# too), fetches the real GloVe sample, then runs the main job:
+#   with a GPU:    the full benchmark over the 2,196,016 x 300 model, JSON + tables in results/local/
+#   without one:   says so, then runs what can run (CPU search on the real model, CPU fixtures)
+#   scripts/setup.sh [--build-only]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-run}
+
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo=sudo
+pkgs=(cmake ninja-build g++ libbenchmark-dev libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev python3-venv)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+export PATH="/usr/local/cuda/bin:$PATH"
+if ! command -v nvcc >/dev/null; then
+  echo "setup: error: nvcc not found; install the CUDA Toolkit (expected /usr/local/cuda/bin/nvcc)" >&2
+  exit 1
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements.txt
+bash scripts/fetch_glove.sh
+
+cmake --preset release >/dev/null
+cmake --build --preset release
+[ "$mode" = "--build-only" ] && exit 0
+
+glove=.cache/models/glove.6B.50d.w2v.bin
+bin=build/harness
+mkdir -p results/local
+if "$bin/cli/distancies" query --model "$glove" --device gpu -k 5 king - man + woman 2>/dev/null; then
+  "$bin/bench/distancies-bench" --benchmark_repetitions=5 --benchmark_out=results/local/bench.json \
+    --benchmark_out_format=json
+  .venv/bin/python scripts/report.py results/local/bench.json --out-dir results/local --md results/local/tables.md
+  echo "setup: tables in results/local/tables.md"
+else
+  echo "setup: no usable CUDA GPU here; running the CPU parts (the GPU fixtures need a GPU host)"
+  "$bin/cli/distancies" query --model "$glove" --device cpu -k 5 king - man + woman
+  "$bin/bench/distancies-bench" --benchmark_out=results/local/bench-cpu.json --benchmark_out_format=json
+fi

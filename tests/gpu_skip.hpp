@@ -1,0 +1,11 @@
+// GPU tests skip, visibly and with the reason, where there is no usable GPU.
+#pragma once
+#include <gtest/gtest.h>
+
+#include "harness/device.hpp"
+
+#define DISTANCIES_REQUIRE_GPU()                                                              \
+  do {                                                                                        \
+    if (!::distancies::device_status().available)                                             \
+      GTEST_SKIP() << "no usable CUDA GPU (" << ::distancies::device_status().reason << ")"; \
+  } while (0)

@@ -1,0 +1,86 @@
+// The fused single-pass top-k (kernels/fused_scan_topk.cuh): policy and dispatch. Beyond
+// kMaxK the per-warp lists would not fit in shared memory, so it falls back to a separate
+// dot and CUB's sort: still exact, just not one pass.
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <utility>
+
+#include "harness/device.hpp"
+#include "kernels/float4_warp_dot.cuh"
+#include "kernels/fused_scan_topk.cuh"
+#include "variants/registry.hpp"
+
+namespace distancies {
+namespace {
+
+// Policy: 8 warps a block, 4 rows per warp in flight, 3 loads per lane per row (D <= 384 per
+// round), 2 blocks per SM (register-limited), merge block of 32 warps.
+constexpr int kWarps = 8;
+constexpr int kRows = 4;
+constexpr int kSegs = 3;
+constexpr int kBlocksPerSm = 2;
+constexpr int kMergeWarps = 32;
+constexpr int kMaxK = 128;
+
+int scan_blocks(int n) {
+  const long long warps_needed = (static_cast<long long>(n) + kRows - 1) / kRows;
+  const long long blocks_needed = (warps_needed + kWarps - 1) / kWarps;
+  const long long cap = static_cast<long long>(device_status().props.multiProcessorCount) * kBlocksPerSm;
+  return static_cast<int>(std::max(1LL, std::min(blocks_needed, cap)));
+}
+
+std::size_t cub_temp(int n) {
+  std::size_t bytes = 0;
+  CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, static_cast<const float*>(nullptr),
+                                                       static_cast<float*>(nullptr), static_cast<const int*>(nullptr),
+                                                       static_cast<int*>(nullptr), n));
+  return bytes;
+}
+
+std::size_t fused_temp(int n, int k) {
+  if (k > kMaxK) return cub_temp(n);
+  return static_cast<std::size_t>(scan_blocks(n)) * kWarps * k * (sizeof(float) + sizeof(int));
+}
+
+void run_fused(TopkState& s, cudaStream_t stream) {
+  if (!s.dot) throw Error("fused_scan_topk needs the model and query (TopkState::dot)");
+  if (s.n == 0) return;
+  const DotArgs& a = *s.dot;
+  if (s.k > kMaxK) {  // exact fallback: dot into sims, then a stable sort
+    DotArgs d = a;
+    d.sims = s.sims;
+    d.idx = s.idx;
+    dot_variant("float4_warp_dot").launch(d, stream);
+    std::size_t bytes = s.temp_bytes;
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(s.temp, bytes, s.sims, s.alt_sims, s.idx, s.alt_idx, s.n, 0,
+                                                         32, stream));
+    std::swap(s.sims, s.alt_sims);
+    std::swap(s.idx, s.alt_idx);
+    s.chunks = 1;
+    return;
+  }
+  const int blocks = scan_blocks(s.n);
+  const int chunks = blocks * kWarps;
+  float* cand_s = static_cast<float*>(s.temp);
+  int* cand_r = reinterpret_cast<int*>(cand_s + static_cast<std::size_t>(chunks) * s.k);
+  const std::size_t scan_smem = a.ld * sizeof(float) + kWarps * s.k * (sizeof(float) + sizeof(int));
+  if (scan_smem > 48 * 1024) throw Error("fused_scan_topk: dimension too large for its shared-memory query");
+  fused_scan_topk_kernel<kWarps, kRows, kSegs><<<blocks, kWarps * 32, scan_smem, stream>>>(a, s.k, cand_s, cand_r);
+  CUDA_CHECK_LAUNCH();
+  const std::size_t merge_smem = kMergeWarps * s.k * (sizeof(float) + sizeof(int));
+  merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, merge_smem, stream>>>(cand_s, cand_r, chunks, s.k,
+                                                                                    s.sims, s.idx);
+  CUDA_CHECK_LAUNCH();
+  s.chunks = 1;
+}
+
+}  // namespace
+
+// Registered in topk_stages() (topk_stages.cu) through this entry.
+TopkStage fused_scan_topk_stage() {
+  return {"fused_scan_topk", "dot + per-warp top-k in one pass over the model, then a one-block merge",
+          "beyond the study", nullptr, fused_temp, run_fused, true};
+}
+
+}  // namespace distancies

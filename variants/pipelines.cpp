@@ -1,0 +1,49 @@
+// Pipelines: the study's versions V1-V4 and beyond, one line each. A pipeline is data: a dot
+// variant, top-k stages, and the memory habits of its version.
+#include <string>
+
+#include "harness/error.hpp"
+#include "variants/registry.hpp"
+
+namespace distancies {
+
+const std::vector<Pipeline>& pipelines() {
+  // name, description, origin, dot, top-k stages, copy model per query, scratch per query,
+  // sync each stage, pinned host buffers
+  static const std::vector<Pipeline> table = {
+      {"V1", "model copied host->device on every query; 1-thread dot; two-kernel top-k", "V1",
+       "thread_per_row_dot", {"first_merge", "botched_merge_sort"}, true, true, true, false},
+      {"V2", "model resident; pinned buffers; 1-thread dot; per-query allocation", "V2", "thread_per_row_dot",
+       {"first_merge", "botched_merge_sort"}, false, true, true, true},
+      {"V3", "8 threads/row, shared-memory reduction", "V3", "shared_reduce_dot",
+       {"first_merge", "botched_merge_sort"}, false, true, true, true},
+      {"V4", "8 threads/row, warp shuffles; no per-query allocation or needless sync", "V4", "warp_shuffle_dot",
+       {"first_merge", "botched_merge_sort"}, false, false, false, true},
+      {"V4_cub_sort", "V4's dot, then CUB's stable radix sort of every row as the top-k", "beyond the study",
+       "warp_shuffle_dot", {"cub_radix_sort"}, false, false, false, true},
+      {"fused", "one pass: 16-byte warp dot + per-warp top-k in shared memory, one-block merge", "beyond the study",
+       nullptr, {"fused_scan_topk"}, false, false, false, true},
+  };
+  return table;
+}
+
+namespace {
+
+template <class T>
+const T& find_named(const std::vector<T>& table, std::string_view name, const char* what) {
+  std::string known;
+  for (const T& t : table) {
+    if (name == t.name) return t;
+    known += known.empty() ? "" : ", ";
+    known += t.name;
+  }
+  throw Error("unknown " + std::string(what) + " '" + std::string(name) + "' (known: " + known + ")");
+}
+
+}  // namespace
+
+const DotVariant& dot_variant(std::string_view name) { return find_named(dot_variants(), name, "dot variant"); }
+const TopkStage& topk_stage(std::string_view name) { return find_named(topk_stages(), name, "top-k stage"); }
+const Pipeline& pipeline(std::string_view name) { return find_named(pipelines(), name, "pipeline"); }
+
+}  // namespace distancies

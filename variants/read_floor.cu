@@ -1,0 +1,23 @@
+// Dispatch for the memory-floor kernel: a persistent grid of a few blocks per SM.
+#include "harness/cuda_check.hpp"
+#include "harness/device.hpp"
+#include "kernels/read_floor.cuh"
+#include "variants/registry.hpp"
+
+namespace distancies {
+
+namespace {
+constexpr int kFloorThreads = 512;
+constexpr int kFloorUnroll = 4;
+}  // namespace
+
+// Enough resident blocks to keep every SM streaming.
+int floor_sink_len() { return device_status().props.multiProcessorCount * 4; }
+
+void launch_read_floor(const void* data, std::size_t bytes, float* sink, cudaStream_t s) {
+  read_floor_kernel<kFloorThreads, kFloorUnroll><<<floor_sink_len(), kFloorThreads, 0, s>>>(
+      static_cast<const float4*>(data), static_cast<long long>(bytes / sizeof(float4)), sink);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace distancies

@@ -1,0 +1,83 @@
+// Top-k stages: the study's two kernels and CUB's radix sort as a library baseline.
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <utility>
+
+#include "harness/cuda_check.hpp"
+#include "kernels/botched_merge_sort.cuh"
+#include "kernels/first_merge.cuh"
+#include "variants/registry.hpp"
+
+namespace distancies {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(long long threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
+int chunks_of(int n, int k) { return n == 0 ? 0 : (n + k - 1) / k; }
+
+std::size_t no_temp(int, int) { return 0; }
+
+void run_first_merge(TopkState& s, cudaStream_t stream) {
+  s.chunks = chunks_of(s.n, s.k);
+  if (s.chunks == 0) return;
+  first_merge_kernel<<<blocks_for(s.chunks), kThreads, 0, stream>>>(s.sims, s.idx, s.n, s.k);
+  CUDA_CHECK_LAUNCH();
+}
+
+void run_botched_merge_sort(TopkState& s, cudaStream_t stream) {
+  if (s.chunks == 0 && s.n > 0) throw Error("botched_merge_sort needs first_merge's sorted chunks");
+  while (s.chunks > 1) {
+    const int out_chunks = (s.chunks + 1) / 2;
+    botched_merge_kernel<<<blocks_for(out_chunks), kThreads, 0, stream>>>(s.sims, s.idx, s.chunks, s.k, s.alt_sims,
+                                                                          s.alt_idx);
+    CUDA_CHECK_LAUNCH();
+    std::swap(s.sims, s.alt_sims);
+    std::swap(s.idx, s.alt_idx);
+    s.chunks = out_chunks;
+  }
+}
+
+std::size_t cub_sort_temp(int n, int) {
+  std::size_t bytes = 0;
+  CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, static_cast<const float*>(nullptr),
+                                                       static_cast<float*>(nullptr), static_cast<const int*>(nullptr),
+                                                       static_cast<int*>(nullptr), n));
+  return bytes;
+}
+
+// A stable descending sort keeps equal similarities in row order: our tie rule.
+void run_cub_radix_sort(TopkState& s, cudaStream_t stream) {
+  if (s.n == 0) return;
+  std::size_t bytes = s.temp_bytes;
+  CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(s.temp, bytes, s.sims, s.alt_sims, s.idx, s.alt_idx, s.n, 0,
+                                                       32, stream));
+  CUDA_CHECK_LAUNCH();
+  std::swap(s.sims, s.alt_sims);
+  std::swap(s.idx, s.alt_idx);
+  s.chunks = 1;
+}
+
+}  // namespace
+
+TopkStage fused_scan_topk_stage();  // variants/fused_stages.cu
+
+const std::vector<TopkStage>& topk_stages() {
+  static const std::vector<TopkStage> table = {
+      {"first_merge", "insertion-sort every chunk of k in place (1 thread/chunk)", "V1-V4", nullptr, no_temp, run_first_merge},
+      {"botched_merge_sort", "merge pairs of sorted k-chunks until one is left", "V1-V4", "first_merge",
+       no_temp, run_botched_merge_sort},
+      {"cub_radix_sort", "CUB DeviceRadixSort::SortPairsDescending of all rows (stable)", "beyond the study",
+       nullptr, cub_sort_temp, run_cub_radix_sort},
+      fused_scan_topk_stage(),
+  };
+  return table;
+}
+
+std::size_t topk_capacity(int n, int k) {
+  const std::size_t chunked = static_cast<std::size_t>(chunks_of(n, k)) * static_cast<std::size_t>(k);
+  return std::max(std::max(chunked, std::size_t(1)), std::max(static_cast<std::size_t>(n), static_cast<std::size_t>(k)));
+}
+
+}  // namespace distancies
