@@ -6,8 +6,8 @@
 
 namespace distancies {
 
-template <int kWarps, int kRows, int kSegs>
-__global__ void __launch_bounds__(kWarps * 32) fused_scan_topk_kernel(DotArgs a, int k, float* cand_s, int* cand_r) {
+template <int kWarps, int kRows, int kSegs, int kMinBlocksPerSm>
+__global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_kernel(DotArgs a, int k, float* cand_s, int* cand_r) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int ld4 = a.ld / 4;
   float4* q4 = reinterpret_cast<float4*>(smem);

@@ -1,4 +1,4 @@
-// A warp's running top k, kept sorted (best first) in shared memory. Candidates arrive as
+// A warp's running top k (k <= 128), kept sorted (best first) in shared memory. Candidates arrive as
 // warp-uniform values; only one that beats the current k-th entry costs an insertion, which
 // after the first few thousand rows is rare (about k * ln(rows / k) times per warp).
 #pragma once
@@ -7,7 +7,9 @@
 namespace distancies {
 
 struct WarpTopk {
-  float* sims;  // k entries in shared memory
+  static constexpr int kMaxK = 128;
+  static constexpr int kPerLane = kMaxK / 32;
+  float* sims;  // k <= kMaxK entries in shared memory
   int* rows;
   int k;
   float last_sim = kSentinelSim;  // the k-th entry, cached in registers by every lane
@@ -23,22 +25,43 @@ struct WarpTopk {
 
   __device__ bool admits(float s, int r) const { return ranks_before(s, r, last_sim, last_row); }
 
-  // Warp-uniform call: lane 0 shifts the tail down and places the entry.
+  // Warp-uniform call. The lanes find the slot with one ballot per 32 entries and shift the
+  // tail in parallel (k <= kMaxK), so an insertion costs O(k / 32), not O(k).
   __device__ void insert(float s, int r, int lane) {
-    if (lane == 0) {
-      int j = k - 1;
-      while (j > 0 && ranks_before(s, r, sims[j - 1], rows[j - 1])) {
-        sims[j] = sims[j - 1];
-        rows[j] = rows[j - 1];
-        --j;
+    int pos = 0;
+#pragma unroll
+    for (int u = 0; u < kPerLane; ++u) {
+      const int i = u * 32 + lane;
+      const bool before = i < k && ranks_before(sims[i], rows[i], s, r);
+      pos += __popc(__ballot_sync(0xffffffffu, before));
+    }
+    float keep_s[kPerLane];
+    int keep_r[kPerLane];
+#pragma unroll
+    for (int u = 0; u < kPerLane; ++u) {
+      const int i = u * 32 + lane;
+      if (i >= pos && i < k - 1) {
+        keep_s[u] = sims[i];
+        keep_r[u] = rows[i];
       }
-      sims[j] = s;
-      rows[j] = r;
+    }
+    __syncwarp();
+#pragma unroll
+    for (int u = 0; u < kPerLane; ++u) {
+      const int i = u * 32 + lane;
+      if (i >= pos && i < k - 1) {
+        sims[i + 1] = keep_s[u];
+        rows[i + 1] = keep_r[u];
+      }
+    }
+    if (lane == 0) {
+      sims[pos] = s;
+      rows[pos] = r;
     }
     __syncwarp();
     last_sim = sims[k - 1];
     last_row = rows[k - 1];
-    __syncwarp();  // every lane has read before lane 0 may write again
+    __syncwarp();  // every lane has read before the next insertion writes
   }
 
   // Merges a sorted list of k: stops at the first entry that cannot enter.

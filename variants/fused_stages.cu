@@ -15,13 +15,13 @@ namespace distancies {
 namespace {
 
 // Policy: 8 warps a block, 4 rows per warp in flight, 3 loads per lane per row (D <= 384 per
-// round), 2 blocks per SM (register-limited), merge block of 32 warps.
+// round), 3 blocks per SM (launch bounds hold it to 80 registers, no spills), merge block of 32 warps.
 constexpr int kWarps = 8;
 constexpr int kRows = 4;
 constexpr int kSegs = 3;
-constexpr int kBlocksPerSm = 2;
+constexpr int kBlocksPerSm = 3;
 constexpr int kMergeWarps = 32;
-constexpr int kMaxK = 128;
+constexpr int kMaxK = WarpTopk::kMaxK;
 
 int scan_blocks(int n) {
   const long long warps_needed = (static_cast<long long>(n) + kRows - 1) / kRows;
@@ -66,7 +66,7 @@ void run_fused(TopkState& s, cudaStream_t stream) {
   int* cand_r = reinterpret_cast<int*>(cand_s + static_cast<std::size_t>(chunks) * s.k);
   const std::size_t scan_smem = a.ld * sizeof(float) + kWarps * s.k * (sizeof(float) + sizeof(int));
   if (scan_smem > 48 * 1024) throw Error("fused_scan_topk: dimension too large for its shared-memory query");
-  fused_scan_topk_kernel<kWarps, kRows, kSegs><<<blocks, kWarps * 32, scan_smem, stream>>>(a, s.k, cand_s, cand_r);
+  fused_scan_topk_kernel<kWarps, kRows, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, scan_smem, stream>>>(a, s.k, cand_s, cand_r);
   CUDA_CHECK_LAUNCH();
   const std::size_t merge_smem = kMergeWarps * s.k * (sizeof(float) + sizeof(int));
   merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, merge_smem, stream>>>(cand_s, cand_r, chunks, s.k,

@@ -134,8 +134,10 @@ Model assemble_model(RawRows& raw, const std::string& path, const LoadOptions& o
 void finalize_in_place(Model& m, const std::string& path, bool compute_norms, const LoadOptions& opt,
                        LoadReport* report) {
   if (m.dim <= 0 || m.ld != leading_dim(m.dim)) fail(path, "model has dim " + std::to_string(m.dim) + " and ld " + std::to_string(m.ld));
-  if (m.words.size() != static_cast<std::size_t>(m.rows) || (!compute_norms && m.norms.size() != m.words.size()))
-    fail(path, "model words/norms do not match its row count");
+  if (m.rows < 0 || m.words.size() != static_cast<std::size_t>(m.rows) ||
+      (!compute_norms && m.norms.size() != m.words.size()) ||
+      m.vectors.size() < static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(m.ld))
+    fail(path, "model words/norms/vectors do not match its row count");
   std::vector<const float*> rows(m.words.size());
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = m.row(static_cast<std::int64_t>(i));
   std::vector<std::uint32_t> kept = plan(m.words, rows, m.dim, {}, path, opt, report);

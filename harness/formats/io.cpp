@@ -33,6 +33,12 @@ std::string quoted(std::string_view word) {
   return out + "'";
 }
 
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.7g", v);
+  return buf;
+}
+
 void check_row_count(const std::string& path, std::uint64_t rows) {
   if (rows > static_cast<std::uint64_t>(kMaxRows))
     fail(path, std::to_string(rows) + " rows is more than the 2147483647 (2^31-1) rows supported (row indices are int32)");

@@ -21,6 +21,7 @@ constexpr std::size_t kChunkBytes = 64u << 20;         // read size and progress
 [[noreturn]] void fail(const std::string& path, const std::string& what);
 [[noreturn]] void fail_line(const std::string& path, std::int64_t line, const std::string& what);
 std::string quoted(std::string_view word);  // 'word', shortened and with control bytes escaped
+std::string number(double v);               // %.7g
 void check_row_count(const std::string& path, std::uint64_t rows);
 
 // A read-only file; every failure throws "PATH: ..." with the OS reason.

@@ -87,8 +87,8 @@ Model load_study_split(const std::string& path, const LoadOptions& opt, LoadRepo
       float computed = vector_norm(m.row(r), dim);
       if (std::isfinite(src[0]) && std::isfinite(computed) && !norm_matches(src[0], computed))
         fail(sp.values, "row " + std::to_string(r + 1) + " (" + quoted(m.words[static_cast<std::size_t>(r)]) +
-                            "): stored norm " + std::to_string(src[0]) + " does not match the norm of the values " +
-                            std::to_string(computed) + " (relative tolerance 1e-3)");
+                            "): stored norm " + number(src[0]) + " does not match the norm of the values " +
+                            number(computed) + " (relative tolerance 1e-3)");
     }
     if (opt.progress) opt.progress(values.pos(), values.size());
   }

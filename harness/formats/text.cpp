@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <memory>
 #include <thread>
 
 #include "harness/formats/internal.hpp"
@@ -45,15 +44,13 @@ void parse_piece(std::string_view text, const Grammar& g, std::size_t expected_r
       float computed = vector_norm(v, g.dim);
       bool finite = std::isfinite(computed) && std::isfinite(tmp[0]);
       if (finite && !norm_matches(tmp[0], computed))
-        err = "stored norm " + std::to_string(tmp[0]) + " does not match the norm of the values " +
-              std::to_string(computed) + " (relative tolerance 1e-3)";
+        err = "stored norm " + number(tmp[0]) + " does not match the norm of the values " + number(computed) +
+              " (relative tolerance 1e-3)";
     }
     if (!err.empty()) {
       out.error_line = ln;
       out.error = std::move(err);
-      // Count the remaining lines so later pieces still get the right line numbers.
-      while (cur.next(line)) ++out.line_count;
-      return;
+      return;  // the load stops at this piece; line numbers only matter for the pieces before it
     }
     out.words.emplace_back(word);
     out.values.insert(out.values.end(), v, v + g.dim);

@@ -1,0 +1,187 @@
+"""Loading Google Benchmark JSON (--benchmark_out, v1.7/1.8) as written by distancies-bench.
+
+Entries are grouped by base name: the registered name without the suffixes Google Benchmark
+appends ("/iterations:10", "/manual_time", "_median", ...). Each group keeps its per-repetition
+samples (run_type "iteration") and its aggregates (mean, median, stddev, cv).
+"""
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from dataclasses import dataclass, field
+
+# Suffixes Google Benchmark adds to a registered name (ours, like "k:10", are kept).
+_GB_SUFFIX = re.compile(
+    r"/(?:iterations:\d+|repeats:\d+|threads:\d+|min_time:[0-9.]+s?|min_warmup_time:[0-9.]+s?"
+    r"|manual_time|real_time|process_time)$")
+# Keys of an entry that are bookkeeping, not measurements.
+_NOT_METRICS = {"family_index", "per_family_instance_index", "repetitions", "repetition_index",
+                "threads", "iterations"}
+_TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+class BenchError(Exception):
+    """The input is not usable benchmark JSON."""
+
+
+def base_name(name: str) -> str:
+    """'pipeline/V1/iterations:10/manual_time' -> 'pipeline/V1'."""
+    while True:
+        stripped = _GB_SUFFIX.sub("", name)
+        if stripped == name:
+            return name
+        name = stripped
+
+
+def higher_is_better(metric: str) -> bool:
+    """Rates (distances_per_ms, gb_per_s, ..._per_s) improve upwards; times and ratios downwards."""
+    return "_per_" in metric
+
+
+@dataclass
+class Bench:
+    """One benchmark: its repetitions and aggregates, metrics in ms for times."""
+    name: str
+    samples: list = field(default_factory=list)      # one dict of metrics per repetition
+    aggregates: dict = field(default_factory=dict)   # "median" -> dict of metrics
+    error: str | None = None
+
+    def values(self, metric: str) -> list:
+        return [s[metric] for s in self.samples if metric in s]
+
+    def has(self, metric: str) -> bool:
+        return bool(self.values(metric)) or metric in self.aggregates.get("median", {}) \
+            or metric in self.aggregates.get("mean", {})
+
+    def metrics(self) -> list:
+        seen = {}
+        for d in self.samples + list(self.aggregates.values()):
+            seen.update(dict.fromkeys(d))
+        return list(seen)
+
+    def center(self, metric: str):
+        """The median aggregate when there is one, else the mean of the repetitions (or None)."""
+        for agg in ("median", "mean"):
+            if metric in self.aggregates.get(agg, {}):
+                return self.aggregates[agg][metric]
+        vals = self.values(metric)
+        return statistics.fmean(vals) if vals else None
+
+    def spread(self, metric: str):
+        """Standard deviation over repetitions (the aggregate, else computed), or None."""
+        if metric in self.aggregates.get("stddev", {}) and self.repetitions() > 1:
+            return self.aggregates["stddev"][metric]
+        vals = self.values(metric)
+        return statistics.stdev(vals) if len(vals) > 1 else None
+
+    def repetitions(self) -> int:
+        return max(len(self.samples), 1 if self.aggregates else 0)
+
+
+@dataclass
+class Run:
+    """A whole JSON file: the context and the benchmarks by base name, in file order."""
+    path: str
+    context: dict
+    benches: dict
+
+    def family(self, prefix: str) -> dict:
+        """Benchmarks whose base name starts with prefix (e.g. 'dot/'), errors left out."""
+        return {n: b for n, b in self.benches.items() if n.startswith(prefix) and b.error is None}
+
+    def get(self, name: str):
+        b = self.benches.get(name)
+        return b if b is not None and b.error is None else None
+
+    def errors(self) -> dict:
+        return {n: b.error for n, b in self.benches.items() if b.error is not None}
+
+    def ctx_float(self, key: str):
+        try:
+            return float(self.context[key])
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def _metrics(entry: dict) -> dict:
+    scale = _TO_MS.get(entry.get("time_unit", "ms"), 1.0)
+    out = {}
+    for k, v in entry.items():
+        if k in _NOT_METRICS or isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        out[k] = v * scale if k in ("real_time", "cpu_time") else float(v)
+    return out
+
+
+def parse(doc, path: str = "<json>") -> Run:
+    """Builds a Run from an already-decoded JSON document; BenchError if it is not GB output."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list) \
+            or not isinstance(doc.get("context"), dict):
+        raise BenchError(f"{path}: not Google Benchmark JSON (needs a 'context' object and a "
+                         f"'benchmarks' list; write it with --benchmark_out_format=json)")
+    benches: dict = {}
+    for i, e in enumerate(doc["benchmarks"]):
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
+            raise BenchError(f"{path}: benchmarks[{i}] has no 'name'")
+        run_type = e.get("run_type", "iteration")
+        full = e["name"]
+        if run_type == "aggregate":
+            agg = str(e.get("aggregate_name", ""))
+            full = e.get("run_name") or (full[:-len(agg) - 1] if agg and full.endswith("_" + agg) else full)
+        b = benches.setdefault(base_name(full), Bench(base_name(full)))
+        if e.get("error_occurred") or e.get("skipped"):
+            b.error = str(e.get("error_message") or e.get("skip_message") or "skipped")
+        elif run_type == "aggregate":
+            b.aggregates[agg] = _metrics(e)
+        else:
+            b.samples.append(_metrics(e))
+    return Run(path, doc["context"], benches)
+
+
+def load(path: str) -> Run:
+    """Reads a --benchmark_out JSON file; BenchError with one clear line when it is unusable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise BenchError(f"{path}: cannot read ({e.strerror or e})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BenchError(f"{path}: not JSON ({e})") from None
+    return parse(doc, path)
+
+
+def describe_context(ctx: dict, short: bool = False) -> str:
+    """One line naming the device and the run: GPU, driver, clocks, commit (short), model, host."""
+    g = ctx.get
+    parts = [f"device {g('gpu', 'unknown')}"]
+    hw = [f"{g('gpu_sm_count')} SMs" if g("gpu_sm_count") else "",
+          f"CC {g('gpu_compute_capability')}" if g("gpu_compute_capability") else "",
+          f"{float(g('gpu_memory_gib')):.0f} GiB" if _isnum(g("gpu_memory_gib")) else ""]
+    if any(hw):
+        parts[0] += " (" + ", ".join(x for x in hw if x) + ")"
+    if g("cuda_driver") or g("cuda_runtime"):
+        parts.append(f"CUDA driver {g('cuda_driver', '?')} / runtime {g('cuda_runtime', '?')}")
+    if g("gpu_max_sm_clock_mhz") or g("gpu_memory_clock_mhz"):
+        parts.append(f"max SM clock {g('gpu_max_sm_clock_mhz', '?')} MHz, memory clock "
+                     f"{g('gpu_memory_clock_mhz', '?')} MHz")
+    if short:
+        return "; ".join(parts + [f"commit {g('distancies_commit', '?')}"])
+    if g("nvidia_smi_driver_sm_mem_maxsm_power_pstate"):
+        parts.append(f"nvidia-smi (driver, SM, mem, max SM, power, pstate): "
+                     f"{g('nvidia_smi_driver_sm_mem_maxsm_power_pstate')}")
+    parts.append(f"commit {g('distancies_commit', '?')} ({g('build_type', '?')})")
+    if g("model_rows"):
+        parts.append(f"model {g('model_source', '?')}, {g('model_rows')}×{g('model_dim', '?')}, "
+                     f"query '{g('query', '?')}', k={g('k', '?')}")
+    if g("host_name") or g("date"):
+        parts.append(f"host {g('host_name', '?')}, {g('date', '?')}")
+    return "; ".join(parts)
+
+
+def _isnum(v) -> bool:
+    try:
+        float(v)
+        return True
+    except (TypeError, ValueError):
+        return False
