@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/convert_reduced.cuh"
 #include "kernels/synthetic_fill.cuh"
 
 namespace distancies {
@@ -75,6 +76,38 @@ Model download_model(const DeviceModel& dm) {
   CUDA_CHECK(cudaMemcpy(m.norms.data(), dm.norms.get(), dm.rows * sizeof(float), cudaMemcpyDeviceToHost));
   m.format = "device copy";
   return m;
+}
+
+}  // namespace distancies
+
+namespace distancies {
+
+const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
+  if (s == Storage::F32) throw Error("reduced(): f32 is the model itself");
+  Reduced& r = s == Storage::F16 ? f16_ : bf16_;
+  bool& have = s == Storage::F16 ? have_f16_ : have_bf16_;
+  if (have) return r;
+  const int rld = reduced_leading_dim(dim);
+  const long long n = rows * rld;
+  r.data = DeviceBuffer(static_cast<std::size_t>(n) * 2, "the model's 16-bit copy");
+  DeviceBuffer flags(2 * sizeof(unsigned), "conversion flags");
+  const unsigned init[2] = {0u, 0x7f800000u};  // out_of_range = 0, min norm = +inf
+  CUDA_CHECK(cudaMemcpy(flags.get(), init, sizeof init, cudaMemcpyHostToDevice));
+  const unsigned grid = static_cast<unsigned>((n + 255) / 256);
+  if (s == Storage::F16)
+    convert_reduced_kernel<__half><<<grid, 256>>>(d_vectors(), rows, dim, ld, rld, r.data.as<__half>(), flags.as<int>());
+  else
+    convert_reduced_kernel<__nv_bfloat16><<<grid, 256>>>(d_vectors(), rows, dim, ld, rld, r.data.as<__nv_bfloat16>(),
+                                                        flags.as<int>());
+  CUDA_CHECK_LAUNCH();
+  min_positive_norm_kernel<<<static_cast<unsigned>((rows + 255) / 256), 256>>>(d_norms(), rows, flags.as<unsigned>() + 1);
+  CUDA_CHECK_LAUNCH();
+  unsigned out[2];
+  CUDA_CHECK(cudaMemcpy(out, flags.get(), sizeof out, cudaMemcpyDeviceToHost));
+  r.out_of_range = out[0] != 0;
+  std::memcpy(&r.min_norm, &out[1], sizeof(float));
+  have = true;
+  return r;
 }
 
 }  // namespace distancies

@@ -4,6 +4,7 @@
 
 #include "harness/device.hpp"
 #include "harness/model.hpp"
+#include "kernels/storage.hpp"
 
 namespace distancies {
 
@@ -17,6 +18,19 @@ struct DeviceModel {
   std::size_t vector_bytes() const { return static_cast<std::size_t>(rows) * ld * sizeof(float); }
   const float* d_vectors() const { return vectors.as<float>(); }
   const float* d_norms() const { return norms.as<float>(); }
+
+  // A 16-bit copy of the vectors, converted on first use and kept.
+  struct Reduced {
+    DeviceBuffer data;        // rows * reduced_leading_dim(dim) elements, padding zero
+    float min_norm = 0;       // smallest non-zero row norm (for the error bound)
+    bool out_of_range = false;  // some value does not fit (fp16: |x| > 65504): unusable
+    std::size_t bytes() const { return data.bytes(); }
+  };
+  const Reduced& reduced(Storage s) const;
+
+ private:
+  mutable Reduced f16_, bf16_;
+  mutable bool have_f16_ = false, have_bf16_ = false;
 };
 
 // Copies a host model to the GPU. `pinned`: stage through page-locked chunks (the study's V2

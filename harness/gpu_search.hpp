@@ -34,7 +34,7 @@ struct Breakdown {
 struct Workspace {
   int n = 0, k = 0, dim = 0;
   std::size_t capacity = 0;
-  DeviceBuffer sims, idx, alt_sims, alt_idx, temp, query;
+  DeviceBuffer sims, idx, alt_sims, alt_idx, temp, query, status;
   std::size_t temp_bytes = 0;
 
   bool fits(int n_, int k_, int dim_, std::size_t temp_) const {

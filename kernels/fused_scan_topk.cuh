@@ -1,7 +1,9 @@
 // One pass over the model: each warp computes whole rows with 16-byte loads (kRows rows and
 // kSegs loads per lane in flight), then keeps its own top k, so the similarity array never
-// goes to memory. A single-block merge of the per-warp lists finishes.
+// goes to memory. A single-block merge of the per-warp lists finishes. The per-lane order of
+// the fma chain is row_dot_f32's, so a re-rank reproduces these similarities bit for bit.
 #pragma once
+#include "kernels/row_dot.cuh"
 #include "kernels/warp_topk.cuh"
 
 namespace distancies {
@@ -42,16 +44,12 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_
         if (j < ld4) {
           const float4 q = q4[j];
 #pragma unroll
-          for (int r = 0; r < kRows; ++r) acc[r] += q.x * v[r][s].x + q.y * v[r][s].y + q.z * v[r][s].z + q.w * v[r][s].w;
+          for (int r = 0; r < kRows; ++r) acc[r] = fma4(acc[r], q, v[r][s]);
         }
       }
     }
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-#pragma unroll
-      for (int off = 16; off > 0; off /= 2) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], off);
-      acc[r] = __shfl_sync(0xffffffffu, acc[r], 0);  // lanes may differ in the last bit: lane 0 decides
-    }
+    for (int r = 0; r < kRows; ++r) acc[r] = warp_sum_broadcast(acc[r]);  // same bits as row_dot_f32
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const long long row = base + r;

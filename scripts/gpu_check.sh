@@ -22,7 +22,7 @@ for t in "$dir"/test_*; do
 done
 if [ $sanitize = 1 ]; then
   # Small cases cover every registered variant and pipeline; the sanitizer is slow.
-  filter='Registry/*d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*ties*:Registry/TopkStageTest*/*:FirstMerge*:ReadFloor*'
+  filter='Registry/*d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*ties*:Registry/TopkStageTest*/*:FirstMerge*:ReadFloor*:ReducedPrecision.NearTies*:ReducedPrecision.Fp16*'
   for tool in memcheck racecheck initcheck synccheck; do
     if compute-sanitizer --tool $tool --error-exitcode 99 "$dir/test_gpu_variants" --gtest_filter="$filter" \
         --gtest_brief=1 >"$out/sanitize-$tool.log" 2>&1; then r=clean; else r=ERRORS; status=1; fi

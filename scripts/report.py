@@ -244,6 +244,30 @@ class Report:
                 table(["pipeline", "reps"] + [stage_title(m) if m in kernel + transfer else m for m in cols],
                       rows) + "\n")
 
+    def peer_table(self, peers: Run | None) -> str:
+        """Peers (scripts/peer_torch.py) beside our pipelines: peer time / our time."""
+        if peers is None:
+            return ""
+        title = "## Peers in the same run, ms per query\n\n"
+        found = {n[len("peer/"):]: b for n, b in peers.family("peer/").items()}
+        if not found:
+            return title + "> No `peer/*` benchmarks in the peers JSON.\n"
+        ours = [v for v in study_first(list(self.pipes)) if v in ("V4", "fused", "fused_f16", "fused_bf16")]
+        rows = []
+        for name, b in found.items():
+            exact = b.center("exact") if b.has("exact") else None
+            row = [f"`{name}`", cell(b, total_metric(b)), num(b.center("distances_per_ms")),
+                   "yes" if exact == 1 else "no" if exact == 0 else "?"]
+            for v in ours:
+                mine = self.pipes[v].center(total_metric(self.pipes[v]))
+                row.append(f"{b.center(total_metric(b)) / mine:.2f}×" if mine else "—")
+            rows.append(row)
+        note = (f"\n\nPeer: {peers.context.get('peer', '?')} on {peers.context.get('gpu', '?')}; "
+                "exact = its top k has the fp64 oracle's rows. A ratio > 1 means our pipeline is that many "
+                "times faster than the peer.\n")
+        return (title + self.caption + "\n\n" +
+                table(["peer", "total ms", "distances/ms", "exact"] + [f"peer ÷ `{v}`" for v in ours], rows) + note)
+
     def errors(self) -> str:
         errs = self.run.errors()
         if not errs:
@@ -337,7 +361,7 @@ class Report:
             done[name] = "no cpu/sequential or pipeline/* benchmarks"
         return done
 
-    def markdown(self, plots: dict, rel: str) -> str:
+    def markdown(self, plots: dict, rel: str, peers: Run | None = None) -> str:
         reps = max((b.repetitions() for b in self.run.benches.values()), default=0)
         head = (f"# DISTÀNCIES reproduction report\n\nSource: `{self.run.path}`\n\n"
                 f"_{describe_context(self.run.context)}_\n\n"
@@ -347,7 +371,7 @@ class Report:
         figs = ["## Plots\n"] + [f"![{n}]({os.path.join(rel, n) if rel else n})" if why is None
                                  else f"> `{n}` not drawn: {why}." for n, why in plots.items()]
         parts = [head, self.table1(), self.table2(), self.table3(), self.dot_table(), self.topk_table(),
-                 self.pipeline_table(), self.errors(), "\n\n".join(figs) + "\n"]
+                 self.pipeline_table(), self.peer_table(peers), self.errors(), "\n\n".join(figs) + "\n"]
         return "\n".join(p for p in parts if p)
 
 
@@ -356,12 +380,14 @@ def main(argv=None) -> int:
     ap.add_argument("results", help="distancies-bench --benchmark_out JSON")
     ap.add_argument("--out-dir", help="where the PNGs (and by default report.md) go")
     ap.add_argument("--md", help="Markdown file to write (default OUT_DIR/report.md)")
+    ap.add_argument("--peers", help="peer JSON from scripts/peer_torch.py, tabled beside our pipelines")
     try:
         a = ap.parse_args(argv)
     except SystemExit as e:
         return 2 if e.code else 0
     try:
         run = load(a.results)
+        peers = load(a.peers) if a.peers else None
         with open(REFERENCE, encoding="utf-8") as f:
             ref = json.load(f)
     except BenchError as e:
@@ -375,7 +401,7 @@ def main(argv=None) -> int:
     plots = rep.plots(out_dir)
     rel = os.path.relpath(os.path.abspath(out_dir), os.path.dirname(os.path.abspath(md)))
     with open(md, "w", encoding="utf-8") as f:
-        f.write(rep.markdown(plots, "" if rel == "." else rel))
+        f.write(rep.markdown(plots, "" if rel == "." else rel, peers))
     print(f"wrote {md}")
     for n, why in plots.items():
         print(f"wrote {os.path.join(out_dir, n)}" if why is None else f"skipped {n}: {why}")

@@ -274,3 +274,64 @@ TEST(ReadFloor, ReadsEveryByte) {
   for (float p : partial) total += p;
   EXPECT_EQ(total, double(n));
 }
+
+// The 16-bit pipelines re-rank in fp32 with the fused scan's arithmetic: their answer is the
+// fused fp32 pipeline's, bit for bit, whenever the bound certifies it.
+TEST(ReducedPrecision, EqualsTheFp32FusedPipelineExactly) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Model m = random_model({50021, 300, seed, 10, 0});
+  const auto q = random_query(300, seed);
+  const DeviceModel dm = upload_model(m);
+  GpuSearcher searcher(dm, &m);
+  for (int k : {1, 10, 64, 100}) {
+    const auto want = searcher.search(pipeline("fused"), q.data(), vector_norm(q.data(), 300), k);
+    for (const char* name : {"fused_f16", "fused_bf16"}) {
+      Breakdown bd;
+      const auto got = searcher.search(pipeline(name), q.data(), vector_norm(q.data(), 300), k, &bd);
+      ASSERT_EQ(got.size(), want.size()) << name << " k " << k;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].row, want[i].row) << name << " k " << k << " rank " << i;
+        EXPECT_EQ(got[i].sim, want[i].sim) << name << " k " << k << " rank " << i;
+      }
+      EXPECT_EQ(bd.stage_ms("fallback"), 0.0f) << name << ": random data should certify without the fallback";
+    }
+  }
+}
+
+// Rows that differ from the query by far less than the 16-bit error bound cannot be told apart
+// by the reduced scan: the certificate must fail and the fallback must answer, exactly.
+TEST(ReducedPrecision, NearTiesFallBackToFp32) {
+  DISTANCIES_REQUIRE_GPU();
+  Model m = random_model({4000, 64, 11, 0, 0});
+  std::mt19937 rng(fresh_seed());
+  std::uniform_real_distribution<float> tiny(-1e-4f, 1e-4f);
+  for (int r = 1; r < 300; ++r) {
+    for (int j = 0; j < 64; ++j) m.row(r)[j] = m.row(0)[j] + tiny(rng);
+    m.norms[static_cast<std::size_t>(r)] = vector_norm(m.row(r), 64);
+  }
+  const std::vector<float> q(m.row(0), m.row(0) + 64);
+  const DeviceModel dm = upload_model(m);
+  GpuSearcher searcher(dm, &m);
+  Breakdown bd;
+  const auto hits = searcher.search(pipeline("fused_bf16"), q.data(), vector_norm(q.data(), 64), 10, &bd);
+  EXPECT_GT(bd.stage_ms("fallback"), 0.0f) << "near-ties inside the bound must not be certified";
+  expect_matches_oracle(m, q.data(), hits, 10);
+  const auto want = searcher.search(pipeline("fused"), q.data(), vector_norm(q.data(), 64), 10);
+  ASSERT_EQ(hits.size(), want.size());
+  for (std::size_t i = 0; i < hits.size(); ++i) EXPECT_EQ(hits[i].row, want[i].row);
+}
+
+TEST(ReducedPrecision, Fp16OverflowFallsBack) {
+  DISTANCIES_REQUIRE_GPU();
+  Model m = random_model({1000, 32, 5, 0, 0});
+  m.row(7)[3] = 1e6f;  // beyond fp16's 65504
+  m.norms[7] = vector_norm(m.row(7), 32);
+  const auto q = random_query(32, 5);
+  const DeviceModel dm = upload_model(m);
+  EXPECT_TRUE(dm.reduced(Storage::F16).out_of_range);
+  EXPECT_FALSE(dm.reduced(Storage::BF16).out_of_range);
+  GpuSearcher searcher(dm, &m);
+  expect_matches_oracle(m, q.data(), searcher.search(pipeline("fused_f16"), q.data(), vector_norm(q.data(), 32), 10), 10);
+}

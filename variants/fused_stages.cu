@@ -9,6 +9,7 @@
 #include "harness/device.hpp"
 #include "kernels/float4_warp_dot.cuh"
 #include "kernels/fused_scan_topk.cuh"
+#include "kernels/warp_select.cuh"
 #include "variants/registry.hpp"
 
 namespace distancies {
@@ -43,6 +44,16 @@ std::size_t fused_temp(int n, int k) {
   return static_cast<std::size_t>(scan_blocks(n)) * kWarps * k * (sizeof(float) + sizeof(int));
 }
 
+// Beyond kMaxK: CUB's stable sort of the whole similarity array (exact, not one pass).
+void sort_fallback(TopkState& s, cudaStream_t stream) {
+  std::size_t bytes = s.temp_bytes;
+  CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(s.temp, bytes, s.sims, s.alt_sims, s.idx, s.alt_idx, s.n, 0,
+                                                       32, stream));
+  std::swap(s.sims, s.alt_sims);
+  std::swap(s.idx, s.alt_idx);
+  s.chunks = 1;
+}
+
 void run_fused(TopkState& s, cudaStream_t stream) {
   if (!s.dot) throw Error("fused_scan_topk needs the model and query (TopkState::dot)");
   if (s.n == 0) return;
@@ -52,13 +63,7 @@ void run_fused(TopkState& s, cudaStream_t stream) {
     d.sims = s.sims;
     d.idx = s.idx;
     dot_variant("float4_warp_dot").launch(d, stream);
-    std::size_t bytes = s.temp_bytes;
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(s.temp, bytes, s.sims, s.alt_sims, s.idx, s.alt_idx, s.n, 0,
-                                                         32, stream));
-    std::swap(s.sims, s.alt_sims);
-    std::swap(s.idx, s.alt_idx);
-    s.chunks = 1;
-    return;
+    return sort_fallback(s, stream);
   }
   const int blocks = scan_blocks(s.n);
   const int chunks = blocks * kWarps;
@@ -75,12 +80,49 @@ void run_fused(TopkState& s, cudaStream_t stream) {
   s.chunks = 1;
 }
 
+// Warp-select over the dot's similarity array: the same per-warp lists and merge, no dot.
+constexpr int kSelectWarps = 8;
+constexpr int kSelectBlocksPerSm = 4;
+
+int select_blocks(int n) {
+  const long long blocks_needed = (static_cast<long long>(n) + 32 * kSelectWarps - 1) / (32 * kSelectWarps);
+  const long long cap = static_cast<long long>(device_status().props.multiProcessorCount) * kSelectBlocksPerSm;
+  return static_cast<int>(std::max(1LL, std::min(blocks_needed, cap)));
+}
+
+std::size_t select_temp(int n, int k) {
+  if (k > kMaxK) return cub_temp(n);
+  return static_cast<std::size_t>(select_blocks(n)) * kSelectWarps * k * (sizeof(float) + sizeof(int));
+}
+
+void run_warp_select(TopkState& s, cudaStream_t stream) {
+  if (s.n == 0) return;
+  if (s.k > kMaxK) return sort_fallback(s, stream);
+  const int blocks = select_blocks(s.n);
+  const int chunks = blocks * kSelectWarps;
+  float* cand_s = static_cast<float*>(s.temp);
+  int* cand_r = reinterpret_cast<int*>(cand_s + static_cast<std::size_t>(chunks) * s.k);
+  const std::size_t smem = kSelectWarps * s.k * (sizeof(float) + sizeof(int));
+  warp_select_kernel<kSelectWarps><<<blocks, kSelectWarps * 32, smem, stream>>>(s.sims, s.idx, s.n, s.k, cand_s, cand_r);
+  CUDA_CHECK_LAUNCH();
+  const std::size_t merge_smem = kMergeWarps * s.k * (sizeof(float) + sizeof(int));
+  merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, merge_smem, stream>>>(cand_s, cand_r, chunks, s.k,
+                                                                                    s.sims, s.idx);
+  CUDA_CHECK_LAUNCH();
+  s.chunks = 1;
+}
+
 }  // namespace
 
-// Registered in topk_stages() (topk_stages.cu) through this entry.
+// Registered in topk_stages() (topk_stages.cu) through these entries.
 TopkStage fused_scan_topk_stage() {
   return {"fused_scan_topk", "dot + per-warp top-k in one pass over the model, then a one-block merge",
           "beyond the study", nullptr, fused_temp, run_fused, true};
+}
+
+TopkStage warp_select_stage() {
+  return {"warp_select", "per-warp top-k lists in shared memory over the similarity array, one-block merge",
+          "beyond the study", nullptr, select_temp, run_warp_select};
 }
 
 }  // namespace distancies

@@ -21,8 +21,16 @@ const std::vector<Pipeline>& pipelines() {
        {"first_merge", "botched_merge_sort"}, false, false, false, true},
       {"V4_cub_sort", "V4's dot, then CUB's stable radix sort of every row as the top-k", "beyond the study",
        "warp_shuffle_dot", {"cub_radix_sort"}, false, false, false, true},
+      {"V4_warp_select", "V4's dot, then per-warp top-k lists and a one-block merge", "beyond the study",
+       "warp_shuffle_dot", {"warp_select"}, false, false, false, true},
       {"fused", "one pass: 16-byte warp dot + per-warp top-k in shared memory, one-block merge", "beyond the study",
        nullptr, {"fused_scan_topk"}, false, false, false, true},
+      {"fused_f16", "fused scan of an fp16 copy (half the bytes), exact fp32 re-rank; falls back to fused",
+       "beyond the study", nullptr, {"reduced_scan_topk", "exact_rerank"}, false, false, false, true, Storage::F16,
+       "fused"},
+      {"fused_bf16", "fused scan of a bf16 copy (half the bytes), exact fp32 re-rank; falls back to fused",
+       "beyond the study", nullptr, {"reduced_scan_topk", "exact_rerank"}, false, false, false, true, Storage::BF16,
+       "fused"},
   };
   return table;
 }

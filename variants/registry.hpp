@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/dot_args.cuh"
+#include "kernels/storage.hpp"
 
 namespace distancies {
 
@@ -33,6 +34,11 @@ struct TopkState {
   void* temp = nullptr;          // stage scratch (CUB, candidate lists)
   std::size_t temp_bytes = 0;
   const DotArgs* dot = nullptr;  // model and query, for stages that scan the model themselves
+  const void* reduced = nullptr;  // 16-bit copy of the vectors (rows x reduced_ld), if the pipeline uses one
+  Storage storage = Storage::F32;
+  int reduced_ld = 0;
+  float error_bound = 0;          // max |reduced-precision similarity - fp32 similarity| (docs/variants.md)
+  int* status = nullptr;          // device flag: a stage sets 1 when its result is not certified exact
 };
 
 struct TopkStage {
@@ -55,6 +61,8 @@ struct Pipeline {
   bool scratch_per_query;               // cudaMalloc/cudaFree the workspace on every query
   bool sync_each_stage;                 // cudaDeviceSynchronize after every stage
   bool pinned_host;                     // query/result through page-locked host buffers
+  Storage storage = Storage::F32;       // which copy of the vectors its stages read
+  const char* fallback = nullptr;       // pipeline to rerun when a stage cannot certify its result
 };
 
 const std::vector<DotVariant>& dot_variants();

@@ -62,6 +62,9 @@ void run_cub_radix_sort(TopkState& s, cudaStream_t stream) {
 }  // namespace
 
 TopkStage fused_scan_topk_stage();  // variants/fused_stages.cu
+TopkStage warp_select_stage();      // variants/fused_stages.cu
+TopkStage reduced_scan_topk_stage();  // variants/reduced_stages.cu
+TopkStage exact_rerank_stage();       // variants/reduced_stages.cu
 
 const std::vector<TopkStage>& topk_stages() {
   static const std::vector<TopkStage> table = {
@@ -71,6 +74,9 @@ const std::vector<TopkStage>& topk_stages() {
       {"cub_radix_sort", "CUB DeviceRadixSort::SortPairsDescending of all rows (stable)", "beyond the study",
        nullptr, cub_sort_temp, run_cub_radix_sort},
       fused_scan_topk_stage(),
+      warp_select_stage(),
+      reduced_scan_topk_stage(),
+      exact_rerank_stage(),
   };
   return table;
 }

@@ -19,13 +19,13 @@ BenchState& bench_state() {
   return *g_state;
 }
 
-float measure_floor_ms(const DeviceModel& dm, int reps) {
+float measure_floor_ms(const void* data, std::size_t bytes, int reps) {
   DeviceBuffer sink(static_cast<std::size_t>(floor_sink_len()) * sizeof(float), "floor sink");
   Event a, b;
   std::vector<float> t;
   for (int i = 0; i < reps + 3; ++i) {
     a.record(nullptr);
-    launch_read_floor(dm.d_vectors(), dm.vector_bytes(), sink.as<float>(), nullptr);
+    launch_read_floor(data, bytes, sink.as<float>(), nullptr);
     b.record(nullptr);
     if (i >= 3) t.push_back(elapsed_ms(a, b));  // three warm-ups
   }
@@ -83,7 +83,11 @@ void init_bench_state(const BenchConfig& c) {
   s->query = query_of(c.query);
   for (const char* w : {"ring", "key", "key", "key", "ring", "king", "king", "ring", "barca", "messi"})
     if (s->host.find(w) >= 0) s->sequence.emplace_back(w, query_of(w));
-  if (s->device) s->floor_ms = measure_floor_ms(*s->device, 20);
+  if (s->device) {
+    s->floor_ms = measure_floor_ms(s->device->d_vectors(), s->device->vector_bytes(), 20);
+    const auto& half = s->device->reduced(Storage::F16);
+    s->floor_half_ms = measure_floor_ms(half.data.get(), half.bytes(), 20);
+  }
   std::fprintf(stderr, "distancies-bench: %s, %lld x %d, ready in %.1f s%s\n", s->source.c_str(),
                static_cast<long long>(s->host.rows), s->host.dim,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),

@@ -29,7 +29,8 @@ struct BenchState {
   std::unique_ptr<DeviceModel> device;    // null without a GPU
   Query query;
   std::vector<std::pair<std::string, Query>> sequence;  // the study's Table 1 queries
-  float floor_ms = 0;                     // median over repeated reads
+  float floor_ms = 0;                     // median over repeated reads of the fp32 model
+  float floor_half_ms = 0;                // the same for its 16-bit copy (half the bytes)
   double model_bytes() const { return double(host.rows) * host.ld * 4; }
 };
 
@@ -37,7 +38,7 @@ struct BenchState {
 BenchState& bench_state();
 void init_bench_state(const BenchConfig& c);
 
-// Median time to read the model once (the floor fixture's kernel).
-float measure_floor_ms(const DeviceModel& dm, int reps);
+// Median time to read `bytes` at `data` once (the floor fixture's kernel).
+float measure_floor_ms(const void* data, std::size_t bytes, int reps);
 
 }  // namespace distancies::bench

@@ -11,6 +11,7 @@
 #include "harness/bench/fixtures.hpp"
 #include "harness/cpu_search.hpp"
 #include "harness/gpu_search.hpp"
+#include "harness/precision.hpp"
 #include "variants/registry.hpp"
 
 namespace distancies::bench {
@@ -32,11 +33,13 @@ class Means {
   std::map<std::string, double> sums_;
 };
 
-void add_rates(Means& m, double ms, double bytes) {
+// floor: the read-once time of the copy the work reads (fp32 model by default).
+void add_rates(Means& m, double ms, double bytes, double floor = 0) {
   const BenchState& s = bench_state();
+  if (floor == 0) floor = s.floor_ms;
   m.add("distances_per_ms", double(s.host.rows) / ms);
   if (bytes > 0) m.add("gb_per_s", bytes / (ms * 1e6));
-  if (s.floor_ms > 0) m.add("floor_ratio", ms / s.floor_ms);
+  if (floor > 0) m.add("floor_ratio", ms / floor);
 }
 
 // Bytes a dot kernel must move: the model once, the norms, and (sim, index) per row out.
@@ -52,20 +55,28 @@ DotArgs dot_args(const BenchState& s, const Workspace& ws) {
           ws.sims.as<float>(), ws.idx.as<int>()};
 }
 
-void floor_fixture(benchmark::State& st) {
+// storage: which copy is read (F32: the model; F16: its 16-bit copy, half the bytes).
+void floor_fixture(benchmark::State& st, Storage storage) {
   const BenchState& s = bench_state();
+  const void* data = s.device->d_vectors();
+  std::size_t bytes = s.device->vector_bytes();
+  if (storage != Storage::F32) {
+    data = s.device->reduced(storage).data.get();
+    bytes = s.device->reduced(storage).bytes();
+  }
+  const double floor = storage == Storage::F32 ? s.floor_ms : s.floor_half_ms;
   DeviceBuffer sink(static_cast<std::size_t>(floor_sink_len()) * sizeof(float), "floor sink");
   Event a, b;
-  for (int i = 0; i < kWarmups; ++i) launch_read_floor(s.device->d_vectors(), s.device->vector_bytes(), sink.as<float>(), nullptr);
+  for (int i = 0; i < kWarmups; ++i) launch_read_floor(data, bytes, sink.as<float>(), nullptr);
   Means m;
   for (auto _ : st) {
     a.record(nullptr);
-    launch_read_floor(s.device->d_vectors(), s.device->vector_bytes(), sink.as<float>(), nullptr);
+    launch_read_floor(data, bytes, sink.as<float>(), nullptr);
     b.record(nullptr);
     const float ms = elapsed_ms(a, b);
     st.SetIterationTime(ms / 1e3);
     m.add("kernel_ms", ms);
-    add_rates(m, ms, s.model_bytes());
+    add_rates(m, ms, double(bytes), floor);
   }
   m.publish(st);
 }
@@ -102,7 +113,18 @@ void topk_fixture(benchmark::State& st, const TopkStage* stage, int k) {
   const DotArgs args = dot_args(s, ws);
   dot_variant("warp_shuffle_dot").launch(args, nullptr);
   TopkState input = ws.topk_state();
-  input.dot = &args;  // stages that scan the model themselves time the whole pass
+  // Stages that scan the model themselves time the whole pass; 16-bit ones read the fp16 copy.
+  auto attach_model = [&](TopkState& t) {
+    t.dot = &args;
+    if (stage->scans_model) {
+      const auto& half = s.device->reduced(Storage::F16);
+      t.reduced = half.data.get();
+      t.storage = Storage::F16;
+      t.reduced_ld = reduced_leading_dim(s.host.dim);
+      t.error_bound = reduced_error_bound(Storage::F16, s.host.dim, s.query.vector.data(), s.query.norm, half.min_norm);
+    }
+  };
+  attach_model(input);
   if (stage->after) topk_stage(stage->after).run(input, nullptr);
   const std::size_t bytes = ws.capacity * sizeof(float);
   DeviceBuffer keep_s(bytes, "pristine sims"), keep_i(bytes, "pristine indices");
@@ -111,7 +133,7 @@ void topk_fixture(benchmark::State& st, const TopkStage* stage, int k) {
   auto restore = [&] {
     TopkState t = ws.topk_state();
     t.chunks = input.chunks;
-    t.dot = &args;
+    attach_model(t);
     CUDA_CHECK(cudaMemcpyAsync(t.sims, keep_s.get(), bytes, cudaMemcpyDeviceToDevice, nullptr));
     CUDA_CHECK(cudaMemcpyAsync(t.idx, keep_i.get(), bytes, cudaMemcpyDeviceToDevice, nullptr));
     return t;
@@ -157,7 +179,7 @@ void pipeline_fixture(benchmark::State& st, const Pipeline* p) {
     m.add("overhead_ms", bd.overhead_ms());
     m.add("total_ms", bd.total_ms);
     m.add("wall_ms", bd.wall_ms);
-    add_rates(m, bd.total_ms, 0);
+    add_rates(m, bd.total_ms, 0, p->storage == Storage::F32 ? s.floor_ms : s.floor_half_ms);
   }
   m.publish(st);
 }
@@ -207,6 +229,21 @@ void sequence_fixture(benchmark::State& st, const Pipeline* p) {
   }
 }
 
+// A fixture that throws (a GPU error, out of memory) reports it and lets the others run.
+template <class Fn, class... Args>
+void guarded(benchmark::State& st, Fn fn, Args... args) {
+  try {
+    fn(st, args...);
+  } catch (const std::exception& e) {
+    st.SkipWithError(e.what());  // an error counts as finished; Google Benchmark moves on
+  }
+}
+
+template <class Fn, class... Args>
+benchmark::internal::Benchmark* add(const std::string& name, Fn fn, Args... args) {
+  return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { guarded(st, fn, args...); });
+}
+
 benchmark::internal::Benchmark* timed(benchmark::internal::Benchmark* b) {
   return b->UseManualTime()->Unit(benchmark::kMillisecond);
 }
@@ -216,26 +253,22 @@ benchmark::internal::Benchmark* timed(benchmark::internal::Benchmark* b) {
 void register_fixtures(bool gpu) {
   const BenchState& s = bench_state();
   if (gpu) {
-    timed(benchmark::RegisterBenchmark("floor/read_model", floor_fixture));
-    for (const DotVariant& v : dot_variants())
-      timed(benchmark::RegisterBenchmark(("dot/" + std::string(v.name)).c_str(), dot_fixture, &v));
+    timed(add("floor/read_model", floor_fixture, Storage::F32));
+    timed(add("floor/read_model_16bit", floor_fixture, Storage::F16));
+    for (const DotVariant& v : dot_variants()) timed(add("dot/" + std::string(v.name), dot_fixture, &v));
     for (const TopkStage& t : topk_stages())
-      for (int k : kTopkKs)
-        timed(benchmark::RegisterBenchmark(("topk/" + std::string(t.name) + "/k:" + std::to_string(k)).c_str(),
-                                           topk_fixture, &t, k));
+      for (int k : kTopkKs) timed(add("topk/" + std::string(t.name) + "/k:" + std::to_string(k), topk_fixture, &t, k));
     for (const Pipeline& p : pipelines()) {
-      auto* b = timed(benchmark::RegisterBenchmark(("pipeline/" + std::string(p.name)).c_str(), pipeline_fixture, &p));
+      auto* b = timed(add("pipeline/" + std::string(p.name), pipeline_fixture, &p));
       if (p.copy_model_every_query) b->Iterations(10);  // the study's mean of 10 runs; each moves the model
     }
     if (s.host_vectors)
       for (const Pipeline& p : pipelines())
-        if (p.origin[0] == 'V')
-          timed(benchmark::RegisterBenchmark(("sequence/" + std::string(p.name)).c_str(), sequence_fixture, &p))
-              ->Iterations(1);
+        if (p.origin[0] == 'V') timed(add("sequence/" + std::string(p.name), sequence_fixture, &p))->Iterations(1);
   }
   if (s.host_vectors) {
-    timed(benchmark::RegisterBenchmark("cpu/sequential", cpu_fixture))->Iterations(3);
-    timed(benchmark::RegisterBenchmark("sequence/CPU", sequence_fixture, nullptr))->Iterations(1);
+    timed(add("cpu/sequential", cpu_fixture))->Iterations(3);
+    timed(add("sequence/CPU", sequence_fixture, static_cast<const Pipeline*>(nullptr)))->Iterations(1);
   }
 }
 

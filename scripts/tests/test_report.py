@@ -214,3 +214,18 @@ def test_missing_file_exit_2(tmp_path):
     p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"), str(tmp_path / "nope.json")],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "cannot read" in p.stderr
+
+
+def test_peer_table_ratios(tmp_path):
+    peers = gbfake.document(gbfake.entries("peer/torch_mv_topk_fp32",
+                                           reps(real_time=12.0, total_ms=12.0, distances_per_ms=183001.3, exact=1)),
+                            peer="pytorch 2.x")
+    ppath = gbfake.write(tmp_path / "peers.json", peers)
+    p, out = run_report(tmp_path, full_doc(), "--peers", ppath)
+    assert p.returncode == 0, p.stderr
+    md = (out / "report.md").read_text()
+    rows, text = section(md, "Peers in the same run")
+    row = rows["`torch_mv_topk_fp32`"]
+    assert row["exact"] == "yes"
+    assert row["peer ÷ `V4`"] == "12.00×"   # V4's made-up total is 1.0 ms
+    assert "pytorch 2.x" in text

@@ -1,0 +1,127 @@
+// Reduced-precision first pass: the fused scan over a 16-bit copy of the model (half the
+// bytes), fp32 accumulation, keeping the best K approximate candidates per warp. The exact
+// re-rank then recomputes the K survivors in fp32 and certifies that no row outside them can
+// reach the fp32 top k (docs/variants.md gives the bound).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "kernels/row_dot.cuh"
+#include "kernels/warp_topk.cuh"
+
+namespace distancies {
+
+__device__ __forceinline__ float2 to_float2(__half2 h) { return __half22float2(h); }
+__device__ __forceinline__ float2 to_float2(__nv_bfloat162 h) { return __bfloat1622float2(h); }
+
+// 8 elements (one 16-byte load) against 8 query floats.
+template <class T2>
+__device__ __forceinline__ float fma8(float acc, const float4* q, uint4 raw) {
+  const T2* h = reinterpret_cast<const T2*>(&raw);
+  const float2 a = to_float2(h[0]), b = to_float2(h[1]), c = to_float2(h[2]), d = to_float2(h[3]);
+  acc = fma4(acc, q[0], make_float4(a.x, a.y, b.x, b.y));
+  return fma4(acc, q[1], make_float4(c.x, c.y, d.x, d.y));
+}
+
+template <class T2, int kWarps, int kRows, int kSegs, int kMinBlocksPerSm>
+__global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
+    reduced_scan_topk_kernel(const uint4* vec8, int rld, const float* query, int dim, float query_norm,
+                             const float* norms, int rows, int K, float* cand_s, int* cand_r) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* qf = reinterpret_cast<float*>(smem);
+  float* list_s = qf + rld;
+  int* list_r = reinterpret_cast<int*>(list_s + kWarps * K);
+  for (int j = threadIdx.x; j < rld; j += blockDim.x) qf[j] = j < dim ? query[j] : 0.0f;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  WarpTopk top{list_s + warp * K, list_r + warp * K, K};
+  top.clear(lane);
+  __syncthreads();
+  const float4* q4 = reinterpret_cast<const float4*>(qf);
+  const int n8 = rld / 8;
+  const long long gw = static_cast<long long>(blockIdx.x) * kWarps + warp;
+  const long long nw = static_cast<long long>(gridDim.x) * kWarps;
+  for (long long base = gw * kRows; base < rows; base += nw * kRows) {
+    float acc[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
+    for (int j0 = 0; j0 < n8; j0 += 32 * kSegs) {
+      uint4 v[kRows][kSegs];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int s = 0; s < kSegs; ++s) {
+          const int j = j0 + s * 32 + lane;
+          v[r][s] = (base + r < rows && j < n8) ? __ldcs(vec8 + (base + r) * n8 + j) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+      for (int s = 0; s < kSegs; ++s) {
+        const int j = j0 + s * 32 + lane;
+        if (j < n8) {
+#pragma unroll
+          for (int r = 0; r < kRows; ++r) acc[r] = fma8<T2>(acc[r], q4 + 2 * j, v[r][s]);
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const float total = warp_sum_broadcast(acc[r]);
+      const long long row = base + r;
+      if (row < rows) {
+        const float sim = cosine_from_dot(total, query_norm, norms[row]);
+        if (top.admits(sim, static_cast<int>(row))) top.insert(sim, static_cast<int>(row), lane);
+      }
+    }
+  }
+  for (int i = lane; i < K; i += 32) {
+    cand_s[gw * K + i] = top.sims[i];
+    cand_r[gw * K + i] = top.rows[i];
+  }
+}
+
+// One block. The K approximate candidates (sorted) are recomputed in fp32 exactly as the
+// fused fp32 scan would; warp 0 keeps the best k. Certified when the k-th exact similarity
+// beats the last candidate's approximate similarity plus the error bound: then every row left
+// out is provably below it. Otherwise *status = 1 and the caller falls back.
+template <int kWarps>
+__global__ void __launch_bounds__(kWarps * 32)
+    exact_rerank_kernel(DotArgs a, const float* approx_s, const int* approx_r, int K, int k, float error_bound,
+                        float* out_s, int* out_r, int* status) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int ld4 = a.ld / 4;
+  float4* q4 = reinterpret_cast<float4*>(smem);
+  float* exact_s = reinterpret_cast<float*>(q4 + ld4);
+  int* exact_r = reinterpret_cast<int*>(exact_s + K);
+  float* list_s = reinterpret_cast<float*>(exact_r + K);
+  int* list_r = reinterpret_cast<int*>(list_s + k);
+  float* qf = reinterpret_cast<float*>(q4);
+  for (int j = threadIdx.x; j < a.ld; j += blockDim.x) qf[j] = j < a.dim ? a.query[j] : 0.0f;
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const float4* vec4 = reinterpret_cast<const float4*>(a.vectors);
+  for (int c = warp; c < K; c += kWarps) {
+    const int row = approx_r[c];
+    float s = kSentinelSim;
+    if (row != kSentinelRow) s = cosine_from_dot(row_dot_f32(vec4 + static_cast<long long>(row) * ld4, q4, ld4, lane),
+                                                 a.query_norm, a.norms[row]);
+    if (lane == 0) {
+      exact_s[c] = s;
+      exact_r[c] = row;
+    }
+  }
+  __syncthreads();
+  if (warp != 0) return;
+  WarpTopk top{list_s, list_r, k};
+  top.clear(lane);
+  for (int c = 0; c < K; ++c)
+    if (top.admits(exact_s[c], exact_r[c])) top.insert(exact_s[c], exact_r[c], lane);
+  for (int i = lane; i < k; i += 32) {
+    out_s[i] = top.sims[i];
+    out_r[i] = top.rows[i];
+  }
+  // Fewer rows than K: every row was a candidate, nothing was left out.
+  const bool all_rows_seen = approx_r[K - 1] == kSentinelRow;
+  const bool certified = all_rows_seen || top.sims[k - 1] > approx_s[K - 1] + error_bound;
+  if (lane == 0 && !certified) *status = 1;
+}
+
+}  // namespace distancies

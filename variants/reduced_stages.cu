@@ -1,0 +1,104 @@
+// Reduced-precision storage with an exact fp32 re-rank: policy and dispatch. Kernels in
+// kernels/reduced_scan_topk.cuh; the bound is docs/variants.md's.
+#include <algorithm>
+
+#include "harness/device.hpp"
+#include "kernels/fused_scan_topk.cuh"
+#include "kernels/reduced_scan_topk.cuh"
+#include "variants/registry.hpp"
+
+namespace distancies {
+namespace {
+
+constexpr int kWarps = 8;
+constexpr int kRows = 4;
+constexpr int kSegs = 2;  // 2 x 32 x 8 elements cover D <= 512 per round
+constexpr int kBlocksPerSm = 3;
+constexpr int kMergeWarps = 32;
+
+// Candidates kept for the re-rank: enough margin over k for the bound to certify on
+// realistic data, within WarpTopk's limit.
+int candidates_for(int k) { return std::min(WarpTopk::kMaxK, std::max(64, 2 * k)); }
+bool too_large(int k) { return k > WarpTopk::kMaxK; }
+
+int scan_blocks(int n) {
+  const long long blocks_needed = ((static_cast<long long>(n) + kRows - 1) / kRows + kWarps - 1) / kWarps;
+  const long long cap = static_cast<long long>(device_status().props.multiProcessorCount) * kBlocksPerSm;
+  return static_cast<int>(std::max(1LL, std::min(blocks_needed, cap)));
+}
+
+// temp: per-warp candidate lists, then the merged K candidates.
+struct Layout {
+  int K, chunks;
+  float* lists_s;
+  int* lists_r;
+  float* merged_s;
+  int* merged_r;
+};
+
+Layout layout(const TopkState& s) {
+  Layout l{};
+  l.K = candidates_for(s.k);
+  l.chunks = scan_blocks(s.n) * kWarps;
+  l.lists_s = static_cast<float*>(s.temp);
+  l.lists_r = reinterpret_cast<int*>(l.lists_s + static_cast<std::size_t>(l.chunks) * l.K);
+  l.merged_s = reinterpret_cast<float*>(l.lists_r + static_cast<std::size_t>(l.chunks) * l.K);
+  l.merged_r = reinterpret_cast<int*>(l.merged_s + l.K);
+  return l;
+}
+
+std::size_t reduced_temp(int n, int k) {
+  const std::size_t K = static_cast<std::size_t>(candidates_for(k));
+  return (static_cast<std::size_t>(scan_blocks(n)) * kWarps * K + K) * (sizeof(float) + sizeof(int));
+}
+
+void run_reduced_scan(TopkState& s, cudaStream_t stream) {
+  if (!s.dot || !s.reduced || !s.status) throw Error("reduced_scan_topk needs the 16-bit model and a status flag");
+  if (s.n == 0) return;
+  if (too_large(s.k)) {  // cannot keep enough candidates: let the caller fall back
+    CUDA_CHECK(cudaMemsetAsync(s.status, 1, sizeof(int), stream));
+    return;
+  }
+  const Layout l = layout(s);
+  const DotArgs& a = *s.dot;
+  const std::size_t smem = s.reduced_ld * sizeof(float) + kWarps * l.K * (sizeof(float) + sizeof(int));
+  const int blocks = scan_blocks(s.n);
+  const auto* vec8 = static_cast<const uint4*>(s.reduced);
+  if (s.storage == Storage::F16)
+    reduced_scan_topk_kernel<__half2, kWarps, kRows, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
+        vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r);
+  else
+    reduced_scan_topk_kernel<__nv_bfloat162, kWarps, kRows, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
+        vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r);
+  CUDA_CHECK_LAUNCH();
+  const std::size_t merge_smem = kMergeWarps * l.K * (sizeof(float) + sizeof(int));
+  merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, merge_smem, stream>>>(l.lists_s, l.lists_r, l.chunks, l.K,
+                                                                                    l.merged_s, l.merged_r);
+  CUDA_CHECK_LAUNCH();
+}
+
+void run_exact_rerank(TopkState& s, cudaStream_t stream) {
+  if (!s.dot || !s.status) throw Error("exact_rerank needs the fp32 model and a status flag");
+  if (s.n == 0 || too_large(s.k)) return;
+  const Layout l = layout(s);
+  const DotArgs& a = *s.dot;
+  const std::size_t smem = a.ld * sizeof(float) + (l.K + s.k) * (sizeof(float) + sizeof(int));
+  exact_rerank_kernel<kMergeWarps><<<1, kMergeWarps * 32, smem, stream>>>(a, l.merged_s, l.merged_r, l.K, s.k,
+                                                                          s.error_bound, s.sims, s.idx, s.status);
+  CUDA_CHECK_LAUNCH();
+  s.chunks = 1;
+}
+
+}  // namespace
+
+TopkStage reduced_scan_topk_stage() {
+  return {"reduced_scan_topk", "fused scan of the 16-bit model (fp32 accumulation), best K candidates per warp",
+          "beyond the study", nullptr, reduced_temp, run_reduced_scan, true};
+}
+
+TopkStage exact_rerank_stage() {
+  return {"exact_rerank", "fp32 re-rank of the K candidates, bit-identical to the fused scan; certifies the top k",
+          "beyond the study", "reduced_scan_topk", reduced_temp, run_exact_rerank, true};
+}
+
+}  // namespace distancies
