@@ -26,9 +26,12 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_
   const long long gw = static_cast<long long>(blockIdx.x) * kWarps + warp;
   const long long nw = static_cast<long long>(gridDim.x) * kWarps;
   for (long long base = gw * kRows; base < a.rows; base += nw * kRows) {
-    float acc[kRows];
+    float acc[kRows], norm[kRows];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
+    for (int r = 0; r < kRows; ++r) {
+      acc[r] = 0.0f;
+      norm[r] = base + r < a.rows ? __ldg(a.norms + base + r) : 0.0f;  // in flight with the rows, not after
+    }
     for (int j0 = 0; j0 < ld4; j0 += 32 * kSegs) {
       float4 v[kRows][kSegs];
 #pragma unroll
@@ -54,7 +57,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_
     for (int r = 0; r < kRows; ++r) {
       const long long row = base + r;
       if (row < a.rows) {
-        const float sim = cosine_from_dot(acc[r], a.query_norm, a.norms[row]);
+        const float sim = cosine_from_dot(acc[r], a.query_norm, norm[r]);
         if (top.admits(sim, static_cast<int>(row))) top.insert(sim, static_cast<int>(row), lane);
       }
     }

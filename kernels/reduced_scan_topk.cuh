@@ -41,9 +41,12 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   const long long gw = static_cast<long long>(blockIdx.x) * kWarps + warp;
   const long long nw = static_cast<long long>(gridDim.x) * kWarps;
   for (long long base = gw * kRows; base < rows; base += nw * kRows) {
-    float acc[kRows];
+    float acc[kRows], norm[kRows];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
+    for (int r = 0; r < kRows; ++r) {
+      acc[r] = 0.0f;
+      norm[r] = base + r < rows ? __ldg(norms + base + r) : 0.0f;  // in flight with the rows, not after
+    }
     for (int j0 = 0; j0 < n8; j0 += 32 * kSegs) {
       uint4 v[kRows][kSegs];
 #pragma unroll
@@ -67,7 +70,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
       const float total = warp_sum_broadcast(acc[r]);
       const long long row = base + r;
       if (row < rows) {
-        const float sim = cosine_from_dot(total, query_norm, norms[row]);
+        const float sim = cosine_from_dot(total, query_norm, norm[r]);
         if (top.admits(sim, static_cast<int>(row))) top.insert(sim, static_cast<int>(row), lane);
       }
     }

@@ -16,11 +16,11 @@ namespace distancies {
 namespace {
 
 // Policy: 8 warps a block, 4 rows per warp in flight, 3 loads per lane per row (D <= 384 per
-// round), 3 blocks per SM (launch bounds hold it to 80 registers, no spills), merge block of 32 warps.
+// round), 2 blocks per SM (3 would cap registers at 80 and spill), merge block of 32 warps.
 constexpr int kWarps = 8;
 constexpr int kRows = 4;
 constexpr int kSegs = 3;
-constexpr int kBlocksPerSm = 3;
+constexpr int kBlocksPerSm = 2;
 constexpr int kMergeWarps = 32;
 constexpr int kMaxK = WarpTopk::kMaxK;
 
