@@ -299,8 +299,11 @@ class Report:
                     ax.bar(list(data), h, bottom=bottom, color=colors[m],
                            label=stage_title(m) if m in kernel else m[:-3].replace("_", " "))
                     bottom = [a + b for a, b in zip(bottom, h)]
-                ax.set_title(f"{label}: ms per query")
+                ax.set_title(f"{label}: ms per query (log scale)")
                 ax.set_ylabel("ms")
+                ax.set_yscale("log")  # V1's model copy would flatten every other bar
+                ax.set_ylim(bottom=0.1 * min(b for b in bottom if b > 0) if any(b > 0 for b in bottom) else 0.01)
+                ax.tick_params(axis="x", rotation=30)
             axes[0].legend(fontsize=8)
             fig.suptitle(self.run.context.get("gpu", "?") + " vs the study (" + self.ref["hardware"] + ")",
                          fontsize=9)
