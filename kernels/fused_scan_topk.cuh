@@ -4,6 +4,7 @@
 // the fma chain is row_dot_f32's, so a re-rank reproduces these similarities bit for bit.
 #pragma once
 #include "kernels/row_dot.cuh"
+#include "kernels/warp_merge.cuh"
 #include "kernels/warp_topk.cuh"
 
 namespace distancies {
@@ -15,6 +16,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_
   float4* q4 = reinterpret_cast<float4*>(smem);
   float* list_s = reinterpret_cast<float*>(q4 + ld4);
   int* list_r = reinterpret_cast<int*>(list_s + kWarps * k);
+  float* scr_s = reinterpret_cast<float*>(list_r + kWarps * k);
+  int* scr_r = reinterpret_cast<int*>(scr_s + kWarps * k);
   float* qf = reinterpret_cast<float*>(q4);
   for (int j = threadIdx.x; j < a.ld; j += blockDim.x) qf[j] = j < a.dim ? a.query[j] : 0.0f;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -62,31 +65,37 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_
       }
     }
   }
-  for (int i = lane; i < k; i += 32) {
-    cand_s[gw * k + i] = top.sims[i];
-    cand_r[gw * k + i] = top.rows[i];
-  }
+  // The block's warps merge their lists; one list per block goes out.
+  block_merge_lists<kWarps>(list_s, list_r, scr_s, scr_r, k, warp, lane);
+  if (warp == 0) warp_copy(list_s, list_r, k, cand_s + static_cast<long long>(blockIdx.x) * k,
+                           cand_r + static_cast<long long>(blockIdx.x) * k, lane);
 }
 
-// One block: warps merge candidate lists (sorted k-chunks) into their own lists, then warp 0
-// merges those.
+// One block: each warp folds a strided share of the candidate lists (sorted k-chunks) into its
+// own list with warp-parallel merges, then a tree of merges leaves the best k in list 0.
 template <int kWarps>
 __global__ void __launch_bounds__(kWarps * 32) merge_candidates_kernel(const float* cand_s, const int* cand_r, int chunks,
                                                                        int k, float* out_s, int* out_r) {
   extern __shared__ __align__(16) unsigned char smem[];
   float* list_s = reinterpret_cast<float*>(smem);
   int* list_r = reinterpret_cast<int*>(list_s + kWarps * k);
+  float* scr_s = reinterpret_cast<float*>(list_r + kWarps * k);
+  int* scr_r = reinterpret_cast<int*>(scr_s + kWarps * k);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  WarpTopk top{list_s + warp * k, list_r + warp * k, k};
-  top.clear(lane);
-  for (int c = warp; c < chunks; c += kWarps) top.merge_sorted(cand_s + static_cast<long long>(c) * k, cand_r + static_cast<long long>(c) * k, lane);
-  __syncthreads();
-  if (warp != 0) return;
-  for (int w = 1; w < kWarps; ++w) top.merge_sorted(list_s + w * k, list_r + w * k, lane);
+  float* my_s = list_s + warp * k;
+  int* my_r = list_r + warp * k;
   for (int i = lane; i < k; i += 32) {
-    out_s[i] = top.sims[i];
-    out_r[i] = top.rows[i];
+    my_s[i] = kSentinelSim;
+    my_r[i] = kSentinelRow;
   }
+  __syncwarp();
+  for (int c = warp; c < chunks; c += kWarps) {
+    const long long off = static_cast<long long>(c) * k;
+    warp_merge_topk(my_s, my_r, cand_s + off, cand_r + off, k, scr_s + warp * k, scr_r + warp * k, lane);
+    warp_copy(scr_s + warp * k, scr_r + warp * k, k, my_s, my_r, lane);
+  }
+  block_merge_lists<kWarps>(list_s, list_r, scr_s, scr_r, k, warp, lane);
+  if (warp == 0) warp_copy(list_s, list_r, k, out_s, out_r, lane);
 }
 
 }  // namespace distancies

@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/row_dot.cuh"
+#include "kernels/warp_merge.cuh"
 #include "kernels/warp_topk.cuh"
 
 namespace distancies {
@@ -31,6 +32,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   float* qf = reinterpret_cast<float*>(smem);
   float* list_s = qf + rld;
   int* list_r = reinterpret_cast<int*>(list_s + kWarps * K);
+  float* scr_s = reinterpret_cast<float*>(list_r + kWarps * K);
+  int* scr_r = reinterpret_cast<int*>(scr_s + kWarps * K);
   for (int j = threadIdx.x; j < rld; j += blockDim.x) qf[j] = j < dim ? query[j] : 0.0f;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   WarpTopk top{list_s + warp * K, list_r + warp * K, K};
@@ -75,10 +78,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
       }
     }
   }
-  for (int i = lane; i < K; i += 32) {
-    cand_s[gw * K + i] = top.sims[i];
-    cand_r[gw * K + i] = top.rows[i];
-  }
+  block_merge_lists<kWarps>(list_s, list_r, scr_s, scr_r, K, warp, lane);
+  if (warp == 0) warp_copy(list_s, list_r, K, cand_s + static_cast<long long>(blockIdx.x) * K,
+                           cand_r + static_cast<long long>(blockIdx.x) * K, lane);
 }
 
 // One block. The K approximate candidates (sorted) are recomputed in fp32 exactly as the

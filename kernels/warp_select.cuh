@@ -1,8 +1,9 @@
 // Top k of an existing similarity array, FAISS-style: each warp streams a strided share of the
 // array 32 entries at a time and keeps its own top k (WarpTopk); lanes whose entry beats the
 // warp's current k-th are inserted one by one (a ballot finds them; after the first rounds
-// there are almost none). merge_candidates_kernel then merges the per-warp lists.
+// there are almost none). The block merges its warps' lists; merge_candidates_kernel the blocks'.
 #pragma once
+#include "kernels/warp_merge.cuh"
 #include "kernels/warp_topk.cuh"
 
 namespace distancies {
@@ -13,6 +14,8 @@ __global__ void __launch_bounds__(kWarps * 32) warp_select_kernel(const float* s
   extern __shared__ __align__(16) unsigned char smem[];
   float* list_s = reinterpret_cast<float*>(smem);
   int* list_r = reinterpret_cast<int*>(list_s + kWarps * k);
+  float* scr_s = reinterpret_cast<float*>(list_r + kWarps * k);
+  int* scr_r = reinterpret_cast<int*>(scr_s + kWarps * k);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   WarpTopk top{list_s + warp * k, list_r + warp * k, k};
   top.clear(lane);
@@ -31,10 +34,9 @@ __global__ void __launch_bounds__(kWarps * 32) warp_select_kernel(const float* s
       if (top.admits(ss, rr)) top.insert(ss, rr, lane);  // the threshold may have risen meanwhile
     }
   }
-  for (int j = lane; j < k; j += 32) {
-    cand_s[gw * k + j] = top.sims[j];
-    cand_r[gw * k + j] = top.rows[j];
-  }
+  block_merge_lists<kWarps>(list_s, list_r, scr_s, scr_r, k, warp, lane);
+  if (warp == 0) warp_copy(list_s, list_r, k, cand_s + static_cast<long long>(blockIdx.x) * k,
+                           cand_r + static_cast<long long>(blockIdx.x) * k, lane);
 }
 
 }  // namespace distancies

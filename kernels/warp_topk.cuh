@@ -63,16 +63,6 @@ struct WarpTopk {
     last_row = rows[k - 1];
     __syncwarp();  // every lane has read before the next insertion writes
   }
-
-  // Merges a sorted list of k: stops at the first entry that cannot enter.
-  __device__ void merge_sorted(const float* s, const int* r, int lane) {
-    for (int i = 0; i < k; ++i) {
-      const float si = s[i];
-      const int ri = r[i];
-      if (!admits(si, ri)) break;
-      insert(si, ri, lane);
-    }
-  }
 };
 
 }  // namespace distancies

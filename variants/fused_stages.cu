@@ -21,7 +21,7 @@ constexpr int kWarps = 8;
 constexpr int kRows = 4;
 constexpr int kSegs = 3;
 constexpr int kBlocksPerSm = 2;
-constexpr int kMergeWarps = 32;
+constexpr int kMergeWarps = 16;  // lists + scratch: 16 x 128 x 16 B = 32 KB of shared memory
 constexpr int kMaxK = WarpTopk::kMaxK;
 
 int scan_blocks(int n) {
@@ -39,9 +39,13 @@ std::size_t cub_temp(int n) {
   return bytes;
 }
 
+// Shared memory for `warps` sorted lists of k plus their merge scratch.
+std::size_t lists_bytes(int warps, int k) { return 2u * warps * k * (sizeof(float) + sizeof(int)); }
+
+// One candidate list per block.
 std::size_t fused_temp(int n, int k) {
   if (k > kMaxK) return cub_temp(n);
-  return static_cast<std::size_t>(scan_blocks(n)) * kWarps * k * (sizeof(float) + sizeof(int));
+  return static_cast<std::size_t>(scan_blocks(n)) * k * (sizeof(float) + sizeof(int));
 }
 
 // Beyond kMaxK: CUB's stable sort of the whole similarity array (exact, not one pass).
@@ -66,16 +70,15 @@ void run_fused(TopkState& s, cudaStream_t stream) {
     return sort_fallback(s, stream);
   }
   const int blocks = scan_blocks(s.n);
-  const int chunks = blocks * kWarps;
+  const int chunks = blocks;
   float* cand_s = static_cast<float*>(s.temp);
   int* cand_r = reinterpret_cast<int*>(cand_s + static_cast<std::size_t>(chunks) * s.k);
-  const std::size_t scan_smem = a.ld * sizeof(float) + kWarps * s.k * (sizeof(float) + sizeof(int));
+  const std::size_t scan_smem = a.ld * sizeof(float) + lists_bytes(kWarps, s.k);
   if (scan_smem > 48 * 1024) throw Error("fused_scan_topk: dimension too large for its shared-memory query");
   fused_scan_topk_kernel<kWarps, kRows, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, scan_smem, stream>>>(a, s.k, cand_s, cand_r);
   CUDA_CHECK_LAUNCH();
-  const std::size_t merge_smem = kMergeWarps * s.k * (sizeof(float) + sizeof(int));
-  merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, merge_smem, stream>>>(cand_s, cand_r, chunks, s.k,
-                                                                                    s.sims, s.idx);
+  merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, lists_bytes(kMergeWarps, s.k), stream>>>(
+      cand_s, cand_r, chunks, s.k, s.sims, s.idx);
   CUDA_CHECK_LAUNCH();
   s.chunks = 1;
 }
@@ -92,22 +95,21 @@ int select_blocks(int n) {
 
 std::size_t select_temp(int n, int k) {
   if (k > kMaxK) return cub_temp(n);
-  return static_cast<std::size_t>(select_blocks(n)) * kSelectWarps * k * (sizeof(float) + sizeof(int));
+  return static_cast<std::size_t>(select_blocks(n)) * k * (sizeof(float) + sizeof(int));
 }
 
 void run_warp_select(TopkState& s, cudaStream_t stream) {
   if (s.n == 0) return;
   if (s.k > kMaxK) return sort_fallback(s, stream);
   const int blocks = select_blocks(s.n);
-  const int chunks = blocks * kSelectWarps;
+  const int chunks = blocks;
   float* cand_s = static_cast<float*>(s.temp);
   int* cand_r = reinterpret_cast<int*>(cand_s + static_cast<std::size_t>(chunks) * s.k);
-  const std::size_t smem = kSelectWarps * s.k * (sizeof(float) + sizeof(int));
+  const std::size_t smem = lists_bytes(kSelectWarps, s.k);
   warp_select_kernel<kSelectWarps><<<blocks, kSelectWarps * 32, smem, stream>>>(s.sims, s.idx, s.n, s.k, cand_s, cand_r);
   CUDA_CHECK_LAUNCH();
-  const std::size_t merge_smem = kMergeWarps * s.k * (sizeof(float) + sizeof(int));
-  merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, merge_smem, stream>>>(cand_s, cand_r, chunks, s.k,
-                                                                                    s.sims, s.idx);
+  merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, lists_bytes(kMergeWarps, s.k), stream>>>(
+      cand_s, cand_r, chunks, s.k, s.sims, s.idx);
   CUDA_CHECK_LAUNCH();
   s.chunks = 1;
 }

@@ -23,6 +23,8 @@ const std::vector<Pipeline>& pipelines() {
        "warp_shuffle_dot", {"cub_radix_sort"}, false, false, false, true},
       {"V4_warp_select", "V4's dot, then per-warp top-k lists and a one-block merge", "beyond the study",
        "warp_shuffle_dot", {"warp_select"}, false, false, false, true},
+      {"V4_radix_select", "V4's dot, then a radix select of the k-th similarity and a one-block order", "beyond the study",
+       "warp_shuffle_dot", {"radix_select"}, false, false, false, true},
       {"fused", "one pass: 16-byte warp dot + per-warp top-k in shared memory, one-block merge", "beyond the study",
        nullptr, {"fused_scan_topk"}, false, false, false, true},
       {"fused_f16", "fused scan of an fp16 copy (half the bytes), exact fp32 re-rank; falls back to fused",

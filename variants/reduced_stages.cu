@@ -16,12 +16,14 @@ constexpr int kWarps = 8;
 constexpr int kRows = 8;
 constexpr int kSegs = 2;  // 2 x 32 x 8 elements cover D <= 512 per round
 constexpr int kBlocksPerSm = 2;
-constexpr int kMergeWarps = 32;
+constexpr int kMergeWarps = 16;  // lists + scratch: 16 x 128 x 16 B = 32 KB of shared memory
 
 // Candidates kept for the re-rank: enough margin over k for the bound to certify on
 // realistic data, within WarpTopk's limit.
 int candidates_for(int k) { return std::min(WarpTopk::kMaxK, std::max(64, 2 * k)); }
 bool too_large(int k) { return k > WarpTopk::kMaxK; }
+
+std::size_t lists_bytes(int warps, int K) { return 2u * warps * K * (sizeof(float) + sizeof(int)); }
 
 int scan_blocks(int n) {
   const long long blocks_needed = ((static_cast<long long>(n) + kRows - 1) / kRows + kWarps - 1) / kWarps;
@@ -29,7 +31,7 @@ int scan_blocks(int n) {
   return static_cast<int>(std::max(1LL, std::min(blocks_needed, cap)));
 }
 
-// temp: per-warp candidate lists, then the merged K candidates.
+// temp: one candidate list per block, then the merged K candidates.
 struct Layout {
   int K, chunks;
   float* lists_s;
@@ -41,7 +43,7 @@ struct Layout {
 Layout layout(const TopkState& s) {
   Layout l{};
   l.K = candidates_for(s.k);
-  l.chunks = scan_blocks(s.n) * kWarps;
+  l.chunks = scan_blocks(s.n);
   l.lists_s = static_cast<float*>(s.temp);
   l.lists_r = reinterpret_cast<int*>(l.lists_s + static_cast<std::size_t>(l.chunks) * l.K);
   l.merged_s = reinterpret_cast<float*>(l.lists_r + static_cast<std::size_t>(l.chunks) * l.K);
@@ -51,7 +53,7 @@ Layout layout(const TopkState& s) {
 
 std::size_t reduced_temp(int n, int k) {
   const std::size_t K = static_cast<std::size_t>(candidates_for(k));
-  return (static_cast<std::size_t>(scan_blocks(n)) * kWarps * K + K) * (sizeof(float) + sizeof(int));
+  return (static_cast<std::size_t>(scan_blocks(n)) * K + K) * (sizeof(float) + sizeof(int));
 }
 
 void run_reduced_scan(TopkState& s, cudaStream_t stream) {
@@ -63,7 +65,7 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
   }
   const Layout l = layout(s);
   const DotArgs& a = *s.dot;
-  const std::size_t smem = s.reduced_ld * sizeof(float) + kWarps * l.K * (sizeof(float) + sizeof(int));
+  const std::size_t smem = s.reduced_ld * sizeof(float) + lists_bytes(kWarps, l.K);
   const int blocks = scan_blocks(s.n);
   const auto* vec8 = static_cast<const uint4*>(s.reduced);
   if (s.storage == Storage::F16)
@@ -73,8 +75,7 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
     reduced_scan_topk_kernel<__nv_bfloat162, kWarps, kRows, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
         vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r);
   CUDA_CHECK_LAUNCH();
-  const std::size_t merge_smem = kMergeWarps * l.K * (sizeof(float) + sizeof(int));
-  merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, merge_smem, stream>>>(l.lists_s, l.lists_r, l.chunks, l.K,
+  merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, lists_bytes(kMergeWarps, l.K), stream>>>(l.lists_s, l.lists_r, l.chunks, l.K,
                                                                                     l.merged_s, l.merged_r);
   CUDA_CHECK_LAUNCH();
 }

@@ -63,6 +63,7 @@ void run_cub_radix_sort(TopkState& s, cudaStream_t stream) {
 
 TopkStage fused_scan_topk_stage();  // variants/fused_stages.cu
 TopkStage warp_select_stage();      // variants/fused_stages.cu
+TopkStage radix_select_stage();     // variants/radix_select_stage.cu
 TopkStage reduced_scan_topk_stage();  // variants/reduced_stages.cu
 TopkStage exact_rerank_stage();       // variants/reduced_stages.cu
 
@@ -75,6 +76,7 @@ const std::vector<TopkStage>& topk_stages() {
        nullptr, cub_sort_temp, run_cub_radix_sort},
       fused_scan_topk_stage(),
       warp_select_stage(),
+      radix_select_stage(),
       reduced_scan_topk_stage(),
       exact_rerank_stage(),
   };

@@ -2,6 +2,7 @@
 // events and reported through UseManualTime; derived rates are counters.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -19,6 +20,7 @@ namespace {
 
 constexpr int kWarmups = 3;
 const int kTopkKs[] = {1, 10, 100, 1024};
+const int kTopkRowCounts[] = {65536, 1048576};  // beside the full model, for k = 10 and 100
 
 // Sums per-iteration values; publishes their means as counters.
 class Means {
@@ -104,13 +106,15 @@ void dot_fixture(benchmark::State& st, const DotVariant* v) {
 }
 
 // Each iteration restores the stage's input (untimed): the study's stages work in place.
-void topk_fixture(benchmark::State& st, const TopkStage* stage, int k) {
+// rows: the first `rows` rows of the model (0: all).
+void topk_fixture(benchmark::State& st, const TopkStage* stage, int k, int rows) {
   const BenchState& s = bench_state();
-  const int n = static_cast<int>(s.host.rows);
+  const int n = rows > 0 ? std::min(rows, static_cast<int>(s.host.rows)) : static_cast<int>(s.host.rows);
   Workspace ws;
   ws.allocate(n, k, s.host.dim, stage->temp_bytes(n, k));
   upload_query(ws, s.query);
-  const DotArgs args = dot_args(s, ws);
+  DotArgs args = dot_args(s, ws);
+  args.rows = n;
   dot_variant("warp_shuffle_dot").launch(args, nullptr);
   TopkState input = ws.topk_state();
   // Stages that scan the model themselves time the whole pass; 16-bit ones read the fp16 copy.
@@ -156,6 +160,7 @@ void topk_fixture(benchmark::State& st, const TopkStage* stage, int k) {
   }
   m.publish(st);
   st.counters["k"] = k;
+  st.counters["rows"] = n;
 }
 
 void pipeline_fixture(benchmark::State& st, const Pipeline* p) {
@@ -256,8 +261,13 @@ void register_fixtures(bool gpu) {
     timed(add("floor/read_model", floor_fixture, Storage::F32));
     timed(add("floor/read_model_16bit", floor_fixture, Storage::F16));
     for (const DotVariant& v : dot_variants()) timed(add("dot/" + std::string(v.name), dot_fixture, &v));
-    for (const TopkStage& t : topk_stages())
-      for (int k : kTopkKs) timed(add("topk/" + std::string(t.name) + "/k:" + std::to_string(k), topk_fixture, &t, k));
+    for (const TopkStage& t : topk_stages()) {
+      for (int k : kTopkKs) timed(add("topk/" + std::string(t.name) + "/k:" + std::to_string(k), topk_fixture, &t, k, 0));
+      for (int rows : kTopkRowCounts)
+        for (int k : {10, 100})
+          timed(add("topk/" + std::string(t.name) + "/rows:" + std::to_string(rows) + "/k:" + std::to_string(k),
+                    topk_fixture, &t, k, rows));
+    }
     for (const Pipeline& p : pipelines()) {
       auto* b = timed(add("pipeline/" + std::string(p.name), pipeline_fixture, &p));
       if (p.copy_model_every_query) b->Iterations(10);  // the study's mean of 10 runs; each moves the model

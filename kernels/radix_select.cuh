@@ -1,0 +1,89 @@
+// Radix select: the k-th largest similarity found digit by digit (8 bits a pass, most
+// significant first) from histograms of the candidates still matching the digits fixed so
+// far; then every row at or above it is compacted and a one-block warp-select orders them.
+#pragma once
+#include "kernels/warp_merge.cuh"
+#include "kernels/warp_topk.cuh"
+
+namespace distancies {
+
+// Order-preserving key: larger float, larger unsigned (-0 folded into +0: they rank equal).
+__device__ __forceinline__ unsigned radix_key(float s) {
+  const unsigned u = s == 0.0f ? 0u : __float_as_uint(s);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+struct RadixState {
+  unsigned prefix;     // digits fixed so far
+  unsigned mask;       // which bits of the prefix are fixed
+  int remaining;       // how many of the k are still to be found at or below the prefix
+  unsigned hist[256];
+};
+
+// Histogram of the next digit among keys matching the prefix (shared-memory then global).
+__global__ void radix_histogram_kernel(const float* sims, int n, int shift, RadixState* st) {
+  __shared__ unsigned h[256];
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) h[i] = 0;
+  __syncthreads();
+  const unsigned prefix = st->prefix, mask = st->mask;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const unsigned key = radix_key(sims[i]);
+    if ((key & mask) == prefix) atomicAdd(&h[(key >> shift) & 0xFF], 1u);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < 256; i += blockDim.x)
+    if (h[i]) atomicAdd(&st->hist[i], h[i]);
+}
+
+// One thread: the digit holding the remaining-th largest key; clears the histogram.
+__global__ void radix_choose_kernel(int shift, RadixState* st) {
+  int above = 0, d = 255;
+  for (; d > 0; --d) {
+    if (above + static_cast<int>(st->hist[d]) >= st->remaining) break;
+    above += st->hist[d];
+  }
+  st->prefix |= static_cast<unsigned>(d) << shift;
+  st->mask |= 0xFFu << shift;
+  st->remaining -= above;
+  for (int i = 0; i < 256; ++i) st->hist[i] = 0;
+}
+
+// Rows whose key reaches the k-th largest (CUB DeviceSelect's predicate).
+struct AtLeastThreshold {
+  const float* sims;
+  const RadixState* st;
+  __device__ bool operator()(int i) const { return radix_key(sims[i]) >= st->prefix; }
+};
+
+// One block orders the selected rows (usually about k of them) into the final top k.
+template <int kWarps>
+__global__ void __launch_bounds__(kWarps * 32) select_topk_kernel(const float* sims, const int* idx, const int* chosen,
+                                                                  const int* count, int k, float* out_s, int* out_r) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* list_s = reinterpret_cast<float*>(smem);
+  int* list_r = reinterpret_cast<int*>(list_s + kWarps * k);
+  float* scr_s = reinterpret_cast<float*>(list_r + kWarps * k);
+  int* scr_r = reinterpret_cast<int*>(scr_s + kWarps * k);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  WarpTopk top{list_s + warp * k, list_r + warp * k, k};
+  top.clear(lane);
+  const int m = *count;
+  for (int base = warp * 32; base < m; base += kWarps * 32) {
+    const int i = base + lane;
+    const float s = i < m ? sims[chosen[i]] : kSentinelSim;
+    const int r = i < m ? idx[chosen[i]] : kSentinelRow;
+    unsigned want = __ballot_sync(0xffffffffu, top.admits(s, r));
+    while (want) {
+      const int src = __ffs(want) - 1;
+      want &= want - 1;
+      const float ss = __shfl_sync(0xffffffffu, s, src);
+      const int rr = __shfl_sync(0xffffffffu, r, src);
+      if (top.admits(ss, rr)) top.insert(ss, rr, lane);
+    }
+  }
+  block_merge_lists<kWarps>(list_s, list_r, scr_s, scr_r, k, warp, lane);
+  if (warp == 0) warp_copy(list_s, list_r, k, out_s, out_r, lane);
+}
+
+}  // namespace distancies
