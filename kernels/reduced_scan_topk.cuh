@@ -24,7 +24,10 @@ __device__ __forceinline__ float fma8(float acc, const float4* q, uint4 raw) {
   return fma4(acc, q[1], make_float4(c.x, c.y, d.x, d.y));
 }
 
-template <class T2, int kWarps, int kRows, int kSegs, int kMinBlocksPerSm>
+// A 16-bit row of D <= 384 is at most 48 16-byte loads, so each half-warp takes one row
+// (16 lanes x kSegs loads) and a warp works on 2 x kPairs rows at once: fewer idle lanes than a
+// whole warp per row (38 of 64 slots busy at D = 300, against 38 of 48).
+template <class T2, int kWarps, int kPairs, int kSegs, int kMinBlocksPerSm>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
     reduced_scan_topk_kernel(const uint4* vec8, int rld, const float* query, int dim, float query_norm,
                              const float* norms, int rows, int K, float* cand_s, int* cand_r) {
@@ -36,45 +39,52 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   int* scr_r = reinterpret_cast<int*>(scr_s + kWarps * K);
   for (int j = threadIdx.x; j < rld; j += blockDim.x) qf[j] = j < dim ? query[j] : 0.0f;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int half = lane / 16, hl = lane % 16;
   WarpTopk top{list_s + warp * K, list_r + warp * K, K};
   top.clear(lane);
   __syncthreads();
   const float4* q4 = reinterpret_cast<const float4*>(qf);
   const int n8 = rld / 8;
+  constexpr int kRowsPerWarp = 2 * kPairs;
   const long long gw = static_cast<long long>(blockIdx.x) * kWarps + warp;
   const long long nw = static_cast<long long>(gridDim.x) * kWarps;
-  for (long long base = gw * kRows; base < rows; base += nw * kRows) {
-    float acc[kRows], norm[kRows];
+  for (long long base = gw * kRowsPerWarp; base < rows; base += nw * kRowsPerWarp) {
+    float acc[kPairs], norm[kRowsPerWarp];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      acc[r] = 0.0f;
-      norm[r] = base + r < rows ? __ldg(norms + base + r) : 0.0f;  // in flight with the rows, not after
-    }
-    for (int j0 = 0; j0 < n8; j0 += 32 * kSegs) {
-      uint4 v[kRows][kSegs];
+    for (int r = 0; r < kRowsPerWarp; ++r) norm[r] = base + r < rows ? __ldg(norms + base + r) : 0.0f;
 #pragma unroll
-      for (int r = 0; r < kRows; ++r)
+    for (int p = 0; p < kPairs; ++p) acc[p] = 0.0f;
+    for (int j0 = 0; j0 < n8; j0 += 16 * kSegs) {
+      uint4 v[kPairs][kSegs];
+#pragma unroll
+      for (int p = 0; p < kPairs; ++p)
 #pragma unroll
         for (int s = 0; s < kSegs; ++s) {
-          const int j = j0 + s * 32 + lane;
-          v[r][s] = (base + r < rows && j < n8) ? __ldcs(vec8 + (base + r) * n8 + j) : make_uint4(0, 0, 0, 0);
+          const long long row = base + 2 * p + half;
+          const int j = j0 + s * 16 + hl;
+          v[p][s] = (row < rows && j < n8) ? __ldcs(vec8 + row * n8 + j) : make_uint4(0, 0, 0, 0);
         }
 #pragma unroll
       for (int s = 0; s < kSegs; ++s) {
-        const int j = j0 + s * 32 + lane;
+        const int j = j0 + s * 16 + hl;
         if (j < n8) {
 #pragma unroll
-          for (int r = 0; r < kRows; ++r) acc[r] = fma8<T2>(acc[r], q4 + 2 * j, v[r][s]);
+          for (int p = 0; p < kPairs; ++p) acc[p] = fma8<T2>(acc[p], q4 + 2 * j, v[p][s]);
         }
       }
     }
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const float total = warp_sum_broadcast(acc[r]);
-      const long long row = base + r;
-      if (row < rows) {
-        const float sim = cosine_from_dot(total, query_norm, norm[r]);
-        if (top.admits(sim, static_cast<int>(row))) top.insert(sim, static_cast<int>(row), lane);
+    for (int p = 0; p < kPairs; ++p) {
+#pragma unroll
+      for (int off = 8; off > 0; off /= 2) acc[p] += __shfl_xor_sync(0xffffffffu, acc[p], off);  // within halves
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float total = __shfl_sync(0xffffffffu, acc[p], 16 * h);  // one value decides for all lanes
+        const long long row = base + 2 * p + h;
+        if (row < rows) {
+          const float sim = cosine_from_dot(total, query_norm, norm[2 * p + h]);
+          if (top.admits(sim, static_cast<int>(row))) top.insert(sim, static_cast<int>(row), lane);
+        }
       }
     }
   }

@@ -10,11 +10,12 @@
 namespace distancies {
 namespace {
 
-// 8 rows per warp: a 16-bit row is only 38 16-byte loads, so twice fp32's rows keep as many
-// bytes in flight; 128 registers, 2 blocks per SM, no spills.
+// Half a warp per row, 4 pairs of rows per warp (8 rows, 12 16-byte loads per lane in flight),
+// 3 loads per lane per row (3 x 16 x 8 elements cover D <= 384 per round).
 constexpr int kWarps = 8;
-constexpr int kRows = 8;
-constexpr int kSegs = 2;  // 2 x 32 x 8 elements cover D <= 512 per round
+constexpr int kPairs = 4;
+constexpr int kRows = 2 * kPairs;
+constexpr int kSegs = 3;
 constexpr int kBlocksPerSm = 2;
 constexpr int kMergeWarps = 16;  // lists + scratch: 16 x 128 x 16 B = 32 KB of shared memory
 
@@ -69,10 +70,10 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
   const int blocks = scan_blocks(s.n);
   const auto* vec8 = static_cast<const uint4*>(s.reduced);
   if (s.storage == Storage::F16)
-    reduced_scan_topk_kernel<__half2, kWarps, kRows, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
+    reduced_scan_topk_kernel<__half2, kWarps, kPairs, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
         vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r);
   else
-    reduced_scan_topk_kernel<__nv_bfloat162, kWarps, kRows, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
+    reduced_scan_topk_kernel<__nv_bfloat162, kWarps, kPairs, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
         vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r);
   CUDA_CHECK_LAUNCH();
   merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, lists_bytes(kMergeWarps, l.K), stream>>>(l.lists_s, l.lists_r, l.chunks, l.K,
