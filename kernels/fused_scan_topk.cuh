@@ -14,14 +14,11 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_
   extern __shared__ __align__(16) unsigned char smem[];
   const int ld4 = a.ld / 4;
   float4* q4 = reinterpret_cast<float4*>(smem);
-  float* list_s = reinterpret_cast<float*>(q4 + ld4);
-  int* list_r = reinterpret_cast<int*>(list_s + kWarps * k);
-  float* scr_s = reinterpret_cast<float*>(list_r + kWarps * k);
-  int* scr_r = reinterpret_cast<int*>(scr_s + kWarps * k);
+  const BlockLists lists = carve_block_lists(q4 + ld4, kWarps, k);
   float* qf = reinterpret_cast<float*>(q4);
   for (int j = threadIdx.x; j < a.ld; j += blockDim.x) qf[j] = j < a.dim ? a.query[j] : 0.0f;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  WarpTopk top{list_s + warp * k, list_r + warp * k, k};
+  WarpTopk top{lists.s + warp * k, lists.r + warp * k, k};
   top.clear(lane);
   __syncthreads();
 
@@ -66,9 +63,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_
     }
   }
   // The block's warps merge their lists; one list per block goes out.
-  block_merge_lists<kWarps>(list_s, list_r, scr_s, scr_r, k, warp, lane);
-  if (warp == 0) warp_copy(list_s, list_r, k, cand_s + static_cast<long long>(blockIdx.x) * k,
-                           cand_r + static_cast<long long>(blockIdx.x) * k, lane);
+  block_merge_lists<kWarps>(lists, k, warp, lane);
+  write_block_list(lists, k, warp, lane, cand_s + static_cast<long long>(blockIdx.x) * k,
+                   cand_r + static_cast<long long>(blockIdx.x) * k);
 }
 
 // One block: each warp folds a strided share of the candidate lists (sorted k-chunks) into its
@@ -77,13 +74,10 @@ template <int kWarps>
 __global__ void __launch_bounds__(kWarps * 32) merge_candidates_kernel(const float* cand_s, const int* cand_r, int chunks,
                                                                        int k, float* out_s, int* out_r) {
   extern __shared__ __align__(16) unsigned char smem[];
-  float* list_s = reinterpret_cast<float*>(smem);
-  int* list_r = reinterpret_cast<int*>(list_s + kWarps * k);
-  float* scr_s = reinterpret_cast<float*>(list_r + kWarps * k);
-  int* scr_r = reinterpret_cast<int*>(scr_s + kWarps * k);
+  const BlockLists lists = carve_block_lists(smem, kWarps, k);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  float* my_s = list_s + warp * k;
-  int* my_r = list_r + warp * k;
+  float* my_s = lists.s + warp * k;
+  int* my_r = lists.r + warp * k;
   for (int i = lane; i < k; i += 32) {
     my_s[i] = kSentinelSim;
     my_r[i] = kSentinelRow;
@@ -91,11 +85,11 @@ __global__ void __launch_bounds__(kWarps * 32) merge_candidates_kernel(const flo
   __syncwarp();
   for (int c = warp; c < chunks; c += kWarps) {
     const long long off = static_cast<long long>(c) * k;
-    warp_merge_topk(my_s, my_r, cand_s + off, cand_r + off, k, scr_s + warp * k, scr_r + warp * k, lane);
-    warp_copy(scr_s + warp * k, scr_r + warp * k, k, my_s, my_r, lane);
+    warp_merge_topk(my_s, my_r, cand_s + off, cand_r + off, k, lists.scr_s + warp * k, lists.scr_r + warp * k, lane);
+    warp_copy(lists.scr_s + warp * k, lists.scr_r + warp * k, k, my_s, my_r, lane);
   }
-  block_merge_lists<kWarps>(list_s, list_r, scr_s, scr_r, k, warp, lane);
-  if (warp == 0) warp_copy(list_s, list_r, k, out_s, out_r, lane);
+  block_merge_lists<kWarps>(lists, k, warp, lane);
+  write_block_list(lists, k, warp, lane, out_s, out_r);
 }
 
 }  // namespace distancies

@@ -61,29 +61,17 @@ template <int kWarps>
 __global__ void __launch_bounds__(kWarps * 32) select_topk_kernel(const float* sims, const int* idx, const int* chosen,
                                                                   const int* count, int k, float* out_s, int* out_r) {
   extern __shared__ __align__(16) unsigned char smem[];
-  float* list_s = reinterpret_cast<float*>(smem);
-  int* list_r = reinterpret_cast<int*>(list_s + kWarps * k);
-  float* scr_s = reinterpret_cast<float*>(list_r + kWarps * k);
-  int* scr_r = reinterpret_cast<int*>(scr_s + kWarps * k);
+  const BlockLists lists = carve_block_lists(smem, kWarps, k);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  WarpTopk top{list_s + warp * k, list_r + warp * k, k};
+  WarpTopk top{lists.s + warp * k, lists.r + warp * k, k};
   top.clear(lane);
   const int m = *count;
   for (int base = warp * 32; base < m; base += kWarps * 32) {
     const int i = base + lane;
-    const float s = i < m ? sims[chosen[i]] : kSentinelSim;
-    const int r = i < m ? idx[chosen[i]] : kSentinelRow;
-    unsigned want = __ballot_sync(0xffffffffu, top.admits(s, r));
-    while (want) {
-      const int src = __ffs(want) - 1;
-      want &= want - 1;
-      const float ss = __shfl_sync(0xffffffffu, s, src);
-      const int rr = __shfl_sync(0xffffffffu, r, src);
-      if (top.admits(ss, rr)) top.insert(ss, rr, lane);
-    }
+    top.offer(i < m ? sims[chosen[i]] : kSentinelSim, i < m ? idx[chosen[i]] : kSentinelRow, lane);
   }
-  block_merge_lists<kWarps>(list_s, list_r, scr_s, scr_r, k, warp, lane);
-  if (warp == 0) warp_copy(list_s, list_r, k, out_s, out_r, lane);
+  block_merge_lists<kWarps>(lists, k, warp, lane);
+  write_block_list(lists, k, warp, lane, out_s, out_r);
 }
 
 }  // namespace distancies

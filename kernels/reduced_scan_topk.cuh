@@ -33,14 +33,11 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
                              const float* norms, int rows, int K, float* cand_s, int* cand_r) {
   extern __shared__ __align__(16) unsigned char smem[];
   float* qf = reinterpret_cast<float*>(smem);
-  float* list_s = qf + rld;
-  int* list_r = reinterpret_cast<int*>(list_s + kWarps * K);
-  float* scr_s = reinterpret_cast<float*>(list_r + kWarps * K);
-  int* scr_r = reinterpret_cast<int*>(scr_s + kWarps * K);
+  const BlockLists lists = carve_block_lists(qf + rld, kWarps, K);
   for (int j = threadIdx.x; j < rld; j += blockDim.x) qf[j] = j < dim ? query[j] : 0.0f;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int half = lane / 16, hl = lane % 16;
-  WarpTopk top{list_s + warp * K, list_r + warp * K, K};
+  WarpTopk top{lists.s + warp * K, lists.r + warp * K, K};
   top.clear(lane);
   __syncthreads();
   const float4* q4 = reinterpret_cast<const float4*>(qf);
@@ -88,9 +85,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
       }
     }
   }
-  block_merge_lists<kWarps>(list_s, list_r, scr_s, scr_r, K, warp, lane);
-  if (warp == 0) warp_copy(list_s, list_r, K, cand_s + static_cast<long long>(blockIdx.x) * K,
-                           cand_r + static_cast<long long>(blockIdx.x) * K, lane);
+  block_merge_lists<kWarps>(lists, K, warp, lane);
+  write_block_list(lists, K, warp, lane, cand_s + static_cast<long long>(blockIdx.x) * K,
+                   cand_r + static_cast<long long>(blockIdx.x) * K);
 }
 
 // One block. The K approximate candidates (sorted) are recomputed in fp32 exactly as the

@@ -47,10 +47,29 @@ __device__ inline void warp_copy(const float* s, const int* r, int K, float* ds,
   __syncwarp();
 }
 
+// One block's per-warp lists and their merge scratch, carved from shared memory at `at`.
+struct BlockLists {
+  float* s;
+  int* r;
+  float* scr_s;
+  int* scr_r;
+};
+
+__device__ inline BlockLists carve_block_lists(void* at, int warps, int k) {
+  BlockLists l;
+  l.s = static_cast<float*>(at);
+  l.r = reinterpret_cast<int*>(l.s + warps * k);
+  l.scr_s = reinterpret_cast<float*>(l.r + warps * k);
+  l.scr_r = reinterpret_cast<int*>(l.scr_s + warps * k);
+  return l;
+}
+
 // kWarps sorted lists of K in shared memory (list w at w*K), scratch of the same size: a tree
 // of pairwise merges leaves the block's best K in list 0. Every thread of the block calls it.
 template <int kWarps>
-__device__ void block_merge_lists(float* list_s, int* list_r, float* scr_s, int* scr_r, int K, int warp, int lane) {
+__device__ void block_merge_lists(const BlockLists& l, int K, int warp, int lane) {
+  float *list_s = l.s, *scr_s = l.scr_s;
+  int *list_r = l.r, *scr_r = l.scr_r;
   for (int width = 1; width < kWarps; width *= 2) {
     __syncthreads();
     if (warp % (2 * width) == 0 && warp + width < kWarps) {
@@ -62,6 +81,11 @@ __device__ void block_merge_lists(float* list_s, int* list_r, float* scr_s, int*
     }
   }
   __syncthreads();
+}
+
+// After block_merge_lists: warp 0 writes the block's best K to out.
+__device__ inline void write_block_list(const BlockLists& l, int K, int warp, int lane, float* out_s, int* out_r) {
+  if (warp == 0) warp_copy(l.s, l.r, K, out_s, out_r, lane);
 }
 
 }  // namespace distancies

@@ -63,6 +63,19 @@ struct WarpTopk {
     last_row = rows[k - 1];
     __syncwarp();  // every lane has read before the next insertion writes
   }
+
+  // Every lane offers one entry; those that beat the k-th go in one by one (a ballot finds
+  // them; past the first rounds there are almost none). Warp-uniform call.
+  __device__ void offer(float s, int r, int lane) {
+    unsigned want = __ballot_sync(0xffffffffu, admits(s, r));
+    while (want) {
+      const int src = __ffs(want) - 1;
+      want &= want - 1;
+      const float ss = __shfl_sync(0xffffffffu, s, src);
+      const int rr = __shfl_sync(0xffffffffu, r, src);
+      if (admits(ss, rr)) insert(ss, rr, lane);  // the k-th may have risen meanwhile
+    }
+  }
 };
 
 }  // namespace distancies

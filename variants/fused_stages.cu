@@ -1,8 +1,6 @@
 // The fused single-pass top-k (kernels/fused_scan_topk.cuh): policy and dispatch. Beyond
 // kMaxK the per-warp lists would not fit in shared memory, so it falls back to a separate
 // dot and CUB's sort: still exact, just not one pass.
-#include <cub/device/device_radix_sort.cuh>
-
 #include <algorithm>
 #include <utility>
 
@@ -10,6 +8,7 @@
 #include "kernels/float4_warp_dot.cuh"
 #include "kernels/fused_scan_topk.cuh"
 #include "kernels/warp_select.cuh"
+#include "variants/cub_sort.hpp"
 #include "variants/registry.hpp"
 
 namespace distancies {
@@ -31,13 +30,7 @@ int scan_blocks(int n) {
   return static_cast<int>(std::max(1LL, std::min(blocks_needed, cap)));
 }
 
-std::size_t cub_temp(int n) {
-  std::size_t bytes = 0;
-  CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, static_cast<const float*>(nullptr),
-                                                       static_cast<float*>(nullptr), static_cast<const int*>(nullptr),
-                                                       static_cast<int*>(nullptr), n));
-  return bytes;
-}
+std::size_t cub_temp(int n) { return cub_sort_temp_bytes(n); }
 
 // Shared memory for `warps` sorted lists of k plus their merge scratch.
 std::size_t lists_bytes(int warps, int k) { return 2u * warps * k * (sizeof(float) + sizeof(int)); }
@@ -46,16 +39,6 @@ std::size_t lists_bytes(int warps, int k) { return 2u * warps * k * (sizeof(floa
 std::size_t fused_temp(int n, int k) {
   if (k > kMaxK) return cub_temp(n);
   return static_cast<std::size_t>(scan_blocks(n)) * k * (sizeof(float) + sizeof(int));
-}
-
-// Beyond kMaxK: CUB's stable sort of the whole similarity array (exact, not one pass).
-void sort_fallback(TopkState& s, cudaStream_t stream) {
-  std::size_t bytes = s.temp_bytes;
-  CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(s.temp, bytes, s.sims, s.alt_sims, s.idx, s.alt_idx, s.n, 0,
-                                                       32, stream));
-  std::swap(s.sims, s.alt_sims);
-  std::swap(s.idx, s.alt_idx);
-  s.chunks = 1;
 }
 
 void run_fused(TopkState& s, cudaStream_t stream) {
@@ -67,7 +50,7 @@ void run_fused(TopkState& s, cudaStream_t stream) {
     d.sims = s.sims;
     d.idx = s.idx;
     dot_variant("float4_warp_dot").launch(d, stream);
-    return sort_fallback(s, stream);
+    return cub_sort_all(s, stream);  // beyond kMaxK: exact, not one pass
   }
   const int blocks = scan_blocks(s.n);
   const int chunks = blocks;
@@ -100,7 +83,7 @@ std::size_t select_temp(int n, int k) {
 
 void run_warp_select(TopkState& s, cudaStream_t stream) {
   if (s.n == 0) return;
-  if (s.k > kMaxK) return sort_fallback(s, stream);
+  if (s.k > kMaxK) return cub_sort_all(s, stream);  // beyond kMaxK: exact, not one pass
   const int blocks = select_blocks(s.n);
   const int chunks = blocks;
   float* cand_s = static_cast<float*>(s.temp);

@@ -1,7 +1,6 @@
 // Radix-select top-k (kernels/radix_select.cuh): four 8-bit histogram passes on the device,
 // CUB's DeviceSelect to compact the rows at or above the k-th key, one block to order them.
 // No host round trip: the threshold and the count stay in device memory.
-#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -9,6 +8,7 @@
 
 #include "harness/device.hpp"
 #include "kernels/radix_select.cuh"
+#include "variants/cub_sort.hpp"
 #include "variants/registry.hpp"
 
 namespace distancies {
@@ -26,33 +26,17 @@ std::size_t select_bytes(int n) {
   return bytes;
 }
 
-std::size_t sort_bytes(int n) {
-  std::size_t bytes = 0;
-  CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, static_cast<const float*>(nullptr),
-                                                       static_cast<float*>(nullptr), static_cast<const int*>(nullptr),
-                                                       static_cast<int*>(nullptr), n));
-  return bytes;
-}
-
 // temp: RadixState | count | chosen rows (n) | CUB scratch. Beyond k = 128 (the one-block
 // order's limit): CUB's stable sort of everything, still exact.
 std::size_t radix_temp(int n, int k) {
-  if (k > WarpTopk::kMaxK) return sort_bytes(n);
+  if (k > WarpTopk::kMaxK) return cub_sort_temp_bytes(n);
   return align256(sizeof(RadixState)) + align256(sizeof(int)) + align256(std::size_t(n) * sizeof(int)) +
          select_bytes(n);
 }
 
 void run_radix_select(TopkState& s, cudaStream_t stream) {
   if (s.n == 0) return;
-  if (s.k > WarpTopk::kMaxK) {
-    std::size_t bytes = s.temp_bytes;
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(s.temp, bytes, s.sims, s.alt_sims, s.idx, s.alt_idx, s.n, 0,
-                                                         32, stream));
-    std::swap(s.sims, s.alt_sims);
-    std::swap(s.idx, s.alt_idx);
-    s.chunks = 1;
-    return;
-  }
+  if (s.k > WarpTopk::kMaxK) return cub_sort_all(s, stream);
   auto* base = static_cast<char*>(s.temp);
   auto* st = reinterpret_cast<RadixState*>(base);
   int* count = reinterpret_cast<int*>(base + align256(sizeof(RadixState)));

@@ -7,6 +7,7 @@
 #include "harness/cuda_check.hpp"
 #include "kernels/botched_merge_sort.cuh"
 #include "kernels/first_merge.cuh"
+#include "variants/cub_sort.hpp"
 #include "variants/registry.hpp"
 
 namespace distancies {
@@ -39,7 +40,15 @@ void run_botched_merge_sort(TopkState& s, cudaStream_t stream) {
   }
 }
 
-std::size_t cub_sort_temp(int n, int) {
+std::size_t cub_sort_temp(int n, int) { return cub_sort_temp_bytes(n); }
+
+void run_cub_radix_sort(TopkState& s, cudaStream_t stream) {
+  if (s.n > 0) cub_sort_all(s, stream);
+}
+
+}  // namespace
+
+std::size_t cub_sort_temp_bytes(int n) {
   std::size_t bytes = 0;
   CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, static_cast<const float*>(nullptr),
                                                        static_cast<float*>(nullptr), static_cast<const int*>(nullptr),
@@ -48,8 +57,7 @@ std::size_t cub_sort_temp(int n, int) {
 }
 
 // A stable descending sort keeps equal similarities in row order: our tie rule.
-void run_cub_radix_sort(TopkState& s, cudaStream_t stream) {
-  if (s.n == 0) return;
+void cub_sort_all(TopkState& s, cudaStream_t stream) {
   std::size_t bytes = s.temp_bytes;
   CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(s.temp, bytes, s.sims, s.alt_sims, s.idx, s.alt_idx, s.n, 0,
                                                        32, stream));
@@ -58,8 +66,6 @@ void run_cub_radix_sort(TopkState& s, cudaStream_t stream) {
   std::swap(s.idx, s.alt_idx);
   s.chunks = 1;
 }
-
-}  // namespace
 
 TopkStage fused_scan_topk_stage();  // variants/fused_stages.cu
 TopkStage warp_select_stage();      // variants/fused_stages.cu
