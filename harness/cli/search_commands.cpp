@@ -196,6 +196,14 @@ void add_search_commands(CLI::App& app) {
     });
   }
   {
+    auto* c = app.add_subcommand("device", "Say which GPU would be used, or why none can be (exit 1 when none)");
+    c->callback([] {
+      const DeviceStatus& d = device_status();
+      std::printf("%s\n", describe_device(d).c_str());
+      if (!d.available) throw Error("no usable CUDA GPU: GPU searches, GPU tests and GPU fixtures cannot run here");
+    });
+  }
+  {
     auto* c = app.add_subcommand("list", "List the registered dot variants, top-k stages and pipelines");
     c->callback([] {
       std::printf("dot variants:\n");
