@@ -103,9 +103,9 @@ void add_model_commands(CLI::App& app) {
       save_native(m, *out);
       std::printf("wrote %s: %lld rows x %d dims (from %s)\n", out->c_str(), static_cast<long long>(m.rows), m.dim,
                   m.format.c_str());
-      std::printf("skipped: %lld non-finite, %lld duplicated; zero vectors: %lld\n",
+      std::printf("skipped: %lld non-finite, %lld duplicated, %lld empty words; zero vectors: %lld\n",
                   static_cast<long long>(rep.skipped_nonfinite), static_cast<long long>(rep.skipped_duplicates),
-                  static_cast<long long>(rep.zero_vectors));
+                  static_cast<long long>(rep.skipped_empty_words), static_cast<long long>(rep.zero_vectors));
     });
   }
   {
