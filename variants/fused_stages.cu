@@ -9,6 +9,7 @@
 #include "kernels/fused_scan_topk.cuh"
 #include "kernels/warp_select.cuh"
 #include "variants/cub_sort.hpp"
+#include "variants/grid.hpp"
 #include "variants/registry.hpp"
 
 namespace distancies {
@@ -23,17 +24,9 @@ constexpr int kBlocksPerSm = 2;
 constexpr int kMergeWarps = 16;  // lists + scratch: 16 x 128 x 16 B = 32 KB of shared memory
 constexpr int kMaxK = WarpTopk::kMaxK;
 
-int scan_blocks(int n) {
-  const long long warps_needed = (static_cast<long long>(n) + kRows - 1) / kRows;
-  const long long blocks_needed = (warps_needed + kWarps - 1) / kWarps;
-  const long long cap = static_cast<long long>(device_status().props.multiProcessorCount) * kBlocksPerSm;
-  return static_cast<int>(std::max(1LL, std::min(blocks_needed, cap)));
-}
+int scan_blocks(int n) { return persistent_blocks(n, kRows * kWarps, kBlocksPerSm); }
 
 std::size_t cub_temp(int n) { return cub_sort_temp_bytes(n); }
-
-// Shared memory for `warps` sorted lists of k plus their merge scratch.
-std::size_t lists_bytes(int warps, int k) { return 2u * warps * k * (sizeof(float) + sizeof(int)); }
 
 // One candidate list per block.
 std::size_t fused_temp(int n, int k) {
@@ -70,11 +63,7 @@ void run_fused(TopkState& s, cudaStream_t stream) {
 constexpr int kSelectWarps = 8;
 constexpr int kSelectBlocksPerSm = 4;
 
-int select_blocks(int n) {
-  const long long blocks_needed = (static_cast<long long>(n) + 32 * kSelectWarps - 1) / (32 * kSelectWarps);
-  const long long cap = static_cast<long long>(device_status().props.multiProcessorCount) * kSelectBlocksPerSm;
-  return static_cast<int>(std::max(1LL, std::min(blocks_needed, cap)));
-}
+int select_blocks(int n) { return persistent_blocks(n, 32 * kSelectWarps, kSelectBlocksPerSm); }
 
 std::size_t select_temp(int n, int k) {
   if (k > kMaxK) return cub_temp(n);

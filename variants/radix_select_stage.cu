@@ -9,6 +9,7 @@
 #include "harness/device.hpp"
 #include "kernels/radix_select.cuh"
 #include "variants/cub_sort.hpp"
+#include "variants/grid.hpp"
 #include "variants/registry.hpp"
 
 namespace distancies {
@@ -57,7 +58,7 @@ void run_radix_select(TopkState& s, cudaStream_t stream) {
   }
   CUDA_CHECK(cub::DeviceSelect::If(cub_temp, cub_bytes, thrust::counting_iterator<int>(0), chosen, count, s.n,
                                    AtLeastThreshold{s.sims, st}, stream));
-  const std::size_t smem = 2u * kSelectWarps * s.k * (sizeof(float) + sizeof(int));
+  const std::size_t smem = lists_bytes(kSelectWarps, s.k);
   select_topk_kernel<kSelectWarps><<<1, kSelectWarps * 32, smem, stream>>>(s.sims, s.idx, chosen, count, s.k,
                                                                            s.alt_sims, s.alt_idx);
   CUDA_CHECK_LAUNCH();

@@ -5,6 +5,7 @@
 #include "harness/device.hpp"
 #include "kernels/fused_scan_topk.cuh"
 #include "kernels/reduced_scan_topk.cuh"
+#include "variants/grid.hpp"
 #include "variants/registry.hpp"
 
 namespace distancies {
@@ -24,13 +25,7 @@ constexpr int kMergeWarps = 16;  // lists + scratch: 16 x 128 x 16 B = 32 KB of 
 int candidates_for(int k) { return std::min(WarpTopk::kMaxK, std::max(64, 2 * k)); }
 bool too_large(int k) { return k > WarpTopk::kMaxK; }
 
-std::size_t lists_bytes(int warps, int K) { return 2u * warps * K * (sizeof(float) + sizeof(int)); }
-
-int scan_blocks(int n) {
-  const long long blocks_needed = ((static_cast<long long>(n) + kRows - 1) / kRows + kWarps - 1) / kWarps;
-  const long long cap = static_cast<long long>(device_status().props.multiProcessorCount) * kBlocksPerSm;
-  return static_cast<int>(std::max(1LL, std::min(blocks_needed, cap)));
-}
+int scan_blocks(int n) { return persistent_blocks(n, kRows * kWarps, kBlocksPerSm); }
 
 // temp: one candidate list per block, then the merged K candidates.
 struct Layout {
