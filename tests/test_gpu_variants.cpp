@@ -297,7 +297,9 @@ TEST(ReducedPrecision, EqualsTheFp32FusedPipelineExactly) {
       }
       // At small k random data certifies; at large k on this small model the gap between the
       // k-th and K-th scores can fall inside bf16's bound, and the fallback answers instead.
-      if (k <= 10) EXPECT_EQ(bd.stage_ms("fallback"), 0.0f) << name << ": random data should certify at k " << k;
+      if (k <= 10) {
+        EXPECT_EQ(bd.stage_ms("fallback"), 0.0f) << name << ": random data should certify at k " << k;
+      }
     }
   }
 }
