@@ -83,6 +83,13 @@ def stage_title(m: str) -> str:
     return STAGE_TITLES.get(m, m.removesuffix("_ms"))
 
 
+def save(plt, fig, out_dir: str, name: str) -> None:
+    """Writes one figure as a PNG and frees it."""
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, name), dpi=110)
+    plt.close(fig)
+
+
 def total_metric(b: Bench) -> str:
     return "total_ms" if b.has("total_ms") else "real_time"
 
@@ -307,9 +314,7 @@ class Report:
             axes[0].legend(fontsize=8)
             fig.suptitle(self.run.context.get("gpu", "?") + " vs the study (" + self.ref["hardware"] + ")",
                          fontsize=9)
-            fig.tight_layout()
-            fig.savefig(os.path.join(out_dir, name), dpi=110)
-            plt.close(fig)
+            save(plt, fig, out_dir, name)
             done[name] = None
         else:
             done[name] = "no pipeline/* benchmarks"
@@ -333,9 +338,7 @@ class Report:
             ax.set_ylabel("kernel ms")
             ax.set_title("dot variants vs the memory floor: " + self.run.context.get("gpu", "?"), fontsize=9)
             ax.tick_params(axis="x", rotation=30)
-            fig.tight_layout()
-            fig.savefig(os.path.join(out_dir, name), dpi=110)
-            plt.close(fig)
+            save(plt, fig, out_dir, name)
             done[name] = None
         else:
             done[name] = "no dot/* benchmarks"
@@ -356,9 +359,7 @@ class Report:
             ax.set_ylabel("distances per ms (log)")
             ax.set_title("distances per ms: " + self.run.context.get("gpu", "?") + " vs the study", fontsize=9)
             ax.legend()
-            fig.tight_layout()
-            fig.savefig(os.path.join(out_dir, name), dpi=110)
-            plt.close(fig)
+            save(plt, fig, out_dir, name)
             done[name] = None
         else:
             done[name] = "no cpu/sequential or pipeline/* benchmarks"
