@@ -73,7 +73,7 @@ void* device_malloc(std::size_t bytes, const char* what) {
     char buf[256];
     std::snprintf(buf, sizeof buf, "GPU out of memory: %s needs %.2f GiB, %.2f GiB of %.2f GiB free", what,
                   bytes / double(1 << 30), free_b / double(1 << 30), total_b / double(1 << 30));
-    throw Error(buf);
+    throw OutOfMemory(buf);
   }
   CUDA_CHECK(e);
   return p;

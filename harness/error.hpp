@@ -9,4 +9,9 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The GPU could not hold an allocation: callers that can work in smaller pieces catch it.
+struct OutOfMemory : Error {
+  using Error::Error;
+};
+
 }  // namespace distancies

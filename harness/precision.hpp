@@ -8,4 +8,9 @@ namespace distancies {
 // row with a non-zero norm >= min_norm, for this query. Zero-norm rows score 0 on both paths.
 float reduced_error_bound(Storage s, int dim, const float* query, float query_norm, float min_norm);
 
+// Largest possible |approximate cosine from a batched GEMM tile - cosine from the fp32 scan|,
+// for any query (normalised on the GPU) and any row of norm >= min_norm (docs/batch.md);
+// `scores` F16: the tile's scores are rounded to fp16 before the selection reads them.
+float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores = Storage::F32);
+
 }  // namespace distancies

@@ -6,6 +6,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstddef>
+
 #include "kernels/row_dot.cuh"
 #include "kernels/warp_merge.cuh"
 #include "kernels/warp_topk.cuh"
@@ -95,10 +97,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
 // beats the last candidate's approximate similarity plus the error bound: then every row left
 // out is provably below it. Otherwise *status = 1 and the caller falls back.
 template <int kWarps>
-__global__ void __launch_bounds__(kWarps * 32)
-    exact_rerank_kernel(DotArgs a, const float* approx_s, const int* approx_r, int K, int k, float error_bound,
-                        float* out_s, int* out_r, int* status) {
-  extern __shared__ __align__(16) unsigned char smem[];
+__device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, const int* approx_r, int K, int k,
+                                   float error_bound, float* out_s, int* out_r, int* status, unsigned char* smem) {
   const int ld4 = a.ld / 4;
   float4* q4 = reinterpret_cast<float4*>(smem);
   float* exact_s = reinterpret_cast<float*>(q4 + ld4);
@@ -134,6 +134,19 @@ __global__ void __launch_bounds__(kWarps * 32)
   const bool all_rows_seen = approx_r[K - 1] == kSentinelRow;
   const bool certified = all_rows_seen || top.sims[k - 1] > approx_s[K - 1] + error_bound;
   if (lane == 0 && !certified) *status = 1;
+}
+
+// Shared memory exact_rerank_block needs.
+__host__ __device__ constexpr std::size_t exact_rerank_smem(int ld, int K, int k) {
+  return ld * sizeof(float) + (K + k) * (sizeof(float) + sizeof(int));
+}
+
+template <int kWarps>
+__global__ void __launch_bounds__(kWarps * 32)
+    exact_rerank_kernel(DotArgs a, const float* approx_s, const int* approx_r, int K, int k, float error_bound,
+                        float* out_s, int* out_r, int* status) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  exact_rerank_block<kWarps>(a, approx_s, approx_r, K, k, error_bound, out_s, out_r, status, smem);
 }
 
 }  // namespace distancies

@@ -12,7 +12,7 @@ for a in "$@"; do
 done
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$dir/gpu_env.sh"  # the packed libraries, then the host's cuBLAS
 status=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --format=csv | tee "$out/nvidia-smi.csv"
 for t in "$dir"/test_*; do
@@ -23,10 +23,15 @@ done
 if [ $sanitize = 1 ]; then
   # Small cases cover every registered variant and pipeline; the sanitizer is slow.
   filter='Registry/*d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*ties*:Registry/TopkStageTest*/*:FirstMerge*:ReadFloor*:ReducedPrecision.NearTies*:ReducedPrecision.Fp16*'
+  batch_filter='Registry/*b5_d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*b9_d301*:BatchSearch.Uncertifiable*:BatchSearch.Splits*'
   for tool in memcheck racecheck initcheck synccheck; do
-    if compute-sanitizer --tool $tool --error-exitcode 99 "$dir/test_gpu_variants" --gtest_filter="$filter" \
-        --gtest_brief=1 >"$out/sanitize-$tool.log" 2>&1; then r=clean; else r=ERRORS; status=1; fi
-    echo "compute-sanitizer $tool: $r ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool.log" | tail -1))"
+    for t in test_gpu_variants test_batch; do
+      f=$filter
+      [ $t = test_batch ] && f=$batch_filter
+      if compute-sanitizer --tool $tool --error-exitcode 99 "$dir/$t" --gtest_filter="$f" \
+          --gtest_brief=1 >"$out/sanitize-$tool-$t.log" 2>&1; then r=clean; else r=ERRORS; status=1; fi
+      echo "compute-sanitizer $tool $t: $r ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool-$t.log" | tail -1))"
+    done
   done
 fi
 if [ $bench = 1 ]; then

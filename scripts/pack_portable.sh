@@ -21,8 +21,9 @@ done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
     libcuda.so*|libnvidia-*) ;;  # the driver comes with the host
+    libcublas*.so*) ;;  # ~700 MB; the GPU host's CUDA toolkit has them (see gpu_env.sh)
     *) cp -L "$lib" "$out"/ ;;
   esac
 done
-cp scripts/gpu_check.sh "$out"/ 2>/dev/null || true
+cp scripts/gpu_check.sh scripts/gpu_env.sh "$out"/ 2>/dev/null || true
 echo "packed $(ls "$out" | wc -l) files into $out ($(du -sh "$out" | cut -f1))"

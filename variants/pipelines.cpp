@@ -37,6 +37,25 @@ const std::vector<Pipeline>& pipelines() {
   return table;
 }
 
+const std::vector<BatchPipeline>& batch_pipelines() {
+  // name, description, origin, GEMM input, one-query pipeline instead of tiles, fallback, scores
+  static const std::vector<BatchPipeline> table = {
+      {"batch_fused_loop", "the one-query `fused` pipeline once per query (the baseline batching must beat)",
+       "beyond the study", GemmInput::F32, "fused"},
+      {"batch_sgemm", "fp32 SGEMM tiles + per-query top-K after each tile + exact fp32 re-rank", "beyond the study",
+       GemmInput::F32},
+      {"batch_tf32", "TF32 tensor-core tiles + per-query top-K + exact fp32 re-rank", "beyond the study",
+       GemmInput::TF32, nullptr, "batch_sgemm"},
+      {"batch_bf16", "bf16 tensor-core tiles over the bf16 copy + top-K + exact fp32 re-rank", "beyond the study",
+       GemmInput::BF16, nullptr, "batch_sgemm"},
+      {"batch_f16", "fp16 tensor-core tiles over the fp16 copy + top-K + exact fp32 re-rank", "beyond the study",
+       GemmInput::F16, nullptr, "batch_sgemm"},
+      {"batch_f16_h", "batch_f16 with the tiles' scores written as fp16 (half the score traffic)", "beyond the study",
+       GemmInput::F16, nullptr, "batch_sgemm", Storage::F16},
+  };
+  return table;
+}
+
 namespace {
 
 template <class T>
@@ -55,5 +74,8 @@ const T& find_named(const std::vector<T>& table, std::string_view name, const ch
 const DotVariant& dot_variant(std::string_view name) { return find_named(dot_variants(), name, "dot variant"); }
 const TopkStage& topk_stage(std::string_view name) { return find_named(topk_stages(), name, "top-k stage"); }
 const Pipeline& pipeline(std::string_view name) { return find_named(pipelines(), name, "pipeline"); }
+const BatchPipeline& batch_pipeline(std::string_view name) {
+  return find_named(batch_pipelines(), name, "batch pipeline");
+}
 
 }  // namespace distancies

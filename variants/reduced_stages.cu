@@ -81,7 +81,7 @@ void run_exact_rerank(TopkState& s, cudaStream_t stream) {
   if (s.n == 0 || too_large(s.k)) return;
   const Layout l = layout(s);
   const DotArgs& a = *s.dot;
-  const std::size_t smem = a.ld * sizeof(float) + (l.K + s.k) * (sizeof(float) + sizeof(int));
+  const std::size_t smem = exact_rerank_smem(a.ld, l.K, s.k);
   exact_rerank_kernel<kMergeWarps><<<1, kMergeWarps * 32, smem, stream>>>(a, l.merged_s, l.merged_r, l.K, s.k,
                                                                           s.error_bound, s.sims, s.idx, s.status);
   CUDA_CHECK_LAUNCH();

@@ -65,14 +65,30 @@ struct Pipeline {
   const char* fallback = nullptr;       // pipeline to rerun when a stage cannot certify its result
 };
 
+// Batched search: the tensor cores score tiles of the model against all B queries; a per-query
+// top-K follows each tile; an exact fp32 re-rank certifies the top k (docs/batch.md).
+
+struct BatchPipeline {
+  const char* name;
+  const char* description;
+  const char* origin;
+  GemmInput input = GemmInput::F32;
+  const char* per_query = nullptr;  // instead of tiles: this one-query pipeline, once per query
+  const char* fallback = nullptr;   // batch pipeline for the queries a run cannot certify;
+                                    // none: each such query reruns on the exact one-query `fused`
+  Storage scores = Storage::F32;    // how a tile's scores are written (F16: half the traffic)
+};
+
 const std::vector<DotVariant>& dot_variants();
 const std::vector<TopkStage>& topk_stages();
 const std::vector<Pipeline>& pipelines();
+const std::vector<BatchPipeline>& batch_pipelines();
 
 // Look-ups by name; an unknown name is an Error listing the known ones.
 const DotVariant& dot_variant(std::string_view name);
 const TopkStage& topk_stage(std::string_view name);
 const Pipeline& pipeline(std::string_view name);
+const BatchPipeline& batch_pipeline(std::string_view name);
 
 // Capacity (entries) of the candidate buffers a pipeline needs for n rows and top k.
 std::size_t topk_capacity(int n, int k);

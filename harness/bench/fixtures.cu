@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness/bench/bench_state.hpp"
+#include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/cpu_search.hpp"
 #include "harness/gpu_search.hpp"
@@ -18,22 +19,8 @@
 namespace distancies::bench {
 namespace {
 
-constexpr int kWarmups = 3;
 const int kTopkKs[] = {1, 10, 100, 1024};
 const int kTopkRowCounts[] = {65536, 1048576};  // beside the full model, for k = 10 and 100
-
-// Sums per-iteration values; publishes their means as counters.
-class Means {
- public:
-  void add(const std::string& name, double v) { sums_[name] += v; }
-  void publish(benchmark::State& st) const {
-    const double n = st.iterations() > 0 ? double(st.iterations()) : 1.0;
-    for (const auto& [name, sum] : sums_) st.counters[name] = sum / n;
-  }
-
- private:
-  std::map<std::string, double> sums_;
-};
 
 // floor: the read-once time of the copy the work reads (fp32 model by default).
 void add_rates(Means& m, double ms, double bytes, double floor = 0) {
@@ -234,25 +221,6 @@ void sequence_fixture(benchmark::State& st, const Pipeline* p) {
   }
 }
 
-// A fixture that throws (a GPU error, out of memory) reports it and lets the others run.
-template <class Fn, class... Args>
-void guarded(benchmark::State& st, Fn fn, Args... args) {
-  try {
-    fn(st, args...);
-  } catch (const std::exception& e) {
-    st.SkipWithError(e.what());  // an error counts as finished; Google Benchmark moves on
-  }
-}
-
-template <class Fn, class... Args>
-benchmark::internal::Benchmark* add(const std::string& name, Fn fn, Args... args) {
-  return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { guarded(st, fn, args...); });
-}
-
-benchmark::internal::Benchmark* timed(benchmark::internal::Benchmark* b) {
-  return b->UseManualTime()->Unit(benchmark::kMillisecond);
-}
-
 }  // namespace
 
 void register_fixtures(bool gpu) {
@@ -280,6 +248,7 @@ void register_fixtures(bool gpu) {
     timed(add("cpu/sequential", cpu_fixture))->Iterations(3);
     timed(add("sequence/CPU", sequence_fixture, static_cast<const Pipeline*>(nullptr)))->Iterations(1);
   }
+  if (gpu) register_batch_fixtures();
 }
 
 }  // namespace distancies::bench

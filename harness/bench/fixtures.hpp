@@ -6,4 +6,7 @@ namespace distancies::bench {
 // gpu: register the GPU fixtures (else only the CPU ones).
 void register_fixtures(bool gpu);
 
+// The batched pipelines' families (batch_fixtures.cu).
+void register_batch_fixtures();
+
 }  // namespace distancies::bench

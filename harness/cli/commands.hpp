@@ -11,7 +11,7 @@ struct SearchOptions {
   std::string model;
   int k = 10;
   std::string device = "auto";  // auto | gpu | cpu
-  std::string variant = "V4";   // a pipeline name
+  std::string variant;          // a pipeline or batch pipeline name (empty: V4, or batch_tf32 for batches)
   bool also_cpu = false;
   bool keep_query_words = false;
   bool pageable = false;

@@ -1,0 +1,314 @@
+#include "harness/batch_search.hpp"
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "harness/precision.hpp"
+#include "variants/batch_scan.hpp"
+
+namespace distancies {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Adds `from`'s stages into `into`, one entry per stage name.
+void add_stages(Breakdown& into, const Breakdown& from) {
+  for (const auto& s : from.stages) {
+    auto it = std::find_if(into.stages.begin(), into.stages.end(), [&](const StageTime& t) { return t.name == s.name; });
+    if (it == into.stages.end())
+      into.stages.push_back(s);
+    else
+      it->ms += s.ms;
+  }
+  into.total_ms += from.total_ms;
+}
+
+std::vector<Hit> hits_from(const float* s, const int* r, int k, std::int64_t rows) {
+  std::vector<Hit> hits;
+  for (int i = 0; i < k; ++i)
+    if (r[i] >= 0 && r[i] < rows) hits.push_back({r[i], s[i]});
+  return hits;
+}
+
+}  // namespace
+
+// Device scratch for one sub-batch, plus what lives as long as the searcher.
+struct BatchSearcher::Buffers {
+  DeviceBuffer inv_norms;  // rows, once
+  struct Pass {
+    GemmInput input = GemmInput::F32;
+    Storage scores_type = Storage::F32;
+    int batch = 0, k = 0, tile = 0;
+    DeviceBuffer queries, norms, queries_g, scores[2], lists_s, lists_r, out_s, out_r, status;
+  } pass;
+  std::unique_ptr<PinnedBuffer> pinned;
+  std::size_t pinned_bytes = 0;
+  Event marks[6];
+  cudaEvent_t tile_events[4]{};
+
+  Buffers() {
+    for (auto& e : tile_events) CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  ~Buffers() {
+    for (auto& e : tile_events)
+      if (e) cudaEventDestroy(e);
+  }
+};
+
+BatchSearcher::BatchSearcher(const DeviceModel& model, Options opt) : model_(model), opt_(opt) {
+  require_device();
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+  cublasHandle_t h = nullptr;
+  const cublasStatus_t st = cublasCreate(&h);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    throw Error(std::string("cuBLAS could not start: ") + cublasGetStatusString(st));
+  cublas_ = h;
+  buf_ = std::make_unique<Buffers>();
+  buf_->inv_norms = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(model.rows, 1)) * sizeof(float),
+                                 "inverse row norms");
+  launch_inverse_norms(model.d_norms(), model.rows, buf_->inv_norms.as<float>(), stream_);
+  std::vector<float> norms(static_cast<std::size_t>(model.rows));
+  if (!norms.empty())
+    CUDA_CHECK(cudaMemcpyAsync(norms.data(), model.d_norms(), norms.size() * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  for (float n : norms) max_norm_ = std::max(max_norm_, n);
+}
+
+BatchSearcher::~BatchSearcher() {
+  buf_.reset();
+  if (cublas_) cublasDestroy(static_cast<cublasHandle_t>(cublas_));
+  if (side_) cudaStreamDestroy(side_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+std::vector<std::vector<Hit>> BatchSearcher::search(const BatchPipeline& p, const float* queries, const float* norms,
+                                                    int batch, int k, Breakdown* bd) {
+  const auto wall0 = clock_type::now();
+  if (k <= 0) throw Error("k must be at least 1");
+  if (batch < 0) throw Error("a batch cannot have a negative size");
+  fallbacks_ = 0;
+  if (bd) *bd = Breakdown{};
+  std::vector<std::vector<Hit>> out;
+  if (p.per_query) {
+    out = run_per_query(pipeline(p.per_query), queries, norms, batch, k, bd);
+  } else {
+    out = run_tiles(p, queries, norms, batch, k, bd);
+  }
+  if (bd) bd->wall_ms = std::chrono::duration<double, std::milli>(clock_type::now() - wall0).count();
+  return out;
+}
+
+std::vector<std::vector<Hit>> BatchSearcher::search(const BatchPipeline& p, const std::vector<Query>& qs, int k,
+                                                    bool keep_query_words, Breakdown* bd) {
+  if (k <= 0) throw Error("k must be at least 1");
+  const int dim = model_.dim;
+  std::vector<float> packed(qs.size() * static_cast<std::size_t>(dim));
+  std::vector<float> norms(qs.size());
+  int kq = 1;
+  for (std::size_t i = 0; i < qs.size(); ++i) {
+    if (static_cast<int>(qs[i].vector.size()) != dim) throw Error("query '" + qs[i].text + "' has the wrong dimension");
+    std::memcpy(packed.data() + i * dim, qs[i].vector.data(), dim * sizeof(float));
+    norms[i] = qs[i].norm;
+    kq = std::max(kq, request_k(qs[i], k, keep_query_words, model_.rows));
+  }
+  auto out = search(p, packed.data(), norms.data(), static_cast<int>(qs.size()), kq, bd);
+  for (std::size_t i = 0; i < qs.size(); ++i) {
+    if (!keep_query_words) out[i] = drop_excluded(out[i], qs[i].word_rows, k);
+    if (static_cast<int>(out[i].size()) > k) out[i].resize(static_cast<std::size_t>(k));
+  }
+  return out;
+}
+
+std::vector<std::vector<Hit>> BatchSearcher::run_per_query(const Pipeline& p, const float* queries, const float* norms,
+                                                           int batch, int k, Breakdown* bd) {
+  if (!one_) one_ = std::make_unique<GpuSearcher>(model_, nullptr);
+  std::vector<std::vector<Hit>> out(static_cast<std::size_t>(batch));
+  Breakdown one;
+  for (int i = 0; i < batch; ++i) {
+    out[i] = one_->search(p, queries + static_cast<std::size_t>(i) * model_.dim, norms[i], k, bd ? &one : nullptr);
+    if (bd) add_stages(*bd, one);
+  }
+  sub_batch_ = 1;
+  return out;
+}
+
+std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p, const float* queries,
+                                                          const float* norms, const std::vector<int>& which, int k,
+                                                          Breakdown* bd) {
+  const int dim = model_.dim;
+  std::vector<float> q(which.size() * static_cast<std::size_t>(dim));
+  std::vector<float> n(which.size());
+  for (std::size_t i = 0; i < which.size(); ++i) {
+    std::memcpy(q.data() + i * dim, queries + static_cast<std::size_t>(which[i]) * dim, dim * sizeof(float));
+    n[i] = norms[which[i]];
+  }
+  Breakdown fb;
+  const int outer = fallbacks_;
+  auto out = p.fallback ? search(batch_pipeline(p.fallback), q.data(), n.data(), static_cast<int>(which.size()), k,
+                                 bd ? &fb : nullptr)
+                        : run_per_query(pipeline("fused"), q.data(), n.data(), static_cast<int>(which.size()), k,
+                                        bd ? &fb : nullptr);
+  fallbacks_ = outer + static_cast<int>(which.size());
+  if (bd) {
+    bd->stages.push_back({"fallback", false, fb.total_ms});
+    bd->total_ms += fb.total_ms;
+  }
+  return out;
+}
+
+std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, const float* queries,
+                                                       const float* norms, int batch, int k, Breakdown* bd) {
+  std::vector<std::vector<Hit>> out(static_cast<std::size_t>(batch));
+  if (batch == 0) return out;
+  const std::int64_t rows = model_.rows;
+  if (rows > INT32_MAX) throw Error("batched search supports at most 2^31 - 1 rows");
+  const int kk = static_cast<int>(std::min<std::int64_t>(k, std::max<std::int64_t>(rows, 1)));
+  std::vector<int> all(static_cast<std::size_t>(batch));
+  for (int i = 0; i < batch; ++i) all[i] = i;
+  // No certificate is possible: too many results to keep candidates for, or a 16-bit copy
+  // that cannot hold the model's values.
+  const DeviceModel::Reduced* red =
+      p.input == GemmInput::BF16 || p.input == GemmInput::F16 ? &model_.reduced(gemm_storage(p.input)) : nullptr;
+  // fp16 scores can overflow where a row's norm nears fp16's largest value.
+  const bool scores_overflow = p.scores == Storage::F16 && max_norm_ > 60000.0f;
+  if (kk > BatchPolicy::kMaxK || (red && red->out_of_range) || scores_overflow)
+    return run_fallback(p, queries, norms, all, k, bd);
+
+  const int dim = model_.dim;
+  const int tile = opt_.tile_rows > 0 ? (opt_.tile_rows + 7) / 8 * 8 : BatchPolicy::tile_rows(batch);
+  const float bound = gemm_error_bound(p.input, dim, red ? red->min_norm : 0.0f, p.scores);
+  Buffers& b = *buf_;
+  std::vector<int> uncertified;
+  int chunk = batch;
+  for (int first = 0; first < batch;) {
+    const int n = std::min(chunk, batch - first);
+    try {
+      auto& w = b.pass;
+      if (w.input != p.input || w.scores_type != p.scores || w.batch < n || w.k != kk || w.tile != tile) {
+        w = Buffers::Pass{};
+        const std::size_t need = batch_workspace_bytes(p.input, p.scores, n, dim, model_.ld, kk, tile);
+        if (opt_.scratch_limit && need > opt_.scratch_limit)
+          throw OutOfMemory("GPU out of memory: a batch of " + std::to_string(n) + " needs " +
+                            std::to_string(need >> 20) + " MiB of scratch, the limit is " +
+                            std::to_string(opt_.scratch_limit >> 20) + " MiB");
+        const int ldg = gemm_storage(p.input) == Storage::F32 ? model_.ld : reduced_leading_dim(dim);
+        const int K = BatchPolicy::candidates(kk), S = BatchPolicy::slices(n, tile);
+        const std::size_t N = static_cast<std::size_t>(n);
+        w.queries = DeviceBuffer(N * dim * sizeof(float), "batch queries");
+        w.norms = DeviceBuffer(N * sizeof(float), "batch query norms");
+        w.queries_g = DeviceBuffer(N * ldg * (gemm_storage(p.input) == Storage::F32 ? 4 : 2),
+                                   "normalised queries");
+        for (auto& s : w.scores) s = DeviceBuffer(N * tile * (p.scores == Storage::F32 ? 4 : 2), "a tile of scores");
+        w.lists_s = DeviceBuffer(N * S * K * sizeof(float), "candidate lists");
+        w.lists_r = DeviceBuffer(N * S * K * sizeof(int), "candidate lists");
+        w.out_s = DeviceBuffer(N * kk * sizeof(float), "batch results");
+        w.out_r = DeviceBuffer(N * kk * sizeof(int), "batch results");
+        w.status = DeviceBuffer(N * sizeof(int), "batch status");
+        w.input = p.input;
+        w.scores_type = p.scores;
+        w.batch = n;
+        w.k = kk;
+        w.tile = tile;
+      }
+      const std::size_t in_floats = static_cast<std::size_t>(n) * (dim + 1);
+      const std::size_t out_bytes = static_cast<std::size_t>(n) * (kk * 8 + 4);
+      if (b.pinned_bytes < in_floats * 4 + out_bytes) {
+        b.pinned = std::make_unique<PinnedBuffer>(in_floats * 4 + out_bytes);
+        b.pinned_bytes = in_floats * 4 + out_bytes;
+      }
+      float* hq = b.pinned->as<float>();
+      std::memcpy(hq, queries + static_cast<std::size_t>(first) * dim, static_cast<std::size_t>(n) * dim * 4);
+      std::memcpy(hq + static_cast<std::size_t>(n) * dim, norms + first, static_cast<std::size_t>(n) * 4);
+      float* hs = hq + in_floats;
+      int* hr = reinterpret_cast<int*>(hs + static_cast<std::size_t>(n) * kk);
+      int* hst = hr + static_cast<std::size_t>(n) * kk;
+
+      BatchScanArgs a;
+      a.input = p.input;
+      a.model = red ? red->data.get() : model_.vectors.get();
+      a.ldg = red ? reduced_leading_dim(dim) : model_.ld;
+      a.exact = DotArgs{model_.d_vectors(), model_.d_norms(), static_cast<int>(rows), dim, model_.ld, nullptr, 0.0f,
+                        nullptr, nullptr};
+      a.inv_norms = b.inv_norms.as<float>();
+      a.queries = w.queries.as<float>();
+      a.query_norms = w.norms.as<float>();
+      a.queries_g = w.queries_g.get();
+      a.batch = n;
+      a.k = kk;
+      a.K = BatchPolicy::candidates(kk);
+      a.tile_rows = tile;
+      a.slices = BatchPolicy::slices(n, tile);
+      a.scores_type = p.scores;
+      a.scores[0] = w.scores[0].get();
+      a.scores[1] = w.scores[1].get();
+      a.lists_s = w.lists_s.as<float>();
+      a.lists_r = w.lists_r.as<int>();
+      a.error_bound = bound;
+      a.out_s = w.out_s.as<float>();
+      a.out_r = w.out_r.as<int>();
+      a.status = w.status.as<int>();
+      a.gemm_only = opt_.gemm_only;
+
+      Event* m = b.marks;
+      m[0].record(stream_);
+      CUDA_CHECK(cudaMemcpyAsync(w.queries.get(), hq, static_cast<std::size_t>(n) * dim * 4, cudaMemcpyHostToDevice,
+                                 stream_));
+      CUDA_CHECK(cudaMemcpyAsync(w.norms.get(), hq + static_cast<std::size_t>(n) * dim, static_cast<std::size_t>(n) * 4,
+                                 cudaMemcpyHostToDevice, stream_));
+      m[1].record(stream_);
+      batch_prepare(a, stream_);
+      CUDA_CHECK(cudaMemsetAsync(a.status, 0, static_cast<std::size_t>(n) * sizeof(int), stream_));
+      m[2].record(stream_);
+      const TileEvents ev{{b.tile_events[0], b.tile_events[1]}, {b.tile_events[2], b.tile_events[3]}};
+      batch_score_tiles(static_cast<cublasHandle_t>(cublas_), a, stream_, side_, ev);
+      m[3].record(stream_);
+      if (!opt_.gemm_only) batch_rerank(a, stream_);
+      m[4].record(stream_);
+      if (!opt_.gemm_only) {
+        CUDA_CHECK(cudaMemcpyAsync(hs, a.out_s, static_cast<std::size_t>(n) * kk * 4, cudaMemcpyDeviceToHost, stream_));
+        CUDA_CHECK(cudaMemcpyAsync(hr, a.out_r, static_cast<std::size_t>(n) * kk * 4, cudaMemcpyDeviceToHost, stream_));
+        CUDA_CHECK(cudaMemcpyAsync(hst, a.status, static_cast<std::size_t>(n) * 4, cudaMemcpyDeviceToHost, stream_));
+      }
+      m[5].record(stream_);
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      if (bd) {
+        Breakdown pass;
+        pass.stages = {{"query_h2d", true, elapsed_ms(m[0], m[1])},
+                       {"prepare", false, elapsed_ms(m[1], m[2])},
+                       {"scan", false, elapsed_ms(m[2], m[3])},
+                       {"rerank", false, elapsed_ms(m[3], m[4])},
+                       {"result_d2h", true, elapsed_ms(m[4], m[5])}};
+        pass.total_ms = elapsed_ms(m[0], m[5]);
+        add_stages(*bd, pass);
+      }
+      if (!opt_.gemm_only)
+        for (int i = 0; i < n; ++i) {
+          out[first + i] = hits_from(hs + static_cast<std::size_t>(i) * kk, hr + static_cast<std::size_t>(i) * kk, kk, rows);
+          if (hst[i] != 0) uncertified.push_back(first + i);
+        }
+      first += n;
+    } catch (const OutOfMemory& e) {
+      // Whatever was queued before the failure finishes first; then try half as many queries.
+      cudaStreamSynchronize(side_);
+      cudaStreamSynchronize(stream_);
+      cudaGetLastError();
+      b.pass = Buffers::Pass{};
+      if (n == 1) throw Error(std::string(e.what()) + " (even one query at a time does not fit)");
+      chunk = (n + 1) / 2;
+    }
+  }
+  sub_batch_ = chunk;
+  if (!uncertified.empty()) {
+    const int done = sub_batch_;
+    auto redo = run_fallback(p, queries, norms, uncertified, k, bd);
+    for (std::size_t i = 0; i < uncertified.size(); ++i) out[uncertified[i]] = std::move(redo[i]);
+    sub_batch_ = done;
+  }
+  return out;
+}
+
+}  // namespace distancies

@@ -1,0 +1,59 @@
+// Runs a registered batch pipeline over many queries at once, timing each step with CUDA events
+// (docs/methodology.md, docs/batch.md). Results equal the one-query `fused` pipeline's, query by
+// query: the re-rank is fp32 with the same arithmetic, and what it cannot certify is redone.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "harness/gpu_search.hpp"
+#include "variants/registry.hpp"
+
+namespace distancies {
+
+class BatchSearcher {
+ public:
+  struct Options {
+    int tile_rows = 0;              // model rows per GEMM tile (0: BatchPolicy's choice)
+    std::size_t scratch_limit = 0;  // bytes of scratch a sub-batch may take (0: what the GPU has)
+    bool gemm_only = false;         // benchmark breakdown: GEMM tiles without the selection (no results)
+  };
+  BatchSearcher(const DeviceModel& model, Options opt);
+  explicit BatchSearcher(const DeviceModel& model) : BatchSearcher(model, Options{}) {}
+  ~BatchSearcher();
+  BatchSearcher(const BatchSearcher&) = delete;
+  BatchSearcher& operator=(const BatchSearcher&) = delete;
+
+  // The best k rows for each of `batch` queries (packed batch x dim floats, norms from
+  // vector_norm). Out of GPU memory, the batch is split in halves until it fits.
+  std::vector<std::vector<Hit>> search(const BatchPipeline& p, const float* queries, const float* norms, int batch,
+                                       int k, Breakdown* bd = nullptr);
+
+  // search() for parsed queries: each asks for k plus its own words, which are then dropped
+  // unless kept.
+  std::vector<std::vector<Hit>> search(const BatchPipeline& p, const std::vector<Query>& qs, int k,
+                                       bool keep_query_words, Breakdown* bd = nullptr);
+
+  int last_sub_batch() const { return sub_batch_; }   // queries per GPU pass in the last search
+  int last_fallbacks() const { return fallbacks_; }   // queries the last search had to redo
+
+ private:
+  struct Buffers;
+  std::vector<std::vector<Hit>> run_tiles(const BatchPipeline& p, const float* queries, const float* norms, int batch,
+                                          int k, Breakdown* bd);
+  std::vector<std::vector<Hit>> run_per_query(const Pipeline& p, const float* queries, const float* norms, int batch,
+                                              int k, Breakdown* bd);
+  std::vector<std::vector<Hit>> run_fallback(const BatchPipeline& p, const float* queries, const float* norms,
+                                             const std::vector<int>& which, int k, Breakdown* bd);
+
+  const DeviceModel& model_;
+  Options opt_;
+  cudaStream_t stream_{}, side_{};
+  void* cublas_ = nullptr;  // cublasHandle_t
+  std::unique_ptr<Buffers> buf_;
+  std::unique_ptr<GpuSearcher> one_;  // per-query pipelines and last-resort fallback
+  float max_norm_ = 0;  // largest row norm (fp16 scores overflow check)
+  int sub_batch_ = 0;
+  int fallbacks_ = 0;
+};
+
+}  // namespace distancies

@@ -1,0 +1,94 @@
+// Batched pipelines: batch/<pipeline>/batch:B end to end, batch_gemm/<pipeline>/batch:B (the
+// GEMM tiles alone, for the breakdown) and batch_tile/<pipeline>/batch:1024/tile:T (the tile
+// size the policy picks, checked against its neighbours). Queries are model rows.
+#include <string>
+#include <vector>
+
+#include "harness/batch_search.hpp"
+#include "harness/bench/bench_state.hpp"
+#include "harness/bench/fixture_util.hpp"
+#include "harness/bench/fixtures.hpp"
+#include "variants/batch_scan.hpp"
+
+namespace distancies::bench {
+namespace {
+
+const int kBatches[] = {1, 16, 128, 1024, 8192};
+const int kGemmBatches[] = {128, 1024, 8192};
+const int kTiles[] = {16384, 32768, 65536, 131072, 262144};
+constexpr int kLoopMaxBatch = 1024;  // one-query loops beyond this only multiply
+
+// Query b of a batch: the vector of row (b * 104729) mod rows (peers use the same rule).
+struct Queries {
+  std::vector<float> q;
+  std::vector<float> norms;
+};
+
+Queries batch_queries(int batch) {
+  const BenchState& s = bench_state();
+  const DeviceModel& dm = *s.device;
+  Queries out;
+  out.q.resize(static_cast<std::size_t>(batch) * dm.dim);
+  for (int b = 0; b < batch; ++b) {
+    const long long row = (static_cast<long long>(b) * 104729) % dm.rows;
+    CUDA_CHECK(cudaMemcpy(out.q.data() + static_cast<std::size_t>(b) * dm.dim, dm.d_vectors() + row * dm.ld,
+                          dm.dim * sizeof(float), cudaMemcpyDeviceToHost));
+    out.norms.push_back(vector_norm(out.q.data() + static_cast<std::size_t>(b) * dm.dim, dm.dim));
+  }
+  return out;
+}
+
+// gemm_only: time the GEMM tiles without the selection; tile 0: the policy's.
+void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool gemm_only, int tile) {
+  const BenchState& s = bench_state();
+  BatchSearcher::Options o;
+  o.gemm_only = gemm_only;
+  o.tile_rows = tile;
+  BatchSearcher searcher(*s.device, o);
+  const Queries q = batch_queries(batch);
+  const int k = s.config.k;
+  searcher.search(*p, q.q.data(), q.norms.data(), batch, k);  // warm-up (and 16-bit copies made)
+  Means m;
+  for (auto _ : st) {
+    Breakdown bd;
+    searcher.search(*p, q.q.data(), q.norms.data(), batch, k, &bd);
+    const double ms = gemm_only ? bd.stage_ms("scan") : bd.total_ms;
+    st.SetIterationTime(ms / 1e3);
+    for (const auto& stage : bd.stages) m.add(stage.name + "_ms", stage.ms);
+    m.add("kernel_ms", bd.kernel_ms());
+    m.add("transfer_ms", bd.transfer_ms());
+    m.add("overhead_ms", bd.overhead_ms());
+    m.add("total_ms", ms);
+    m.add("wall_ms", bd.wall_ms);
+    m.add("queries_per_s", batch / (ms / 1e3));
+    m.add("distances_per_ms", double(batch) * double(s.device->rows) / ms);
+    m.add("fallbacks", searcher.last_fallbacks());
+    m.add("sub_batch", searcher.last_sub_batch());
+  }
+  m.publish(st);
+  st.counters["batch"] = batch;
+  st.counters["k"] = k;
+  st.counters["tile_rows"] = tile > 0 ? tile : BatchPolicy::tile_rows(batch);
+  if (gemm_only)  // the tensor cores' rate: 2 * B * rows * D flops per batch
+    st.counters["tflops"] = 2.0 * batch * double(s.device->rows) * s.device->dim / (m.mean(st, "total_ms") * 1e9);
+}
+
+}  // namespace
+
+void register_batch_fixtures() {
+  for (const BatchPipeline& p : batch_pipelines()) {
+    const std::string name = p.name;
+    for (int b : kBatches) {
+      if (p.per_query && b > kLoopMaxBatch) continue;
+      timed(add("batch/" + name + "/batch:" + std::to_string(b), batch_fixture, &p, b, false, 0));
+    }
+    if (p.per_query) continue;
+    for (int b : kGemmBatches)
+      timed(add("batch_gemm/" + name + "/batch:" + std::to_string(b), batch_fixture, &p, b, true, 0));
+    if (p.input != GemmInput::F32)
+      for (int t : kTiles)
+        timed(add("batch_tile/" + name + "/batch:1024/tile:" + std::to_string(t), batch_fixture, &p, 1024, false, t));
+  }
+}
+
+}  // namespace distancies::bench

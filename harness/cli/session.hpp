@@ -1,0 +1,51 @@
+// A loaded model (on the GPU too when one is used) that answers queries one at a time or in
+// batches, and prints each answer as text or one JSON object per query.
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/batch_search.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/gpu_search.hpp"
+
+namespace distancies::cli {
+
+struct BatchLine {
+  int line;          // 1-based, in its file or block
+  std::string text;  // the word or expression
+};
+
+// The lines of a batch file: blank lines and lines starting with '#' skipped.
+std::vector<BatchLine> read_batch_file(const std::string& path);
+
+class Session {
+ public:
+  explicit Session(const SearchOptions& o);
+  ~Session();
+
+  // One query; `also_cpu` adds the study's sequential CPU search and compares.
+  void run(const std::string& text, bool also_cpu);
+
+  // Many queries at once: one object per line in order (an unknown word is that line's
+  // error), then a summary. Returns how many lines failed.
+  int run_batch(const std::vector<BatchLine>& lines, bool also_cpu);
+
+ private:
+  nlohmann::json results_json(const std::vector<Hit>& hits) const;
+  void add_cpu(nlohmann::json& j, const Query& q, const std::vector<Hit>* gpu_hits) const;
+  void print(const nlohmann::json& j) const;
+  void print_summary(const nlohmann::json& s) const;
+
+  SearchOptions o_;
+  Model model_;
+  const Pipeline* one_ = nullptr;        // answers single queries (none: many_ as a batch of one)
+  const BatchPipeline* many_ = nullptr;  // answers batches (none: one_ once per query)
+  bool use_gpu_ = false;
+  std::unique_ptr<DeviceModel> dm_;
+  std::unique_ptr<GpuSearcher> gpu_;
+  std::unique_ptr<BatchSearcher> batch_;
+};
+
+}  // namespace distancies::cli

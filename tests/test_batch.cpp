@@ -1,0 +1,298 @@
+// Every registered batch pipeline against the fp64 oracle and, query by query, against the
+// one-query `fused` pipeline (the re-rank must reproduce it bit for bit); tiles, splits,
+// fallbacks and out-of-memory. GPU tests skip, visibly, without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "gpu_skip.hpp"
+#include "harness/batch_search.hpp"
+#include "harness/device_model.hpp"
+#include "harness/precision.hpp"
+#include "oracle_check.hpp"
+#include "test_models.hpp"
+#include "variants/batch_scan.hpp"
+#include "variants/registry.hpp"
+
+using namespace distancies;
+using namespace distancies::testing;
+
+namespace {
+
+std::vector<std::string> names_of_batch_pipelines() {
+  std::vector<std::string> v;
+  for (const auto& p : batch_pipelines()) v.push_back(p.name);
+  return v;
+}
+
+struct Batch {
+  std::vector<float> q;  // packed
+  std::vector<float> norms;
+};
+
+Batch random_batch(const Model& m, int batch, std::uint32_t seed) {
+  Batch b;
+  for (int i = 0; i < batch; ++i) {
+    const auto q = random_query(m.dim, seed + 7919u * i);
+    b.q.insert(b.q.end(), q.begin(), q.end());
+    b.norms.push_back(vector_norm(q.data(), m.dim));
+  }
+  return b;
+}
+
+// Query by query: the oracle's top k, and exactly what `fused` returns alone.
+void expect_batch_exact(const Model& m, const DeviceModel& dm, const Batch& b,
+                        const std::vector<std::vector<Hit>>& got, int k) {
+  GpuSearcher one(dm, &m);
+  ASSERT_EQ(got.size(), b.norms.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("query " + std::to_string(i));
+    const float* q = b.q.data() + i * m.dim;
+    expect_matches_oracle(m, q, got[i], k);
+    const auto ref = one.search(pipeline("fused"), q, b.norms[i], k);
+    ASSERT_EQ(got[i].size(), ref.size());
+    for (std::size_t r = 0; r < ref.size(); ++r) {
+      EXPECT_EQ(got[i][r].row, ref[r].row) << "rank " << r;
+      EXPECT_EQ(got[i][r].sim, ref[r].sim) << "rank " << r << ": not fused's fp32 similarity";
+    }
+  }
+}
+
+struct Shape {
+  const char* name;
+  ModelSpec spec;
+  int k;
+  int batch;
+  int tile_rows;  // 0: policy
+};
+
+// B = 1, B not a multiple of anything, rows not a multiple of the tile, rows < k, zero rows,
+// exact ties, D other than 300, k at and beyond the candidate limit.
+const Shape kShapes[] = {
+    {"b1_d300", {20011, 300, 0, 0, 0}, 10, 1, 0},
+    {"b37_d300", {20011, 300, 0, 0, 0}, 10, 37, 0},
+    {"b130_small_tiles", {20011, 300, 0, 0, 0}, 10, 130, 1000},
+    {"b16_d50", {4099, 50, 0, 0, 0}, 10, 16, 0},
+    {"b9_d301", {3001, 301, 0, 0, 0}, 10, 9, 512},
+    {"b5_d7", {777, 7, 0, 0, 0}, 16, 5, 0},
+    {"rows_lt_k", {5, 300, 0, 0, 0}, 10, 3, 0},
+    {"one_row", {1, 40, 0, 0, 0}, 3, 2, 0},
+    {"zero_rows", {2049, 300, 0, 64, 0}, 10, 7, 0},
+    {"k128", {10007, 96, 0, 0, 0}, 128, 4, 0},
+    {"k200", {5003, 300, 0, 0, 0}, 200, 3, 0},
+};
+
+void PrintTo(const Shape& s, std::ostream* os) { *os << s.name; }
+
+}  // namespace
+
+class BatchPipelineTest : public ::testing::TestWithParam<std::tuple<std::string, Shape>> {};
+
+TEST_P(BatchPipelineTest, EveryQueryMatchesOracleAndFused) {
+  DISTANCIES_REQUIRE_GPU();
+  const auto& [name, s] = GetParam();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  ModelSpec spec = s.spec;
+  spec.seed = seed;
+  const Model m = random_model(spec);
+  const DeviceModel dm = upload_model(m);
+  BatchSearcher::Options o;
+  o.tile_rows = s.tile_rows;
+  BatchSearcher bs(dm, o);
+  const Batch b = random_batch(m, s.batch, seed);
+  Breakdown bd;
+  const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), s.batch, s.k, &bd);
+  expect_batch_exact(m, dm, b, got, s.k);
+  EXPECT_GT(bd.total_ms, 0.0f);
+  EXPECT_GT(bd.kernel_ms(), 0.0f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, BatchPipelineTest,
+                         ::testing::Combine(::testing::ValuesIn(names_of_batch_pipelines()), ::testing::ValuesIn(kShapes)),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, Shape>>& i) {
+                           return std::get<0>(i.param) + "_" + std::get<1>(i.param).name;
+                         });
+
+// Exact ties across the whole candidate set: 150 copies of row 0 and the query is row 0, so
+// the k-th and the K-th candidates are equal and no bound can certify: the fallback answers.
+TEST(BatchSearch, UncertifiableQueriesFallBackToExact) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Model m = random_model({5000, 300, seed, 0, 300});
+  const DeviceModel dm = upload_model(m);
+  BatchSearcher bs(dm);
+  Batch b = random_batch(m, 3, seed);
+  std::memcpy(b.q.data(), m.row(0), m.dim * sizeof(float));  // query 0 sits on the ties
+  b.norms[0] = m.norms[0];
+  for (const char* name : {"batch_tf32", "batch_bf16", "batch_sgemm"}) {
+    SCOPED_TRACE(name);
+    const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), 3, 10);
+    EXPECT_GE(bs.last_fallbacks(), 1) << "the tie cannot be certified";
+    expect_batch_exact(m, dm, b, got, 10);
+    const auto oracle = oracle_search(m, b.q.data(), 10);
+    for (int r = 0; r < 10; ++r) EXPECT_EQ(got[0][r].row, oracle[r].row) << "ties go to the lower row";
+  }
+}
+
+// A scratch limit below what the batch needs: the batch is split, results unchanged; below
+// what one query needs: one clear error.
+TEST(BatchSearch, SplitsABatchThatDoesNotFit) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Model m = random_model({30011, 64, seed, 0, 0});
+  const DeviceModel dm = upload_model(m);
+  const Batch b = random_batch(m, 100, seed);
+  BatchSearcher::Options o;
+  o.tile_rows = 4096;
+  o.scratch_limit = batch_workspace_bytes(GemmInput::TF32, Storage::F32, 30, m.dim, m.ld, 10, 4096);
+  BatchSearcher bs(dm, o);
+  const auto got = bs.search(batch_pipeline("batch_tf32"), b.q.data(), b.norms.data(), 100, 10);
+  EXPECT_LE(bs.last_sub_batch(), 30);
+  EXPECT_GE(bs.last_sub_batch(), 1);
+  expect_batch_exact(m, dm, b, got, 10);
+
+  o.scratch_limit = 1024;
+  BatchSearcher tiny(dm, o);
+  try {
+    tiny.search(batch_pipeline("batch_tf32"), b.q.data(), b.norms.data(), 100, 10);
+    FAIL() << "expected an out-of-memory error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU out of memory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("even one query"), std::string::npos) << e.what();
+  }
+}
+
+// The GPU really full: most of its free memory taken first. The batch must split and answer
+// exactly, or fail with the out-of-memory line; never crash.
+TEST(BatchSearch, RealOutOfMemorySplitsOrFailsCleanly) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  const Model m = random_model({50000, 128, seed, 0, 0});
+  const DeviceModel dm = upload_model(m);
+  const Batch b = random_batch(m, 2048, seed);
+  BatchSearcher bs(dm);
+  std::size_t free_b = 0, total_b = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::size_t leave =
+      batch_workspace_bytes(GemmInput::TF32, Storage::F32, 2048, m.dim, m.ld, 10, BatchPolicy::tile_rows(2048)) / 3;
+  DeviceBuffer hog;
+  for (std::size_t slack = 0; slack < (64u << 20) && !hog.get(); slack += 2u << 20) {
+    try {
+      hog = DeviceBuffer(free_b - leave - slack, "test hog");
+    } catch (const OutOfMemory&) {
+    }
+  }
+  ASSERT_NE(hog.get(), nullptr) << "could not fill the GPU";
+  try {
+    const auto got = bs.search(batch_pipeline("batch_tf32"), b.q.data(), b.norms.data(), 2048, 10);
+    EXPECT_LT(bs.last_sub_batch(), 2048) << "the whole batch could not have fit";
+    hog = DeviceBuffer();
+    Batch few;  // check a sample of the answers (the oracle on 2048 queries is slow)
+    std::vector<std::vector<Hit>> some;
+    for (int i = 0; i < 2048; i += 257) {
+      few.q.insert(few.q.end(), b.q.begin() + i * m.dim, b.q.begin() + (i + 1) * m.dim);
+      few.norms.push_back(b.norms[i]);
+      some.push_back(got[i]);
+    }
+    expect_batch_exact(m, dm, few, some, 10);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU out of memory"), std::string::npos) << e.what();
+  }
+}
+
+// Parsed queries: each query's own words are excluded unless kept.
+TEST(BatchSearch, DropsEachQuerysOwnWords) {
+  DISTANCIES_REQUIRE_GPU();
+  const Model m = random_model({3000, 50, 11, 0, 0});
+  const DeviceModel dm = upload_model(m);
+  BatchSearcher bs(dm);
+  const std::vector<Query> qs = {make_query(m, m.words[5]), make_query(m, m.words[7] + " - " + m.words[9])};
+  const auto got = bs.search(batch_pipeline("batch_tf32"), qs, 5, false);
+  ASSERT_EQ(got.size(), 2u);
+  for (std::size_t i = 0; i < qs.size(); ++i) {
+    EXPECT_EQ(got[i].size(), 5u);
+    expect_matches_oracle(m, qs[i].vector.data(), got[i], 5, qs[i].word_rows);
+  }
+  const auto kept = bs.search(batch_pipeline("batch_tf32"), qs, 5, true);
+  EXPECT_EQ(kept[0][0].row, 5) << "a word is its own nearest neighbour when kept";
+}
+
+TEST(BatchSearch, EmptyBatchAndBadK) {
+  DISTANCIES_REQUIRE_GPU();
+  const Model m = random_model({100, 16, 3, 0, 0});
+  const DeviceModel dm = upload_model(m);
+  BatchSearcher bs(dm);
+  EXPECT_TRUE(bs.search(batch_pipeline("batch_tf32"), nullptr, nullptr, 0, 10).empty());
+  float q[16] = {1}, n = 1;
+  EXPECT_THROW(bs.search(batch_pipeline("batch_tf32"), q, &n, 1, 0), Error);
+}
+
+// The bound, checked on the CPU against emulated operand rounding: |fp32-path cosine -
+// rounded-operand cosine| stays below gemm_error_bound for random and adversarial rows.
+namespace {
+float round_bf16(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+float truncate_tf32(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u &= 0xFFFFE000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+}  // namespace
+
+TEST(GemmErrorBound, CoversEmulatedRounding) {
+  const int dim = 300;
+  std::mt19937 rng(fresh_seed());
+  std::normal_distribution<float> g(0, 1);
+  for (GemmInput in : {GemmInput::TF32, GemmInput::BF16}) {
+    const double bound = gemm_error_bound(in, dim, 0.1f);
+    double worst = 0;
+    for (int t = 0; t < 200; ++t) {
+      std::vector<float> q(dim), x(dim);
+      for (int j = 0; j < dim; ++j) {
+        q[j] = g(rng);
+        x[j] = t % 2 ? std::fabs(g(rng)) * (q[j] > 0 ? 1 : -1) : g(rng);  // odd t: every term adds up
+      }
+      const double qn = vector_norm(q.data(), dim), xn = vector_norm(x.data(), dim);
+      double exact = 0, approx = 0;
+      for (int j = 0; j < dim; ++j) {
+        exact += double(q[j]) * x[j];
+        const float qj = static_cast<float>(q[j] / qn);
+        approx += in == GemmInput::BF16 ? double(round_bf16(qj)) * round_bf16(x[j])
+                                        : double(truncate_tf32(qj)) * truncate_tf32(x[j]);
+      }
+      worst = std::max(worst, std::fabs(exact / (qn * xn) - approx / xn));
+    }
+    EXPECT_LT(worst, bound) << gemm_input_name(in);
+    EXPECT_GT(worst, bound / 512) << gemm_input_name(in) << ": the bound is far looser than it needs to be";
+  }
+  EXPECT_LT(gemm_error_bound(GemmInput::F32, dim, 1), gemm_error_bound(GemmInput::F16, dim, 1));
+  EXPECT_LT(gemm_error_bound(GemmInput::F16, dim, 1), gemm_error_bound(GemmInput::TF32, dim, 1));
+  EXPECT_LT(gemm_error_bound(GemmInput::TF32, dim, 1), gemm_error_bound(GemmInput::BF16, dim, 1));
+}
+
+TEST(BatchPolicy, TilesAndSlicesStayInRange) {
+  for (int b : {1, 16, 128, 1024, 8192, 100000}) {
+    const int t = BatchPolicy::tile_rows(b);
+    EXPECT_EQ(t % 128, 0);
+    EXPECT_GE(t, 1024);
+    EXPECT_LE(static_cast<long long>(t) * b, std::max(128ll << 20, 1024ll * b) + 128ll * b);  // budget, rounded up to 128 rows
+    const int s = BatchPolicy::slices(b, t);
+    EXPECT_GE(s, 1);
+    EXPECT_LE(s, t / 1024);
+  }
+  EXPECT_EQ(BatchPolicy::candidates(10), 64);
+  EXPECT_EQ(BatchPolicy::candidates(100), 128);
+  EXPECT_EQ(BatchPolicy::candidates(128), 128);
+}
