@@ -30,6 +30,7 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements.txt
 bash scripts/fetch_glove.sh
+bash scripts/fetch_analogy.sh
 
 cmake --preset release >/dev/null
 cmake --build --preset release
