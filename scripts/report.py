@@ -256,9 +256,9 @@ class Report:
         if peers is None:
             return ""
         title = "## Peers in the same run, ms per query\n\n"
-        found = {n[len("peer/"):]: b for n, b in peers.family("peer/").items()}
+        found = {n[len("peer/"):]: b for n, b in peers.family("peer/").items() if "/batch:" not in n}
         if not found:
-            return title + "> No `peer/*` benchmarks in the peers JSON.\n"
+            return ""
         ours = [v for v in study_first(list(self.pipes)) if v in ("V4", "fused", "fused_f16", "fused_bf16")]
         rows = []
         for name, b in found.items():
@@ -274,6 +274,46 @@ class Report:
                 "times faster than the peer.\n")
         return (title + self.caption + "\n\n" +
                 table(["peer", "total ms", "distances/ms", "exact"] + [f"peer ÷ `{v}`" for v in ours], rows) + note)
+
+    def batch_table(self, peers: Run | None) -> str:
+        """Batched pipelines and batch peers by batch size: ms per batch, and peer time / ours."""
+        ours: dict = {}
+        for n, b in self.run.family("batch/").items():
+            name, _, size = n[len("batch/"):].partition("/batch:")
+            ours.setdefault(name, {})[int(size)] = b
+        if not ours:
+            return ""
+        theirs: dict = {}
+        if peers is not None:
+            for n, b in peers.family("peer/").items():
+                name, _, size = n[len("peer/"):].partition("/batch:")
+                if size:
+                    theirs.setdefault(name, {})[int(size)] = b
+        sizes = sorted({s for d in (*ours.values(), *theirs.values()) for s in d})
+        title = "## Batched search, ms per batch\n\n"
+        header = ["pipeline"] + [f"B = {s}" for s in sizes]
+        rows = [[f"`{n}`"] + [cell(d.get(s), total_metric(d[s])) if s in d else DASH for s in sizes]
+                for n, d in list(ours.items()) + list(theirs.items())]
+        out = title + self.caption + "\n\n" + table(header, rows)
+
+        def best(s):  # our fastest pipeline at batch size s (all exact)
+            c = [(d[s].center(total_metric(d[s])), n) for n, d in ours.items() if s in d]
+            return min(c) if c else None
+        rows = [["best of ours"] + [f"{best(s)[0]:.2f} ms `{best(s)[1]}`" if best(s) else DASH for s in sizes],
+                ["distances/ms"] + [num(s * self.rows / best(s)[0]) if best(s) and self.rows else DASH
+                                    for s in sizes]]
+        for n, d in theirs.items():
+            rows.append([f"`{n}` ÷ best"] + [f"{d[s].center(total_metric(d[s])) / best(s)[0]:.1f}×"
+                                               if s in d and best(s) else DASH for s in sizes])
+        out += "\n\n" + table(["", *[f"B = {s}" for s in sizes]], rows)
+        if theirs:
+            exact = {n: min(d[s].center("exact_fraction") for s in d if d[s].has("exact_fraction"))
+                     for n, d in theirs.items() if any(d[s].has("exact_fraction") for s in d)}
+            out += ("\n\nOurs are exact (every query certified or redone; `fallbacks` counter). Peers' smallest "
+                    "share of checked queries with the fp64 oracle's top-k rows: " +
+                    ", ".join(f"`{n}` {v:.3f}" for n, v in exact.items()) +
+                    ". A ratio > 1 means ours is that many times faster.\n")
+        return out
 
     def errors(self) -> str:
         errs = self.run.errors()
@@ -375,8 +415,17 @@ class Report:
         figs = ["## Plots\n"] + [f"![{n}]({os.path.join(rel, n) if rel else n})" if why is None
                                  else f"> `{n}` not drawn: {why}." for n, why in plots.items()]
         parts = [head, self.table1(), self.table2(), self.table3(), self.dot_table(), self.topk_table(),
-                 self.pipeline_table(), self.peer_table(peers), self.errors(), "\n\n".join(figs) + "\n"]
+                 self.pipeline_table(), self.peer_table(peers), self.batch_table(peers), self.errors(), "\n\n".join(figs) + "\n"]
         return "\n".join(p for p in parts if p)
+
+
+def merge_runs(runs: list) -> Run:
+    """Several peer files as one: their benchmarks together, the first file's context."""
+    benches: dict = {}
+    for r in runs:
+        benches.update(r.benches)
+    first = runs[0]
+    return Run(path=", ".join(r.path for r in runs), context=first.context, benches=benches)
 
 
 def main(argv=None) -> int:
@@ -384,14 +433,15 @@ def main(argv=None) -> int:
     ap.add_argument("results", help="distancies-bench --benchmark_out JSON")
     ap.add_argument("--out-dir", help="where the PNGs (and by default report.md) go")
     ap.add_argument("--md", help="Markdown file to write (default OUT_DIR/report.md)")
-    ap.add_argument("--peers", help="peer JSON from scripts/peer_torch.py, tabled beside our pipelines")
+    ap.add_argument("--peers", action="append", default=[],
+                    help="peer JSON (scripts/peer_torch.py, peer_torch_batch.py, peer_faiss.py); repeatable")
     try:
         a = ap.parse_args(argv)
     except SystemExit as e:
         return 2 if e.code else 0
     try:
         run = load(a.results)
-        peers = load(a.peers) if a.peers else None
+        peers = merge_runs([load(p) for p in a.peers]) if a.peers else None
         with open(REFERENCE, encoding="utf-8") as f:
             ref = json.load(f)
     except BenchError as e:

@@ -33,10 +33,11 @@ def main(argv):
     except BenchError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    fixture = {"dot variants": "dot/{}", "top-k stages": "topk/{}/k:10", "pipelines": "pipeline/{}"}
+    fixture = {"dot variants": "dot/{}", "top-k stages": "topk/{}/k:10", "pipelines": "pipeline/{}",
+               "batch pipelines": "batch/{}/batch:1024"}
     out = ["| kind | name | from | what | ms (median) | floor ratio |", "|---|---|---|---|---|---|"]
     for section, name, origin, desc in registry(argv[2]):
-        b = run.benches.get(fixture[section].format(name))
+        b = run.benches.get(fixture.get(section, "-").format(name))
         ms = b.center("total_ms") if b and b.has("total_ms") else b.center("kernel_ms") if b else None
         ratio = b.center("floor_ratio") if b and b.has("floor_ratio") else None
         out.append(f"| {section[:-1]} | `{name}` | {origin} | {desc} | "
