@@ -42,6 +42,7 @@ struct BatchSearcher::Buffers {
     GemmInput input = GemmInput::F32;
     Storage scores_type = Storage::F32;
     int batch = 0, k = 0, tile = 0;
+    std::size_t list_entries = 0;
     DeviceBuffer queries, norms, queries_g, scores[2], lists_s, lists_r, out_s, out_r, status;
   } pass;
   std::unique_ptr<PinnedBuffer> pinned;
@@ -188,7 +189,10 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
     const int n = std::min(chunk, batch - first);
     try {
       auto& w = b.pass;
-      if (w.input != p.input || w.scores_type != p.scores || w.batch < n || w.k != kk || w.tile != tile) {
+      // A smaller pass can want more slices per query than the allocation had room for.
+      const std::size_t entries = static_cast<std::size_t>(n) * BatchPolicy::slices(n, tile) * BatchPolicy::candidates(kk);
+      if (w.input != p.input || w.scores_type != p.scores || w.batch < n || w.k != kk || w.tile != tile ||
+          w.list_entries < entries) {
         w = Buffers::Pass{};
         const std::size_t need = batch_workspace_bytes(p.input, p.scores, n, dim, model_.ld, kk, tile);
         if (opt_.scratch_limit && need > opt_.scratch_limit)
@@ -203,8 +207,9 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
         w.queries_g = DeviceBuffer(N * ldg * (gemm_storage(p.input) == Storage::F32 ? 4 : 2),
                                    "normalised queries");
         for (auto& s : w.scores) s = DeviceBuffer(N * tile * (p.scores == Storage::F32 ? 4 : 2), "a tile of scores");
-        w.lists_s = DeviceBuffer(N * S * K * sizeof(float), "candidate lists");
-        w.lists_r = DeviceBuffer(N * S * K * sizeof(int), "candidate lists");
+        w.list_entries = N * S * K;
+        w.lists_s = DeviceBuffer(w.list_entries * sizeof(float), "candidate lists");
+        w.lists_r = DeviceBuffer(w.list_entries * sizeof(int), "candidate lists");
         w.out_s = DeviceBuffer(N * kk * sizeof(float), "batch results");
         w.out_r = DeviceBuffer(N * kk * sizeof(int), "batch results");
         w.status = DeviceBuffer(N * sizeof(int), "batch status");

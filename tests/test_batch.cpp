@@ -73,6 +73,7 @@ struct Shape {
 const Shape kShapes[] = {
     {"b1_d300", {20011, 300, 0, 0, 0}, 10, 1, 0},
     {"b37_d300", {20011, 300, 0, 0, 0}, 10, 37, 0},
+    {"b3_d300", {5000, 300, 0, 0, 0}, 10, 3, 0},
     {"b130_small_tiles", {20011, 300, 0, 0, 0}, 10, 130, 1000},
     {"b16_d50", {4099, 50, 0, 0, 0}, 10, 16, 0},
     {"b9_d301", {3001, 301, 0, 0, 0}, 10, 9, 512},
@@ -160,6 +161,15 @@ TEST(BatchSearch, SplitsABatchThatDoesNotFit) {
   EXPECT_LE(bs.last_sub_batch(), 30);
   EXPECT_GE(bs.last_sub_batch(), 1);
   expect_batch_exact(m, dm, b, got, 10);
+
+  // Policy tiles: the last, smaller pass wants more slices per query than the first had.
+  BatchSearcher::Options po;
+  po.scratch_limit = batch_workspace_bytes(GemmInput::TF32, Storage::F32, 6, m.dim, m.ld, 10, BatchPolicy::tile_rows(11));
+  BatchSearcher uneven(dm, po);
+  const Batch b11 = random_batch(m, 11, seed + 1);
+  const auto got11 = uneven.search(batch_pipeline("batch_tf32"), b11.q.data(), b11.norms.data(), 11, 10);
+  EXPECT_LT(uneven.last_sub_batch(), 11);
+  expect_batch_exact(m, dm, b11, got11, 10);
 
   o.scratch_limit = 1024;
   BatchSearcher tiny(dm, o);
