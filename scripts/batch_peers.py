@@ -176,3 +176,13 @@ def write_json(path, context, benchmarks, prog):
 
 def largest_pow2_at_most(n):
     return 1 << int(math.floor(math.log2(n))) if n >= 1 else 0
+
+
+def add_common_args(ap):
+    """The arguments every batch peer takes: model, batch sizes, k, repetitions, output."""
+    ap.add_argument("model", help="native model (distancies convert / gen)")
+    ap.add_argument("--batches", default="1,16,128,1024,8192", help="batch sizes, comma-separated")
+    ap.add_argument("-k", type=int, default=10)
+    ap.add_argument("--reps", type=int, help="timed repetitions per batch (default 20 up to B=128, "
+                                             "10 up to 1024, 3 above)")
+    ap.add_argument("--out", required=True)

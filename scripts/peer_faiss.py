@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from batch_peers import (Oracle, default_reps, entries, load_model, normalised_queries, normalised_rows,
-                         parse_batches, query_rows, write_json)
+from batch_peers import (Oracle, add_common_args, default_reps, entries, load_model, normalised_queries,
+                         normalised_rows, parse_batches, query_rows, write_json)
 
 PROG = "peer_faiss"
 GPU_MAX_K = 2048        # faiss GPU's selection limit (k and nprobe)
@@ -70,15 +70,10 @@ def import_faiss():
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("model", help="native model (distancies convert / gen)")
-    ap.add_argument("--batches", default="1,16,128,1024,8192", help="batch sizes, comma-separated")
-    ap.add_argument("-k", type=int, default=10)
-    ap.add_argument("--reps", type=int, help="timed repetitions per batch (default 20 up to B=128, "
-                                             "10 up to 1024, 3 above)")
+    add_common_args(ap)
     ap.add_argument("--no-f16", action="store_true", help="only the float32 index")
     ap.add_argument("--cuvs", action="store_true", help="let a cuVS build use cuVS for the flat index")
     ap.add_argument("--faiss-dir", help="import faiss from this unpacked bundle (docs/batch-peers.md)")
-    ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     batches = parse_batches(args.batches, PROG)
     if not 1 <= args.k <= GPU_MAX_K:

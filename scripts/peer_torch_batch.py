@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from batch_peers import (Oracle, default_reps, entries, largest_pow2_at_most, load_model, parse_batches,
-                         query_rows, write_json)
+from batch_peers import (Oracle, add_common_args, default_reps, entries, largest_pow2_at_most, load_model,
+                         parse_batches, query_rows, write_json)
 from peer_torch import timed
 
 PROG = "peer_torch_batch"
@@ -27,17 +27,12 @@ INT32_MAX = 2**31 - 1
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("model", help="native model (distancies convert / gen)")
-    ap.add_argument("--batches", default="1,16,128,1024,8192", help="batch sizes, comma-separated")
-    ap.add_argument("-k", type=int, default=10)
-    ap.add_argument("--reps", type=int, help="timed repetitions per batch (default 20 up to B=128, "
-                                             "10 up to 1024, 3 above)")
+    add_common_args(ap)
     ap.add_argument("--dtypes", default="fp32,bf16", help="fp32, bf16 or both (default both)")
     ap.add_argument("--chunk", type=int, help="force this chunk of queries (default: from free memory)")
     ap.add_argument("--huge-chunks", action="store_true",
                     help="let one chunk's scores exceed 2^31 - 1 elements (by default chunks stay below, "
                          "where topk's 32-bit indexing holds)")
-    ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     batches = parse_batches(args.batches, PROG)
     dtypes = [d.strip() for d in args.dtypes.split(",")]
