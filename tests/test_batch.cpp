@@ -110,8 +110,9 @@ TEST_P(BatchPipelineTest, EveryQueryMatchesOracleAndFused) {
   // Random data leaves wide gaps below the k-th: the tiles' scores alone must certify it (a
   // wrong score would only show as a fallback, which would still answer exactly).
   const BatchPipeline& p = batch_pipeline(name);
-  if (!p.per_query && s.k <= 64 && p.input != GemmInput::BF16)
+  if (!p.per_query && s.k <= 64 && p.input != GemmInput::BF16) {
     EXPECT_EQ(bs.last_fallbacks(), 0) << "the certificate failed on well-separated random data";
+  }
   EXPECT_GT(bd.total_ms, 0.0f);
   EXPECT_GT(bd.kernel_ms(), 0.0f);
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness/bench/bench_state.hpp"
+#include "harness/version.hpp"
 #include "harness/device.hpp"
 
 namespace distancies::bench {
@@ -34,7 +35,7 @@ void add_context() {
   using benchmark::AddCustomContext;
   const BenchState& s = bench_state();
   const DeviceStatus& d = device_status();
-  AddCustomContext("distancies_commit", DISTANCIES_GIT_COMMIT);
+  AddCustomContext("distancies_commit", git_commit());
   AddCustomContext("distancies_version", DISTANCIES_VERSION);
   AddCustomContext("build_type", DISTANCIES_BUILD_TYPE);
   AddCustomContext("cuda_architectures", DISTANCIES_CUDA_ARCHS);

@@ -3,11 +3,12 @@
 #include <exception>
 
 #include "harness/error.hpp"
+#include "harness/version.hpp"
 #include "harness/cli/commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"distancies: exact cosine-similarity search over word embeddings (CPU and GPU)"};
-  app.set_version_flag("--version", std::string(DISTANCIES_VERSION) + " (" DISTANCIES_GIT_COMMIT ")");
+  app.set_version_flag("--version", std::string(DISTANCIES_VERSION) + " (" + distancies::git_commit() + ")");
   app.require_subcommand(1);
   distancies::cli::add_model_commands(app);
   distancies::cli::add_search_commands(app);
