@@ -9,6 +9,7 @@ import json
 import math
 import statistics
 import struct
+import time
 
 import numpy as np
 
@@ -186,3 +187,16 @@ def add_common_args(ap):
     ap.add_argument("--reps", type=int, help="timed repetitions per batch (default 20 up to B=128, "
                                              "10 up to 1024, 3 above)")
     ap.add_argument("--out", required=True)
+
+
+def load_model_and_oracle(args, batches, prog):
+    """(norms, vectors, normalised, oracle): the model, k checked against its rows, and the fp64
+    oracle for the checked queries of every batch (timed, one line)."""
+    _, norms, vectors, normalised = load_model(args.model, prog)
+    rows = vectors.shape[0]
+    if args.k > rows:
+        raise SystemExit(f"{prog}: -k {args.k} is more than the model's {rows} rows")
+    t0 = time.perf_counter()
+    oracle = Oracle(vectors, batches, args.k)
+    print(f"{prog}: fp64 oracle for the checked queries in {time.perf_counter() - t0:.1f} s", flush=True)
+    return norms, vectors, normalised, oracle

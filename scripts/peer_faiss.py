@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from batch_peers import (Oracle, add_common_args, default_reps, entries, load_model, normalised_queries,
+from batch_peers import (add_common_args, default_reps, entries, load_model_and_oracle, normalised_queries,
                          normalised_rows, parse_batches, query_rows, write_json)
 
 PROG = "peer_faiss"
@@ -89,13 +89,8 @@ def main(argv=None):
     except Exception:                     # noqa: BLE001 - torch is optional here
         sync, gpu = (lambda: None), "unknown (no torch to ask)"
 
-    _, norms, vectors, normalised = load_model(args.model, PROG)
+    norms, vectors, normalised, oracle = load_model_and_oracle(args, batches, PROG)
     rows, dim = vectors.shape
-    if args.k > rows:
-        raise SystemExit(f"{PROG}: -k {args.k} is more than the model's {rows} rows")
-    t0 = time.perf_counter()
-    oracle = Oracle(vectors, batches, args.k)
-    print(f"{PROG}: fp64 oracle for the checked queries in {time.perf_counter() - t0:.1f} s", flush=True)
     xn = normalised_rows(vectors, norms, normalised)
     q_all = np.ascontiguousarray(normalised_queries(np.asarray(vectors[query_rows(max(batches), rows)])))
 

@@ -13,12 +13,11 @@ indexing) runs in chunks of queries (a power of two, recorded as `chunk`). Up to
 """
 import argparse
 import sys
-import time
 
 import numpy as np
 
-from batch_peers import (Oracle, add_common_args, default_reps, entries, largest_pow2_at_most, load_model,
-                         parse_batches, query_rows, write_json)
+from batch_peers import (add_common_args, default_reps, entries, largest_pow2_at_most,
+                         load_model_and_oracle, parse_batches, query_rows, write_json)
 from peer_torch import timed
 
 PROG = "peer_torch_batch"
@@ -47,13 +46,8 @@ def main(argv=None):
     if not torch.cuda.is_available():
         raise SystemExit(f"{PROG}: no CUDA GPU visible to PyTorch")
 
-    _, norms, vectors, normalised = load_model(args.model, PROG)
+    norms, vectors, normalised, oracle = load_model_and_oracle(args, batches, PROG)
     rows, dim = vectors.shape
-    if args.k > rows:
-        raise SystemExit(f"{PROG}: -k {args.k} is more than the model's {rows} rows")
-    t0 = time.perf_counter()
-    oracle = Oracle(vectors, batches, args.k)
-    print(f"{PROG}: fp64 oracle for the checked queries in {time.perf_counter() - t0:.1f} s", flush=True)
 
     torch.backends.cuda.matmul.allow_tf32 = False          # fp32 means fp32, not TF32
     dev = torch.device("cuda")

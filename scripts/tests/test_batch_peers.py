@@ -198,3 +198,14 @@ def test_prune_fatbins_keeps_only_sm90_sass(tmp_path):
     assert fatbins >= 1 and dropped > 0 and set(after) == {(2, 90)}
     assert len(after) == sum(1 for e in before if e == (2, 90))
     assert os.path.getsize(exe) == len(open(os.path.join(ROOT, "build/harness/cli/distancies"), "rb").read())
+
+
+def test_load_model_and_oracle_checks_k(tmp_path):
+    import argparse
+    v = np.array([[3, 4, 0], [0, 1, 0], [1, 0, 0]], dtype=np.float32)
+    path = write_native(tmp_path / "m.dsv", ["a", "b", "c"], v)
+    with pytest.raises(SystemExit, match=r"^peer_x: -k 4 is more than the model's 3 rows$"):
+        bp.load_model_and_oracle(argparse.Namespace(model=path, k=4), [1], "peer_x")
+    norms, vectors, normalised, oracle = bp.load_model_and_oracle(argparse.Namespace(model=path, k=2), [1], "peer_x")
+    assert vectors.shape == (3, 3) and not normalised and np.allclose(norms, [5, 1, 1])
+    assert isinstance(oracle, bp.Oracle)
