@@ -22,13 +22,18 @@ def fail(msg):
     raise SystemExit(f"analogy.py: error: {msg}")
 
 
-def read_questions(path, lowercase):
-    """[(section, [a, b, c, d])] from a questions-words.txt file (': section' lines start a section)."""
+def read_lines(path):
+    """The file's lines (UTF-8); one error line if it cannot be read."""
     try:
         with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+            return f.read().splitlines()
     except (OSError, UnicodeDecodeError) as e:
         fail(f"{path}: {e.strerror if isinstance(e, OSError) else e}")
+
+
+def read_questions(path, lowercase):
+    """[(section, [a, b, c, d])] from a questions-words.txt file (': section' lines start a section)."""
+    lines = read_lines(path)
     out, section = [], NO_SECTION
     for n, line in enumerate(lines, 1):
         text = line.strip()
@@ -96,11 +101,7 @@ def load_sidecar(batch):
 
 def read_results(path, n_lines):
     """{line: (query, top-1 word or None, error or None)} and the final summary object."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        fail(f"{path}: {e.strerror if isinstance(e, OSError) else e}")
+    lines = read_lines(path)
     got, summary = {}, None
     for n, text in enumerate(lines, 1):
         if not text.strip():
