@@ -26,13 +26,6 @@ void add_stages(Breakdown& into, const Breakdown& from) {
   into.total_ms += from.total_ms;
 }
 
-std::vector<Hit> hits_from(const float* s, const int* r, int k, std::int64_t rows) {
-  std::vector<Hit> hits;
-  for (int i = 0; i < k; ++i)
-    if (r[i] >= 0 && r[i] < rows) hits.push_back({r[i], s[i]});
-  return hits;
-}
-
 }  // namespace
 
 // Device scratch for one sub-batch, plus what lives as long as the searcher.

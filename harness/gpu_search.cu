@@ -200,10 +200,7 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
   fresh_norms = DeviceBuffer();
   if (end) end->record(stream_);
 
-  std::vector<Hit> hits;
-  hits.reserve(static_cast<std::size_t>(kk));
-  for (int i = 0; i < kk; ++i)
-    if (res_idx[i] >= 0 && res_idx[i] < n) hits.push_back({res_idx[i], res_sims[i]});
+  std::vector<Hit> hits = hits_from(res_sims, res_idx, kk, n);
 
   if (bd) {
     bd->stages.clear();
@@ -222,6 +219,14 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
       bd->wall_ms = std::chrono::duration<double, std::milli>(clock::now() - wall0).count();
     }
   }
+  return hits;
+}
+
+std::vector<Hit> hits_from(const float* sims, const int* rows, int k, std::int64_t model_rows) {
+  std::vector<Hit> hits;
+  hits.reserve(static_cast<std::size_t>(std::max(k, 0)));
+  for (int i = 0; i < k; ++i)
+    if (rows[i] >= 0 && rows[i] < model_rows) hits.push_back({rows[i], sims[i]});
   return hits;
 }
 

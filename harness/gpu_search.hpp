@@ -76,6 +76,10 @@ class GpuSearcher {
   std::size_t pinned_bytes_ = 0;
 };
 
+// The first k (similarity, row) results a kernel wrote, sentinel rows (fewer rows than k)
+// left out.
+std::vector<Hit> hits_from(const float* sims, const int* rows, int k, std::int64_t model_rows);
+
 // The k a pipeline is asked for so that k results survive dropping the query's words.
 int request_k(const Query& q, int k, bool keep_query_words, std::int64_t rows);
 
