@@ -184,7 +184,6 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
     st.reduced_ld = reduced_leading_dim(dim);
     st.error_bound = reduced_error_bound(p.storage, dim, query, query_norm, reduced->min_norm);
   }
-  if (p.fallback) CUDA_CHECK(cudaMemsetAsync(st.status, 0, sizeof(int), stream_));
   for (const TopkStage* s : stages) mark(s->name, false, [&] { s->run(st, stream_); });
 
   mark("result_d2h", true, [&] {

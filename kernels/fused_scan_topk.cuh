@@ -1,7 +1,7 @@
 // One pass over the model: each warp computes whole rows with 16-byte loads (kRows rows and
 // kSegs loads per lane in flight), then keeps its own top k, so the similarity array never
-// goes to memory. A single-block merge of the per-warp lists finishes. The per-lane order of
-// the fma chain is row_dot_f32's, so a re-rank reproduces these similarities bit for bit.
+// goes to memory. One block selects the best k of the blocks' lists (list_select.cuh). The
+// per-lane order of the fma chain is row_dot_f32's, so a re-rank reproduces it bit for bit.
 #pragma once
 #include "kernels/row_dot.cuh"
 #include "kernels/warp_merge.cuh"
@@ -62,34 +62,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_
       }
     }
   }
-  // The block's warps merge their lists; one list per block goes out.
-  block_merge_lists<kWarps>(lists, k, warp, lane);
-  write_block_list(lists, k, warp, lane, cand_s + static_cast<long long>(blockIdx.x) * k,
-                   cand_r + static_cast<long long>(blockIdx.x) * k);
-}
-
-// One block: each warp folds a strided share of the candidate lists (sorted k-chunks) into its
-// own list with warp-parallel merges, then a tree of merges leaves the best k in list 0.
-template <int kWarps>
-__global__ void __launch_bounds__(kWarps * 32) merge_candidates_kernel(const float* cand_s, const int* cand_r, int chunks,
-                                                                       int k, float* out_s, int* out_r) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  const BlockLists lists = carve_block_lists(smem, kWarps, k);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  float* my_s = lists.s + warp * k;
-  int* my_r = lists.r + warp * k;
-  for (int i = lane; i < k; i += 32) {
-    my_s[i] = kSentinelSim;
-    my_r[i] = kSentinelRow;
-  }
-  __syncwarp();
-  for (int c = warp; c < chunks; c += kWarps) {
-    const long long off = static_cast<long long>(c) * k;
-    warp_merge_topk(my_s, my_r, cand_s + off, cand_r + off, k, lists.scr_s + warp * k, lists.scr_r + warp * k, lane);
-    warp_copy(lists.scr_s + warp * k, lists.scr_r + warp * k, k, my_s, my_r, lane);
-  }
-  block_merge_lists<kWarps>(lists, k, warp, lane);
-  write_block_list(lists, k, warp, lane, out_s, out_r);
+  // The best k of the block's warp lists; one list per block goes out.
+  block_select_lists<kWarps>(lists, k, cand_s + static_cast<long long>(blockIdx.x) * k,
+                             cand_r + static_cast<long long>(blockIdx.x) * k);
 }
 
 }  // namespace distancies

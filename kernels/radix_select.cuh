@@ -70,8 +70,7 @@ __global__ void __launch_bounds__(kWarps * 32) select_topk_kernel(const float* s
     const int i = base + lane;
     top.offer(i < m ? sims[chosen[i]] : kSentinelSim, i < m ? idx[chosen[i]] : kSentinelRow, lane);
   }
-  block_merge_lists<kWarps>(lists, k, warp, lane);
-  write_block_list(lists, k, warp, lane, out_s, out_r);
+  block_select_lists<kWarps>(lists, k, out_s, out_r);
 }
 
 }  // namespace distancies

@@ -83,6 +83,76 @@ __device__ void block_merge_lists(const BlockLists& l, int K, int warp, int lane
   __syncthreads();
 }
 
+// The same result as block_merge_lists + write_block_list in a few block-wide steps instead of
+// log2(kWarps) dependent merges: the K-th best of the lists' first ceil(K / kWarps) entries
+// bounds the K-th best of all from below, the entries at or above it (about K) are compacted
+// into the scratch lists, and each one's rank among them is its place. Rows must be distinct
+// across the lists (sentinels aside). Every thread of the block calls it.
+template <int kWarps>
+__device__ void block_select_lists(const BlockLists& l, int K, float* out_s, int* out_r) {
+  constexpr int kThreads = kWarps * 32;
+  __shared__ float bound_s;
+  __shared__ int bound_r, kept;
+  const int t = threadIdx.x;
+  const int per_list = (K + kWarps - 1) / kWarps;
+  const int lead = kWarps * per_list;  // <= K + kWarps entries
+  if (t == 0) {
+    bound_s = kSentinelSim;
+    bound_r = kSentinelRow;  // stays so when fewer than K leading entries are real
+    kept = 0;
+  }
+  __syncthreads();
+  for (int i = t; i < lead; i += kThreads) {
+    const int at = (i / per_list) * K + i % per_list;
+    const float s = l.s[at];
+    const int r = l.r[at];
+    int rank = 0;
+    for (int j = 0; j < lead; ++j) {
+      const int aj = (j / per_list) * K + j % per_list;
+      rank += ranks_before(l.s[aj], l.r[aj], s, r);
+    }
+    if (rank == K - 1 && r != kSentinelRow) {
+      bound_s = s;
+      bound_r = r;
+    }
+  }
+  __syncthreads();
+  const float bs = bound_s;
+  const int br = bound_r;
+  for (int i = t; i < kWarps * K; i += kThreads) {
+    const float s = l.s[i];
+    const int r = l.r[i];
+    if (!ranks_before(bs, br, s, r)) {
+      const int slot = atomicAdd(&kept, 1);  // at most kWarps * K: the scratch holds them all
+      l.scr_s[slot] = s;
+      l.scr_r[slot] = r;
+    }
+  }
+  __syncthreads();
+  const int m = kept;
+  for (int i = t; i < K; i += kThreads) {
+    l.s[i] = kSentinelSim;
+    l.r[i] = kSentinelRow;
+  }
+  __syncthreads();
+  for (int i = t; i < m; i += kThreads) {
+    const float s = l.scr_s[i];
+    const int r = l.scr_r[i];
+    if (r == kSentinelRow) continue;  // sentinels stay as filled in above
+    int rank = 0;
+    for (int j = 0; j < m; ++j) rank += ranks_before(l.scr_s[j], l.scr_r[j], s, r);
+    if (rank < K) {
+      l.s[rank] = s;
+      l.r[rank] = r;
+    }
+  }
+  __syncthreads();
+  for (int i = t; i < K; i += kThreads) {
+    out_s[i] = l.s[i];
+    out_r[i] = l.r[i];
+  }
+}
+
 // After block_merge_lists: warp 0 writes the block's best K to out.
 __device__ inline void write_block_list(const BlockLists& l, int K, int warp, int lane, float* out_s, int* out_r) {
   if (warp == 0) warp_copy(l.s, l.r, K, out_s, out_r, lane);

@@ -1,7 +1,7 @@
 // Top k of an existing similarity array, FAISS-style: each warp streams a strided share of the
 // array 32 entries at a time and keeps its own top k (WarpTopk); lanes whose entry beats the
 // warp's current k-th are inserted one by one (a ballot finds them; after the first rounds
-// there are almost none). The block merges its warps' lists; merge_candidates_kernel the blocks'.
+// there are almost none). The block selects from its warps' lists; select_from_lists_kernel picks from the blocks'.
 #pragma once
 #include "kernels/warp_merge.cuh"
 #include "kernels/warp_topk.cuh"
@@ -23,9 +23,8 @@ __global__ void __launch_bounds__(kWarps * 32) warp_select_kernel(const float* s
     const float s = i < n ? sims[i] : kSentinelSim;
     top.offer(s, i < n ? idx[i] : kSentinelRow, lane);
   }
-  block_merge_lists<kWarps>(lists, k, warp, lane);
-  write_block_list(lists, k, warp, lane, cand_s + static_cast<long long>(blockIdx.x) * k,
-                   cand_r + static_cast<long long>(blockIdx.x) * k);
+  block_select_lists<kWarps>(lists, k, cand_s + static_cast<long long>(blockIdx.x) * k,
+                             cand_r + static_cast<long long>(blockIdx.x) * k);
 }
 
 }  // namespace distancies

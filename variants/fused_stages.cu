@@ -10,6 +10,7 @@
 #include "kernels/warp_select.cuh"
 #include "variants/cub_sort.hpp"
 #include "variants/grid.hpp"
+#include "variants/list_select.hpp"
 #include "variants/registry.hpp"
 
 namespace distancies {
@@ -21,7 +22,6 @@ constexpr int kWarps = 8;
 constexpr int kRows = 4;
 constexpr int kSegs = 3;
 constexpr int kBlocksPerSm = 2;
-constexpr int kMergeWarps = 16;  // lists + scratch: 16 x 128 x 16 B = 32 KB of shared memory
 constexpr int kMaxK = WarpTopk::kMaxK;
 
 int scan_blocks(int n) { return persistent_blocks(n, kRows * kWarps, kBlocksPerSm); }
@@ -53,9 +53,7 @@ void run_fused(TopkState& s, cudaStream_t stream) {
   if (scan_smem > 48 * 1024) throw Error("fused_scan_topk: dimension too large for its shared-memory query");
   fused_scan_topk_kernel<kWarps, kRows, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, scan_smem, stream>>>(a, s.k, cand_s, cand_r);
   CUDA_CHECK_LAUNCH();
-  merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, lists_bytes(kMergeWarps, s.k), stream>>>(
-      cand_s, cand_r, chunks, s.k, s.sims, s.idx);
-  CUDA_CHECK_LAUNCH();
+  launch_select_from_lists(cand_s, cand_r, chunks, s.k, s.sims, s.idx, stream);
   s.chunks = 1;
 }
 
@@ -80,9 +78,7 @@ void run_warp_select(TopkState& s, cudaStream_t stream) {
   const std::size_t smem = lists_bytes(kSelectWarps, s.k);
   warp_select_kernel<kSelectWarps><<<blocks, kSelectWarps * 32, smem, stream>>>(s.sims, s.idx, s.n, s.k, cand_s, cand_r);
   CUDA_CHECK_LAUNCH();
-  merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, lists_bytes(kMergeWarps, s.k), stream>>>(
-      cand_s, cand_r, chunks, s.k, s.sims, s.idx);
-  CUDA_CHECK_LAUNCH();
+  launch_select_from_lists(cand_s, cand_r, chunks, s.k, s.sims, s.idx, stream);
   s.chunks = 1;
 }
 
@@ -90,12 +86,12 @@ void run_warp_select(TopkState& s, cudaStream_t stream) {
 
 // Registered in topk_stages() (topk_stages.cu) through these entries.
 TopkStage fused_scan_topk_stage() {
-  return {"fused_scan_topk", "dot + per-warp top-k in one pass over the model, then a one-block merge",
+  return {"fused_scan_topk", "dot + per-warp top-k in one pass over the model, then a one-block select",
           "beyond the study", nullptr, fused_temp, run_fused, true};
 }
 
 TopkStage warp_select_stage() {
-  return {"warp_select", "per-warp top-k lists in shared memory over the similarity array, one-block merge",
+  return {"warp_select", "per-warp top-k lists in shared memory over the similarity array, one-block select",
           "beyond the study", nullptr, select_temp, run_warp_select};
 }
 

@@ -18,7 +18,7 @@ constexpr int kPairs = 4;
 constexpr int kRows = 2 * kPairs;
 constexpr int kSegs = 3;
 constexpr int kBlocksPerSm = 2;
-constexpr int kMergeWarps = 16;  // lists + scratch: 16 x 128 x 16 B = 32 KB of shared memory
+constexpr int kRerankWarps = 32;  // the list selection's 1,024 threads; K <= 128 rows: <= 4 per warp
 
 // Candidates kept for the re-rank: enough margin over k for the bound to certify on
 // realistic data, within WarpTopk's limit.
@@ -27,13 +27,11 @@ bool too_large(int k) { return k > WarpTopk::kMaxK; }
 
 int scan_blocks(int n) { return persistent_blocks(n, kRows * kWarps, kBlocksPerSm); }
 
-// temp: one candidate list per block, then the merged K candidates.
+// temp: one candidate list of K per scan block.
 struct Layout {
   int K, chunks;
   float* lists_s;
   int* lists_r;
-  float* merged_s;
-  int* merged_r;
 };
 
 Layout layout(const TopkState& s) {
@@ -42,19 +40,20 @@ Layout layout(const TopkState& s) {
   l.chunks = scan_blocks(s.n);
   l.lists_s = static_cast<float*>(s.temp);
   l.lists_r = reinterpret_cast<int*>(l.lists_s + static_cast<std::size_t>(l.chunks) * l.K);
-  l.merged_s = reinterpret_cast<float*>(l.lists_r + static_cast<std::size_t>(l.chunks) * l.K);
-  l.merged_r = reinterpret_cast<int*>(l.merged_s + l.K);
   return l;
 }
 
 std::size_t reduced_temp(int n, int k) {
   const std::size_t K = static_cast<std::size_t>(candidates_for(k));
-  return (static_cast<std::size_t>(scan_blocks(n)) * K + K) * (sizeof(float) + sizeof(int));
+  return static_cast<std::size_t>(scan_blocks(n)) * K * (sizeof(float) + sizeof(int));
 }
 
 void run_reduced_scan(TopkState& s, cudaStream_t stream) {
   if (!s.dot || !s.reduced || !s.status) throw Error("reduced_scan_topk needs the 16-bit model and a status flag");
-  if (s.n == 0) return;
+  if (s.n == 0) {
+    CUDA_CHECK(cudaMemsetAsync(s.status, 0, sizeof(int), stream));
+    return;
+  }
   if (too_large(s.k)) {  // cannot keep enough candidates: let the caller fall back
     CUDA_CHECK(cudaMemsetAsync(s.status, 1, sizeof(int), stream));
     return;
@@ -66,13 +65,10 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
   const auto* vec8 = static_cast<const uint4*>(s.reduced);
   if (s.storage == Storage::F16)
     reduced_scan_topk_kernel<__half2, kWarps, kPairs, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
-        vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r);
+        vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r, s.status);
   else
     reduced_scan_topk_kernel<__nv_bfloat162, kWarps, kPairs, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
-        vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r);
-  CUDA_CHECK_LAUNCH();
-  merge_candidates_kernel<kMergeWarps><<<1, kMergeWarps * 32, lists_bytes(kMergeWarps, l.K), stream>>>(l.lists_s, l.lists_r, l.chunks, l.K,
-                                                                                    l.merged_s, l.merged_r);
+        vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r, s.status);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -82,8 +78,8 @@ void run_exact_rerank(TopkState& s, cudaStream_t stream) {
   const Layout l = layout(s);
   const DotArgs& a = *s.dot;
   const std::size_t smem = exact_rerank_smem(a.ld, l.K, s.k);
-  exact_rerank_kernel<kMergeWarps><<<1, kMergeWarps * 32, smem, stream>>>(a, l.merged_s, l.merged_r, l.K, s.k,
-                                                                          s.error_bound, s.sims, s.idx, s.status);
+  select_rerank_kernel<kRerankWarps><<<1, kRerankWarps * 32, smem, stream>>>(
+      a, l.lists_s, l.lists_r, l.chunks, l.K, s.k, s.error_bound, s.sims, s.idx, s.status);
   CUDA_CHECK_LAUNCH();
   s.chunks = 1;
 }
@@ -91,12 +87,12 @@ void run_exact_rerank(TopkState& s, cudaStream_t stream) {
 }  // namespace
 
 TopkStage reduced_scan_topk_stage() {
-  return {"reduced_scan_topk", "fused scan of the 16-bit model (fp32 accumulation), best K candidates per warp",
+  return {"reduced_scan_topk", "fused scan of the 16-bit model (fp32 accumulation), best K candidates per block",
           "beyond the study", nullptr, reduced_temp, run_reduced_scan, true};
 }
 
 TopkStage exact_rerank_stage() {
-  return {"exact_rerank", "fp32 re-rank of the K candidates, bit-identical to the fused scan; certifies the top k",
+  return {"exact_rerank", "one block: best K of the scan's lists, their fp32 re-rank (bit-identical to the fused scan); certifies the top k",
           "beyond the study", "reduced_scan_topk", reduced_temp, run_exact_rerank, true};
 }
 

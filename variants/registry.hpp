@@ -38,7 +38,8 @@ struct TopkState {
   Storage storage = Storage::F32;
   int reduced_ld = 0;
   float error_bound = 0;          // max |reduced-precision similarity - fp32 similarity| (docs/variants.md)
-  int* status = nullptr;          // device flag: a stage sets 1 when its result is not certified exact
+  int* status = nullptr;          // device flag: a stage sets 1 when its result is not certified exact;
+                                  // the pipeline's first stage that can set it clears it (no memset per query)
 };
 
 struct TopkStage {

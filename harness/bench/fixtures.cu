@@ -236,6 +236,7 @@ void register_fixtures(bool gpu) {
           timed(add("topk/" + std::string(t.name) + "/rows:" + std::to_string(rows) + "/k:" + std::to_string(k),
                     topk_fixture, &t, k, rows));
     }
+    register_list_fixtures();
     for (const Pipeline& p : pipelines()) {
       auto* b = timed(add("pipeline/" + std::string(p.name), pipeline_fixture, &p));
       if (p.copy_model_every_query) b->Iterations(10);  // the study's mean of 10 runs; each moves the model

@@ -9,4 +9,7 @@ void register_fixtures(bool gpu);
 // The batched pipelines' families (batch_fixtures.cu).
 void register_batch_fixtures();
 
+// The one-block list selections (list_fixtures.cu).
+void register_list_fixtures();
+
 }  // namespace distancies::bench

@@ -1,0 +1,47 @@
+#include "variants/list_select.hpp"
+
+#include "harness/cuda_check.hpp"
+#include "kernels/list_select.cuh"
+#include "variants/grid.hpp"
+
+namespace distancies {
+namespace {
+
+template <BoundBy kBound>
+void bound_and_filter(const float* cand_s, const int* cand_r, int chunks, int K, float* out_s, int* out_r,
+                      cudaStream_t stream) {
+  select_from_lists_kernel<kListSelectThreads, kBound>
+      <<<1, kListSelectThreads, 0, stream>>>(cand_s, cand_r, chunks, K, out_s, out_r);
+  CUDA_CHECK_LAUNCH();
+}
+
+constexpr int kMergeWarps = 16;
+
+void pairwise(const float* cand_s, const int* cand_r, int chunks, int K, float* out_s, int* out_r, cudaStream_t stream) {
+  pairwise_merge_kernel<kMergeWarps>
+      <<<1, kMergeWarps * 32, lists_bytes(kMergeWarps, K), stream>>>(cand_s, cand_r, chunks, K, out_s, out_r);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+const std::vector<ListSelector>& list_selectors() {
+  static const std::vector<ListSelector> table = {
+      {"head_rank_bound", "K-th best list head (rank count) bounds the rest; one filter pass; rank count of the survivors",
+       bound_and_filter<BoundBy::kHeadRanks>},
+      {"bitonic_bound", "K-th of up to 2,048 leading entries (bitonic sort) bounds the rest; filter; rank count",
+       bound_and_filter<BoundBy::kBitonicSort>},
+      {"cub_merge_sort_bound", "the same, CUB BlockMergeSort sorting the leading entries and the survivors",
+       bound_and_filter<BoundBy::kCubMergeSort>},
+      {"pairwise_merge", "16 warps fold the lists by warp-parallel merges, then a tree (until #5's last step)",
+       pairwise},
+  };
+  return table;
+}
+
+void launch_select_from_lists(const float* cand_s, const int* cand_r, int chunks, int K, float* out_s, int* out_r,
+                              cudaStream_t stream) {
+  list_selectors().front().launch(cand_s, cand_r, chunks, K, out_s, out_r, stream);
+}
+
+}  // namespace distancies
