@@ -1,7 +1,7 @@
 // The best K of many sorted K-lists (one per scan block) in one block. A chain of pairwise
 // merges (merge_lists_block) costs microseconds per list on one SM, tens of microseconds for
 // 264 lists. Instead: the K-th best of the lists' leading entries is a lower bound on the K-th
-// best of all (they are K real entries); one coalesced pass keeps every entry ranked at or above
+// best of all (they are K of all the entries); one coalesced pass keeps every entry ranked at or above
 // it (usually little more than K: the best entries are spread over many lists); those are
 // ordered by a rank count. Ties by the thousand (more survivors than the pool) fall back to
 // pairwise merges. The select_lists fixtures compare the ways to find the bound (BoundBy).

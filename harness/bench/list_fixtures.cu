@@ -30,7 +30,7 @@ void select_lists_fixture(benchmark::State& st, const ListSelector* sel, int K) 
   for (int c = 0; c < chunks; ++c) {
     share.clear();
     for (long long r = c; r < rows; r += chunks) share.emplace_back(u(rng), static_cast<int>(r));
-    const auto better = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+    const auto better = [](const auto& a, const auto& b) { return ranks_before(a.first, a.second, b.first, b.second); };
     const std::size_t keep = std::min<std::size_t>(K, share.size());
     std::partial_sort(share.begin(), share.begin() + keep, share.end(), better);
     for (std::size_t i = 0; i < keep; ++i) ls[c * K + i] = share[i].first, lr[c * K + i] = share[i].second;
