@@ -20,22 +20,6 @@ double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
-nlohmann::json timing_json(const Breakdown& bd) {
-  nlohmann::json stages = nlohmann::json::object();
-  for (const auto& s : bd.stages) stages[s.name] = stages.value(s.name, 0.0) + s.ms;
-  return {{"total_ms", bd.total_ms},       {"wall_ms", bd.wall_ms},
-          {"kernel_ms", bd.kernel_ms()},   {"transfer_ms", bd.transfer_ms()},
-          {"overhead_ms", bd.overhead_ms()}, {"stages_ms", stages}};
-}
-
-void print_timing(const char* what, const nlohmann::json& g) {
-  std::printf("  %s %s: %.3f ms (kernels %.3f, transfers %.3f, overhead %.3f;", what,
-              g["pipeline"].get<std::string>().c_str(), g["total_ms"].get<double>(), g["kernel_ms"].get<double>(),
-              g["transfer_ms"].get<double>(), g["overhead_ms"].get<double>());
-  for (const auto& [name, ms] : g["stages_ms"].items()) std::printf(" %s %.3f", name.c_str(), ms.get<double>());
-  std::printf(")\n");
-}
-
 // A pipeline or a batch pipeline by name; unknown names list both tables.
 void resolve_variant(const std::string& name, const Pipeline*& one, const BatchPipeline*& many) {
   for (const auto& p : pipelines())
@@ -106,25 +90,22 @@ Session::Session(const SearchOptions& o) : o_(o) {
 
 Session::~Session() = default;
 
-nlohmann::json Session::results_json(const std::vector<Hit>& hits) const {
-  nlohmann::json r = nlohmann::json::array();
-  for (std::size_t i = 0; i < hits.size(); ++i)
-    r.push_back({{"rank", i + 1}, {"word", model_.words[hits[i].row]}, {"row", hits[i].row}, {"similarity", hits[i].sim}});
-  return r;
-}
-
-void Session::add_cpu(nlohmann::json& j, const Query& q, const std::vector<Hit>* gpu_hits) const {
+void Session::add_cpu(Answer& a, const Query& q, bool beside_gpu) const {
   const auto t0 = clock_type::now();
   const auto exclude = o_.keep_query_words ? std::vector<std::int32_t>{} : q.word_rows;
   const auto cpu_hits = sequential_search(model_, q.vector.data(), q.norm, o_.k, exclude);
-  j["cpu"] = {{"total_ms", ms_since(t0)}};
-  if (!gpu_hits) {
-    j["results"] = results_json(cpu_hits);
+  a.cpu = CpuTiming{ms_since(t0), std::nullopt};
+  if (!beside_gpu) {
+    a.hits = cpu_hits;
     return;
   }
-  bool same = cpu_hits.size() == gpu_hits->size();
-  for (std::size_t i = 0; same && i < cpu_hits.size(); ++i) same = cpu_hits[i].row == (*gpu_hits)[i].row;
-  j["cpu"]["same_rows_as_gpu"] = same;
+  bool same = cpu_hits.size() == a.hits.size();
+  for (std::size_t i = 0; same && i < cpu_hits.size(); ++i) same = cpu_hits[i].row == a.hits[i].row;
+  a.cpu->same_rows_as_gpu = same;
+}
+
+GpuTiming Session::gpu_timing(const char* pipeline, Breakdown bd) const {
+  return {pipeline, device_status().props.name, std::move(bd)};
 }
 
 void Session::run(const std::string& text, bool also_cpu) {
@@ -133,36 +114,42 @@ void Session::run(const std::string& text, bool also_cpu) {
     return;
   }
   const Query q = make_query(model_, text);
-  nlohmann::json j = {{"query", text}, {"k", o_.k}};
+  Answer a;
+  a.query = text;
+  a.k = o_.k;
   if (use_gpu_) {
     Breakdown bd;
-    const auto hits = gpu_->search(*one_, q, o_.k, o_.keep_query_words, &bd);
-    j["gpu"] = timing_json(bd);
-    j["gpu"]["pipeline"] = one_->name;
-    j["gpu"]["device"] = device_status().props.name;
-    j["results"] = results_json(hits);
-    if (also_cpu) add_cpu(j, q, &hits);
+    a.hits = gpu_->search(*one_, q, o_.k, o_.keep_query_words, &bd);
+    a.gpu = gpu_timing(one_->name, std::move(bd));
+    if (also_cpu) add_cpu(a, q, true);
   } else {
-    add_cpu(j, q, nullptr);
+    add_cpu(a, q, false);
   }
-  print(j);
+  print(a);
 }
 
 int Session::run_batch(const std::vector<BatchLine>& lines, bool also_cpu) {
-  std::vector<nlohmann::json> out;
+  std::vector<Answer> out;
   std::vector<Query> queries;
   std::vector<std::size_t> slot;  // out index of each parsed query
   for (const auto& l : lines) {
-    out.push_back({{"line", l.line}, {"query", l.text}, {"k", o_.k}});
+    Answer a;
+    a.line = l.line;
+    a.query = l.text;
+    a.k = o_.k;
     try {
       queries.push_back(make_query(model_, l.text));
-      slot.push_back(out.size() - 1);
+      slot.push_back(out.size());
     } catch (const Error& e) {
-      out.back()["error"] = e.what();
+      a.error = e.what();
     }
+    out.push_back(std::move(a));
   }
-  nlohmann::json summary = {{"queries", lines.size()}, {"answered", queries.size()},
-                            {"failed", lines.size() - queries.size()}, {"k", o_.k}};
+  BatchSummary summary;
+  summary.queries = static_cast<int>(lines.size());
+  summary.answered = static_cast<int>(queries.size());
+  summary.failed = summary.queries - summary.answered;
+  summary.k = o_.k;
   const auto t0 = clock_type::now();
   if (use_gpu_) {
     Breakdown bd;
@@ -170,8 +157,9 @@ int Session::run_batch(const std::vector<BatchLine>& lines, bool also_cpu) {
     if (many_) {
       if (!batch_) batch_ = std::make_unique<BatchSearcher>(*dm_);
       hits = batch_->search(*many_, queries, o_.k, o_.keep_query_words, &bd);
-      summary["sub_batch"] = batch_->last_sub_batch();
-      summary["fallbacks"] = batch_->last_fallbacks();
+      summary.batch_searcher = true;
+      summary.sub_batch = batch_->last_sub_batch();
+      summary.fallbacks = batch_->last_fallbacks();
     } else {  // a one-query pipeline, once per query
       Breakdown one;
       for (const Query& q : queries) {
@@ -181,63 +169,33 @@ int Session::run_batch(const std::vector<BatchLine>& lines, bool also_cpu) {
       }
     }
     bd.wall_ms = ms_since(t0);
-    summary["gpu"] = timing_json(bd);
-    summary["gpu"]["pipeline"] = many_ ? many_->name : one_->name;
-    summary["gpu"]["device"] = device_status().props.name;
+    summary.gpu = gpu_timing(many_ ? many_->name : one_->name, std::move(bd));
     for (std::size_t i = 0; i < queries.size(); ++i) {
-      auto& j = out[slot[i]];
-      j["results"] = results_json(hits[i]);
-      if (also_cpu) add_cpu(j, queries[i], &hits[i]);
+      Answer& a = out[slot[i]];
+      a.hits = std::move(hits[i]);
+      if (also_cpu) add_cpu(a, queries[i], true);
     }
   } else {
-    for (std::size_t i = 0; i < queries.size(); ++i) add_cpu(out[slot[i]], queries[i], nullptr);
-    summary["cpu"] = {{"total_ms", ms_since(t0)}};
+    for (std::size_t i = 0; i < queries.size(); ++i) add_cpu(out[slot[i]], queries[i], false);
+    summary.cpu_ms = ms_since(t0);
   }
-  summary["wall_ms"] = ms_since(t0);
-  summary["queries_per_s"] = queries.empty() ? 0.0 : queries.size() / (ms_since(t0) / 1000.0);
-  for (const auto& j : out) {
-    if (j.contains("error"))
-      std::fprintf(stderr, "distancies: error: line %d: %s\n", j["line"].get<int>(), j["error"].get<std::string>().c_str());
-    if (o_.json || !j.contains("error")) print(j);
+  summary.wall_ms = ms_since(t0);
+  for (const Answer& a : out) {
+    if (!a.error.empty()) std::fprintf(stderr, "distancies: error: line %d: %s\n", a.line, a.error.c_str());
+    if (o_.json || a.error.empty()) print(a);
   }
-  print_summary(summary);
-  return static_cast<int>(lines.size() - queries.size());
+  if (o_.json)
+    std::cout << to_json(summary).dump() << std::endl;
+  else
+    print_text(summary);
+  return summary.failed;
 }
 
-void Session::print(const nlohmann::json& j) const {
-  if (o_.json) {
-    std::cout << j.dump() << std::endl;
-    return;
-  }
-  std::printf("%s\n", j["query"].get<std::string>().c_str());
-  for (const auto& r : j["results"])
-    std::printf("%4d  %-24s %.6f\n", r["rank"].get<int>(), r["word"].get<std::string>().c_str(),
-                r["similarity"].get<double>());
-  if (j.contains("gpu")) print_timing("gpu", j["gpu"]);
-  if (j.contains("cpu")) {
-    std::printf("  cpu sequential: %.3f ms", j["cpu"]["total_ms"].get<double>());
-    if (j["cpu"].contains("same_rows_as_gpu"))
-      std::printf(" (%s)", j["cpu"]["same_rows_as_gpu"].get<bool>() ? "same rows as the gpu" : "rows differ from the gpu: near-ties");
-    std::printf("\n");
-  }
-  std::fflush(stdout);
-}
-
-void Session::print_summary(const nlohmann::json& s) const {
-  if (o_.json) {
-    std::cout << nlohmann::json{{"summary", s}}.dump() << std::endl;
-    return;
-  }
-  std::printf("batch: %d queries, %d answered, %d failed, %.0f queries/s\n", s["queries"].get<int>(),
-              s["answered"].get<int>(), s["failed"].get<int>(), s["queries_per_s"].get<double>());
-  if (s.contains("gpu")) {
-    print_timing("gpu", s["gpu"]);
-    if (s.contains("sub_batch"))
-      std::printf("  sub-batches of %d, %d queries redone by the fallback\n", s["sub_batch"].get<int>(),
-                  s["fallbacks"].get<int>());
-  }
-  if (s.contains("cpu")) std::printf("  cpu sequential: %.3f ms\n", s["cpu"]["total_ms"].get<double>());
-  std::fflush(stdout);
+void Session::print(const Answer& a) const {
+  if (o_.json)
+    std::cout << to_json(a, model_).dump() << std::endl;
+  else
+    print_text(a, model_);
 }
 
 }  // namespace distancies::cli

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/batch_search.hpp"
+#include "harness/cli/answer.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/gpu_search.hpp"
 
@@ -33,10 +34,10 @@ class Session {
   int run_batch(const std::vector<BatchLine>& lines, bool also_cpu);
 
  private:
-  nlohmann::json results_json(const std::vector<Hit>& hits) const;
-  void add_cpu(nlohmann::json& j, const Query& q, const std::vector<Hit>* gpu_hits) const;
-  void print(const nlohmann::json& j) const;
-  void print_summary(const nlohmann::json& s) const;
+  // The study's sequential CPU search: the answer (alone) or a check beside the GPU's hits.
+  void add_cpu(Answer& a, const Query& q, bool beside_gpu) const;
+  GpuTiming gpu_timing(const char* pipeline, Breakdown bd) const;
+  void print(const Answer& a) const;
 
   SearchOptions o_;
   Model model_;
