@@ -87,8 +87,8 @@ std::vector<std::vector<Hit>> BatchSearcher::search(const BatchPipeline& p, cons
   fallbacks_ = 0;
   if (bd) *bd = Breakdown{};
   std::vector<std::vector<Hit>> out;
-  if (p.per_query) {
-    out = run_per_query(pipeline(p.per_query), queries, norms, batch, k, bd);
+  if (p.per_query_pipeline) {
+    out = run_per_query(*p.per_query_pipeline, queries, norms, batch, k, bd);
   } else {
     out = run_tiles(p, queries, norms, batch, k, bd);
   }
@@ -142,9 +142,9 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
   }
   Breakdown fb;
   const int outer = fallbacks_;
-  auto out = p.fallback ? search(batch_pipeline(p.fallback), q.data(), n.data(), static_cast<int>(which.size()), k,
+  auto out = p.fallback_pipeline ? search(*p.fallback_pipeline, q.data(), n.data(), static_cast<int>(which.size()), k,
                                  bd ? &fb : nullptr)
-                        : run_per_query(pipeline("fused"), q.data(), n.data(), static_cast<int>(which.size()), k,
+                        : run_per_query(exact_pipeline(), q.data(), n.data(), static_cast<int>(which.size()), k,
                                         bd ? &fb : nullptr);
   fallbacks_ = outer + static_cast<int>(which.size());
   if (bd) {

@@ -1,6 +1,7 @@
 #include "harness/gpu_search.hpp"
 
 #include "harness/precision.hpp"
+#include "variants/plan.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -90,19 +91,17 @@ GpuSearcher::~GpuSearcher() {
 std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, float query_norm, int k, Breakdown* bd) {
   using clock = std::chrono::steady_clock;
   const auto wall0 = clock::now();
-  if (k <= 0) throw Error("k must be at least 1");
-  const DotVariant* dv = p.dot ? &dot_variant(p.dot) : nullptr;
-  std::vector<const TopkStage*> stages;
-  for (const char* name : p.topk) stages.push_back(&topk_stage(name));
   const int n = static_cast<int>(model_.rows);
   const int dim = model_.dim;
-  std::size_t temp = 0;
-  for (const TopkStage* s : stages) temp = std::max(temp, s->temp_bytes(n, k));
-  const bool pinned = p.pinned_host && !opt_.force_pageable;
+  const Plan plan = make_plan(p, n, dim, k);
+  const DotVariant* dv = plan.dot;
+  const std::vector<const TopkStage*>& stages = plan.stages;
+  const std::size_t temp = plan.temp_bytes;
+  const bool pinned = plan.habits.pinned_host && !opt_.force_pageable;
   const DeviceModel::Reduced* reduced = p.storage == Storage::F32 ? nullptr : &model_.reduced(p.storage);
   if (reduced && reduced->out_of_range) {  // the 16-bit copy cannot hold this model's values
-    if (!p.fallback) throw Error(std::string(p.name) + ": the model's values do not fit " + storage_name(p.storage));
-    return search(pipeline(p.fallback), query, query_norm, k, bd);
+    if (!plan.fallback) throw Error(std::string(p.name) + ": the model's values do not fit " + storage_name(p.storage));
+    return search(*plan.fallback, query, query_norm, k, bd);
   }
 
   Timer& t = *timer_;
@@ -115,7 +114,7 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
     fn();
     if (b) b->record(stream_);
     if (timed) t.marks.push_back({name, transfer, a, b});
-    if (p.sync_each_stage) CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (plan.habits.sync_each_stage) CUDA_CHECK(cudaStreamSynchronize(stream_));
   };
   Event* start = timed ? t.next() : nullptr;
   Event* end = timed ? t.next() : nullptr;
@@ -124,7 +123,7 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
   DeviceBuffer fresh_vectors, fresh_norms;
   const float* vectors = model_.d_vectors();
   const float* norms = model_.d_norms();
-  if (p.copy_model_every_query) {
+  if (plan.habits.copy_model_every_query) {
     if (!host_) throw Error(std::string("pipeline ") + p.name + " copies the host model on every query; none is loaded");
     fresh_vectors = DeviceBuffer(model_.vector_bytes(), "the per-query model copy");
     fresh_norms = DeviceBuffer(static_cast<std::size_t>(n) * sizeof(float), "the per-query norms copy");
@@ -140,7 +139,7 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
 
   Workspace local;
   Workspace* ws = &ws_;
-  if (p.scratch_per_query) {
+  if (plan.habits.scratch_per_query) {
     local.allocate(n, k, dim, temp);
     ws = &local;
   } else if (!ws_.fits(n, k, dim, temp)) {
@@ -190,7 +189,7 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
     if (kk == 0) return;
     CUDA_CHECK(cudaMemcpyAsync(res_sims, st.sims, kk * sizeof(float), cudaMemcpyDeviceToHost, stream_));
     CUDA_CHECK(cudaMemcpyAsync(res_idx, st.idx, kk * sizeof(int), cudaMemcpyDeviceToHost, stream_));
-    if (p.fallback) CUDA_CHECK(cudaMemcpyAsync(res_status, st.status, sizeof(int), cudaMemcpyDeviceToHost, stream_));
+    if (plan.fallback) CUDA_CHECK(cudaMemcpyAsync(res_status, st.status, sizeof(int), cudaMemcpyDeviceToHost, stream_));
   });
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   // Per-query frees belong to the query's cost (the study's V1-V3 paid them).
@@ -207,11 +206,11 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
     bd->total_ms = elapsed_ms(*start, *end);
     bd->wall_ms = std::chrono::duration<double, std::milli>(clock::now() - wall0).count();
   }
-  if (p.fallback && *res_status != 0) {
+  if (plan.fallback && *res_status != 0) {
     // Not certified exact (near-ties within the error bound, or k too large): the fallback
     // pipeline answers; its whole time is added to this query's as one "fallback" stage.
     Breakdown fb;
-    hits = search(pipeline(p.fallback), query, query_norm, k, bd ? &fb : nullptr);
+    hits = search(*plan.fallback, query, query_norm, k, bd ? &fb : nullptr);
     if (bd) {
       bd->stages.push_back({"fallback", false, fb.total_ms});
       bd->total_ms += fb.total_ms;

@@ -32,8 +32,10 @@ DotVariant dot(const char* name, const char* description, const char* origin) {
 
 }  // namespace
 
-const std::vector<DotVariant>& dot_variants() {
-  static const std::vector<DotVariant> table = {
+namespace {
+
+Table<DotVariant>& dot_table() {
+  static Table<DotVariant> table("embeddings", "dot", "dot variant", {
       dot<ThreadPerRowDot>("thread_per_row_dot", "1 thread/row, query in shared memory (uncoalesced)", "V1, V2"),
       dot<SharedReduceDot>("shared_reduce_dot", "8 threads/row, shared-memory reduction with __syncwarp", "V3"),
       dot<WarpShuffleDot>("warp_shuffle_dot", "8 threads/row, __shfl_down_sync reduction", "V4"),
@@ -42,8 +44,13 @@ const std::vector<DotVariant>& dot_variants() {
       dot<CoalescedDot<16>>("coalesced_dot_16t", "16 threads/row: 64-byte runs, shuffle reduction", "study, discarded"),
       dot<CoalescedDot<32>>("coalesced_dot_32t", "32 threads/row: 128-byte runs, shuffle reduction", "study, discarded"),
       dot<Float4WarpDot<4>>("float4_warp_dot", "a warp per row, 16-byte loads, 4 rows per warp in flight", "beyond the study"),
-  };
+  });
   return table;
 }
+
+}  // namespace
+
+const Table<DotVariant>& dot_variants() { return dot_table(); }
+const DotVariant& add_dot_variant(DotVariant v) { return dot_table().add(std::move(v)); }
 
 }  // namespace distancies

@@ -25,17 +25,17 @@ void pairwise(const float* cand_s, const int* cand_r, int chunks, int K, float* 
 
 }  // namespace
 
-const std::vector<ListSelector>& list_selectors() {
-  static const std::vector<ListSelector> table = {
+const registry::Table<ListSelector>& list_selectors() {
+  static const registry::Table<ListSelector> table("embeddings", "list_select", "list selector", {
       {"head_rank_bound", "K-th best list head (rank count) bounds the rest; one filter pass; rank count of the survivors",
-       bound_and_filter<BoundBy::kHeadRanks>},
+       "beyond the study", bound_and_filter<BoundBy::kHeadRanks>},
       {"bitonic_bound", "K-th of up to 2,048 leading entries (bitonic sort) bounds the rest; filter; rank count",
-       bound_and_filter<BoundBy::kBitonicSort>},
+       "beyond the study", bound_and_filter<BoundBy::kBitonicSort>},
       {"cub_merge_sort_bound", "the same, CUB BlockMergeSort sorting the leading entries and the survivors",
-       bound_and_filter<BoundBy::kCubMergeSort>},
+       "beyond the study", bound_and_filter<BoundBy::kCubMergeSort>},
       {"pairwise_merge", "16 warps fold the lists by warp-parallel merges, then a tree (until #5's last step)",
-       pairwise},
-  };
+       "beyond the study", pairwise},
+  });
   return table;
 }
 

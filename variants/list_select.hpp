@@ -3,7 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <vector>
+#include "variants/registry_model.hpp"
 
 namespace distancies {
 
@@ -14,10 +14,11 @@ using ListSelectLaunch = void (*)(const float* cand_s, const int* cand_r, int ch
 struct ListSelector {
   const char* name;
   const char* description;
+  const char* origin;
   ListSelectLaunch launch;
 };
 
-const std::vector<ListSelector>& list_selectors();
+const registry::Table<ListSelector>& list_selectors();
 
 // The selection every list-keeping stage uses (list_selectors().front()).
 void launch_select_from_lists(const float* cand_s, const int* cand_r, int chunks, int K, float* out_s, int* out_r,

@@ -71,7 +71,7 @@ void run_radix_select(TopkState& s, cudaStream_t stream) {
 
 TopkStage radix_select_stage() {
   return {"radix_select", "4 x 8-bit histogram passes find the k-th key; CUB DeviceSelect + one block order the rest",
-          "beyond the study", nullptr, radix_temp, run_radix_select};
+          "beyond the study", StageData::Similarities, StageData::TopK, nullptr, radix_temp, run_radix_select};
 }
 
 }  // namespace distancies

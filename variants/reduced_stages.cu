@@ -88,12 +88,12 @@ void run_exact_rerank(TopkState& s, cudaStream_t stream) {
 
 TopkStage reduced_scan_topk_stage() {
   return {"reduced_scan_topk", "fused scan of the 16-bit model (fp32 accumulation), best K candidates per block",
-          "beyond the study", nullptr, reduced_temp, run_reduced_scan, true};
+          "beyond the study", StageData::Model, StageData::CandidateLists, nullptr, reduced_temp, run_reduced_scan, true};
 }
 
 TopkStage exact_rerank_stage() {
   return {"exact_rerank", "one block: best K of the scan's lists, their fp32 re-rank (bit-identical to the fused scan); certifies the top k",
-          "beyond the study", "reduced_scan_topk", reduced_temp, run_exact_rerank, true};
+          "beyond the study", StageData::CandidateLists, StageData::TopK, "reduced_scan_topk", reduced_temp, run_exact_rerank, true};
 }
 
 }  // namespace distancies

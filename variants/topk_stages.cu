@@ -73,21 +73,32 @@ TopkStage radix_select_stage();     // variants/radix_select_stage.cu
 TopkStage reduced_scan_topk_stage();  // variants/reduced_stages.cu
 TopkStage exact_rerank_stage();       // variants/reduced_stages.cu
 
-const std::vector<TopkStage>& topk_stages() {
-  static const std::vector<TopkStage> table = {
-      {"first_merge", "insertion-sort every chunk of k in place (1 thread/chunk)", "V1-V4", nullptr, no_temp, run_first_merge},
-      {"botched_merge_sort", "merge pairs of sorted k-chunks until one is left", "V1-V4", "first_merge",
-       no_temp, run_botched_merge_sort},
+namespace {
+
+using D = StageData;
+
+Table<TopkStage>& stage_table() {
+  // name, description, origin, input, output, after, scratch, run[, scans the model]
+  static Table<TopkStage> table("embeddings", "topk", "top-k stage", {
+      {"first_merge", "insertion-sort every chunk of k in place (1 thread/chunk)", "V1-V4", D::Similarities,
+       D::SortedChunks, nullptr, no_temp, run_first_merge},
+      {"botched_merge_sort", "merge pairs of sorted k-chunks until one is left", "V1-V4", D::SortedChunks, D::TopK,
+       "first_merge", no_temp, run_botched_merge_sort},
       {"cub_radix_sort", "CUB DeviceRadixSort::SortPairsDescending of all rows (stable)", "beyond the study",
-       nullptr, cub_sort_temp, run_cub_radix_sort},
+       D::Similarities, D::TopK, nullptr, cub_sort_temp, run_cub_radix_sort},
       fused_scan_topk_stage(),
       warp_select_stage(),
       radix_select_stage(),
       reduced_scan_topk_stage(),
       exact_rerank_stage(),
-  };
+  });
   return table;
 }
+
+}  // namespace
+
+const Table<TopkStage>& topk_stages() { return stage_table(); }
+const TopkStage& add_topk_stage(TopkStage s) { return stage_table().add(std::move(s)); }
 
 std::size_t topk_capacity(int n, int k) {
   const std::size_t chunked = static_cast<std::size_t>(chunks_of(n, k)) * static_cast<std::size_t>(k);

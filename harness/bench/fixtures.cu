@@ -152,13 +152,13 @@ void topk_fixture(benchmark::State& st, const TopkStage* stage, int k, int rows)
 
 void pipeline_fixture(benchmark::State& st, const Pipeline* p) {
   const BenchState& s = bench_state();
-  if (p->copy_model_every_query && !s.host_vectors) {
+  if (p->habits.copy_model_every_query && !s.host_vectors) {
     st.SkipWithError("needs the host copy of the model (run without --no-host-copy)");
     return;
   }
   GpuSearcher searcher(*s.device, s.host_vectors ? &s.host : nullptr);
   const int k = s.config.k;
-  for (int i = 0; i < (p->copy_model_every_query ? 1 : kWarmups); ++i)
+  for (int i = 0; i < (p->habits.copy_model_every_query ? 1 : kWarmups); ++i)
     searcher.search(*p, s.query.vector.data(), s.query.norm, k);
   Means m;
   for (auto _ : st) {
@@ -239,7 +239,7 @@ void register_fixtures(bool gpu) {
     register_list_fixtures();
     for (const Pipeline& p : pipelines()) {
       auto* b = timed(add("pipeline/" + std::string(p.name), pipeline_fixture, &p));
-      if (p.copy_model_every_query) b->Iterations(10);  // the study's mean of 10 runs; each moves the model
+      if (p.habits.copy_model_every_query) b->Iterations(10);  // the study's mean of 10 runs; each moves the model
     }
     if (s.host_vectors)
       for (const Pipeline& p : pipelines())

@@ -5,6 +5,7 @@
 #include "harness/error.hpp"
 #include "harness/version.hpp"
 #include "harness/cli/commands.hpp"
+#include "variants/registry_model.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"distancies: exact cosine-similarity search over word embeddings (CPU and GPU)"};
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   distancies::cli::add_model_commands(app);
   distancies::cli::add_search_commands(app);
   try {
+    distancies::registry::check_all();  // a bad registry row is an error here, never at launch
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

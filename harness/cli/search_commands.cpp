@@ -7,6 +7,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/session.hpp"
 #include "harness/error.hpp"
+#include "harness/registry_report.hpp"
 
 namespace distancies::cli {
 namespace {
@@ -124,17 +125,10 @@ void add_search_commands(CLI::App& app) {
     });
   }
   {
-    auto* c = app.add_subcommand("list", "List the registered dot variants, top-k stages and pipelines");
-    c->callback([] {
-      std::printf("dot variants:\n");
-      for (const auto& d : dot_variants()) std::printf("  %-20s %-18s %s\n", d.name, d.origin, d.description);
-      std::printf("top-k stages:\n");
-      for (const auto& t : topk_stages()) std::printf("  %-20s %-18s %s\n", t.name, t.origin, t.description);
-      std::printf("pipelines:\n");
-      for (const auto& p : pipelines()) std::printf("  %-20s %-18s %s\n", p.name, p.origin, p.description);
-      std::printf("batch pipelines:\n");
-      for (const auto& p : batch_pipelines()) std::printf("  %-20s %-18s %s\n", p.name, p.origin, p.description);
-    });
+    auto* c = app.add_subcommand("list", "List every registered row of every study: variants, stages, pipelines");
+    static bool json = false;
+    c->add_flag("--json", json, "One JSON object: study -> family -> rows");
+    c->callback([] { std::fputs((json ? registry_json().dump(2) + "\n" : describe_registry()).c_str(), stdout); });
   }
 }
 

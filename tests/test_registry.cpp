@@ -1,0 +1,119 @@
+// The registry model: the built-in tables are consistent, a bad row is caught when the tables
+// are checked (never at launch), and one added row (tests/trivial_entry.cpp) reaches the
+// catalog, the JSON, the plans and, in this same binary, every registry-driven GPU suite of
+// test_gpu_variants.cpp.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness/registry_report.hpp"
+#include "trivial_entry.hpp"
+#include "variants/plan.hpp"
+#include "variants/registry.hpp"
+
+using namespace distancies;
+using namespace distancies::testing;
+
+namespace {
+
+bool mentions(const std::vector<std::string>& problems, const std::string& what) {
+  for (const auto& p : problems)
+    if (p.find(what) != std::string::npos) return true;
+  return false;
+}
+
+TEST(Registry, EveryTableIsConsistent) {
+  EXPECT_TRUE(registry::all_problems().empty()) << registry::all_problems().front();
+  EXPECT_NO_THROW(registry::check_all());
+}
+
+TEST(Registry, ReferencesAreResolvedWhenTheTablesAreBuilt) {
+  const Pipeline& f16 = pipeline("fused_f16");
+  ASSERT_NE(f16.fallback_pipeline, nullptr);
+  EXPECT_STREQ(f16.fallback_pipeline->name, "fused");
+  ASSERT_EQ(f16.stages.size(), 2u);
+  EXPECT_STREQ(f16.stages[1]->name, "exact_rerank");
+  EXPECT_EQ(pipeline("V4").dot_variant, &dot_variant("warp_shuffle_dot"));
+  EXPECT_EQ(batch_pipeline("batch_tf32").fallback_pipeline, &batch_pipeline("batch_sgemm"));
+  EXPECT_EQ(batch_pipeline("batch_fused_loop").per_query_pipeline, &pipeline("fused"));
+}
+
+TEST(Registry, AnUnknownNameListsTheKnownOnes) {
+  try {
+    pipeline("V9");
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown pipeline 'V9' (known: V1, V2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Registry, HabitsAreNamed) {
+  EXPECT_TRUE(pipeline("V1").habits.copy_model_every_query);
+  EXPECT_TRUE(pipeline("V2").habits.scratch_per_query);
+  EXPECT_FALSE(pipeline("V4").habits.sync_each_stage);
+  EXPECT_EQ(pipeline("V4").habits.describe(), "pinned host buffers");
+}
+
+TEST(Registry, BadPipelineRowsAreCaught) {
+  auto problems = [](Pipeline p) { return pipeline_problems(p, dot_variants(), topk_stages(), pipelines()); };
+  const MemoryHabits h;
+  EXPECT_TRUE(mentions(problems({"p", "", "", "no_such_dot", {"first_merge", "botched_merge_sort"}, h}),
+                       "unknown dot variant 'no_such_dot'"));
+  EXPECT_TRUE(mentions(problems({"p", "", "", "warp_shuffle_dot", {"no_such_stage"}, h}), "unknown top-k stage"));
+  // first_merge leaves sorted chunks, not the top k.
+  EXPECT_TRUE(mentions(problems({"p", "", "", "warp_shuffle_dot", {"first_merge"}, h}), "not the top k"));
+  // The re-rank reads candidate lists; after a dot variant it would get a similarity array.
+  EXPECT_TRUE(mentions(problems({"p", "", "", "warp_shuffle_dot", {"exact_rerank"}, h}),
+                       "reads per-block candidate lists but gets a similarity per row"));
+  // A scan needs the model, not a dot variant's output.
+  EXPECT_TRUE(mentions(problems({"p", "", "", "warp_shuffle_dot", {"fused_scan_topk"}, h}), "reads the model"));
+  EXPECT_TRUE(mentions(problems({"p", "", "", nullptr, {"fused_scan_topk"}, h, Storage::F32, "nowhere"}),
+                       "falls back to unknown pipeline 'nowhere'"));
+  EXPECT_TRUE(problems({"p", "", "", nullptr, {"reduced_scan_topk", "exact_rerank"}, h, Storage::F16, "fused"}).empty());
+}
+
+TEST(Registry, BadStageRowsAreCaught) {
+  const TopkStage& bms = topk_stage("botched_merge_sort");
+  TopkStage s = bms;
+  s.after = "cub_radix_sort";  // leaves the top k, not sorted chunks
+  EXPECT_TRUE(mentions(stage_problems(s, topk_stages()), "reads sorted k-chunks but 'cub_radix_sort' leaves the top k"));
+  s.after = nullptr;
+  EXPECT_TRUE(mentions(stage_problems(s, topk_stages()), "names no stage that makes it"));
+  s.after = "nope";
+  EXPECT_TRUE(mentions(stage_problems(s, topk_stages()), "unknown stage 'nope'"));
+}
+
+TEST(Registry, RepeatedNamesAreCaught) {
+  registry::Table<DotVariant> t("test", "dot", "dot variant", {dot_variant("warp_shuffle_dot"), dot_variant("warp_shuffle_dot")});
+  std::vector<std::string> out;
+  registry::check_names(t, out);
+  EXPECT_TRUE(mentions(out, "dot variant 'warp_shuffle_dot' registered twice"));
+}
+
+TEST(Registry, OneAddedRowReachesTheCatalogAndTheJson) {
+  EXPECT_EQ(&topk_stage(kTrivialStage), &trivial_stage);
+  EXPECT_EQ(&pipeline(kTrivialPipeline), &trivial_pipeline);
+  const std::string list = describe_registry();
+  EXPECT_NE(list.find(std::string(kTrivialStage) + " "), std::string::npos) << list;
+  EXPECT_NE(list.find(std::string(kTrivialPipeline) + " "), std::string::npos) << list;
+  const auto j = registry_json();
+  bool stage = false, pipe = false;
+  for (const auto& r : j["embeddings"]["topk"]) stage |= r["name"] == kTrivialStage;
+  for (const auto& r : j["embeddings"]["pipeline"]) pipe |= r["name"] == kTrivialPipeline;
+  EXPECT_TRUE(stage);
+  EXPECT_TRUE(pipe);
+}
+
+TEST(Registry, OneAddedRowIsPlanned) {
+  const Plan plan = make_plan(trivial_pipeline, 1000, 50, 10);
+  EXPECT_EQ(plan.dot, &dot_variant("warp_shuffle_dot"));
+  ASSERT_EQ(plan.stages.size(), 1u);
+  EXPECT_EQ(plan.stages[0], &trivial_stage);
+  EXPECT_EQ(plan.temp_bytes, 0u);
+  EXPECT_TRUE(plan.habits.pinned_host);
+  EXPECT_EQ(plan.fallback, nullptr);
+  EXPECT_GE(plan.workspace_bytes, plan.capacity * 2 * (sizeof(float) + sizeof(int)));
+  EXPECT_THROW(make_plan(trivial_pipeline, 1000, 50, 0), std::exception);
+}
+
+}  // namespace

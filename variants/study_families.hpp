@@ -1,0 +1,11 @@
+// Each study adds its registry families to the catalog (variants/catalog.cpp calls these).
+#pragma once
+#include <vector>
+
+#include "variants/registry_model.hpp"
+
+namespace distancies::registry {
+
+void add_embeddings_families(std::vector<Family>& out);  // variants/embeddings_check.cpp
+
+}  // namespace distancies::registry
