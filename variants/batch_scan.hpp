@@ -9,13 +9,14 @@
 
 #include "kernels/dot_args.cuh"
 #include "kernels/storage.hpp"
+#include "variants/policy.hpp"
 
 namespace distancies {
 
 // Tuning policy, in one place (docs/batch.md says why these numbers).
 struct BatchPolicy {
-  static constexpr int kSelectWarps = 8;
-  static constexpr int kRerankWarps = 8;
+  static constexpr int kSelectWarps = policy::Active::Batch::kSelectWarps;
+  static constexpr int kRerankWarps = policy::Active::Batch::kRerankWarps;
   static constexpr int kMaxK = 128;  // candidates a query can keep (WarpTopk's limit)
   // Model rows scored per GEMM (a multiple of 128).
   static int tile_rows(int batch);

@@ -12,16 +12,17 @@
 #include "variants/grid.hpp"
 #include "variants/list_select.hpp"
 #include "variants/registry.hpp"
+#include "variants/policy.hpp"
 
 namespace distancies {
 namespace {
 
-// Policy: 8 warps a block, 4 rows per warp in flight, 3 loads per lane per row (D <= 384 per
-// round), 2 blocks per SM (3 would cap registers at 80 and spill), merge block of 32 warps.
-constexpr int kWarps = 8;
-constexpr int kRows = 4;
-constexpr int kSegs = 3;
-constexpr int kBlocksPerSm = 2;
+// Policy: variants/policy.hpp.
+using Scan = policy::Active::FusedScan;
+constexpr int kWarps = Scan::kWarps;
+constexpr int kRows = Scan::kRows;
+constexpr int kSegs = Scan::kSegs;
+constexpr int kBlocksPerSm = Scan::kBlocksPerSm;
 constexpr int kMaxK = WarpTopk::kMaxK;
 
 int scan_blocks(int n) { return persistent_blocks(n, kRows * kWarps, kBlocksPerSm); }
@@ -58,8 +59,8 @@ void run_fused(TopkState& s, cudaStream_t stream) {
 }
 
 // Warp-select over the dot's similarity array: the same per-warp lists and merge, no dot.
-constexpr int kSelectWarps = 8;
-constexpr int kSelectBlocksPerSm = 4;
+constexpr int kSelectWarps = policy::Active::WarpSelect::kWarps;
+constexpr int kSelectBlocksPerSm = policy::Active::WarpSelect::kBlocksPerSm;
 
 int select_blocks(int n) { return persistent_blocks(n, 32 * kSelectWarps, kSelectBlocksPerSm); }
 

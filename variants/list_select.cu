@@ -3,6 +3,7 @@
 #include "harness/cuda_check.hpp"
 #include "kernels/list_select.cuh"
 #include "variants/grid.hpp"
+#include "variants/policy.hpp"
 
 namespace distancies {
 namespace {
@@ -15,7 +16,7 @@ void bound_and_filter(const float* cand_s, const int* cand_r, int chunks, int K,
   CUDA_CHECK_LAUNCH();
 }
 
-constexpr int kMergeWarps = 16;
+constexpr int kMergeWarps = policy::Active::ListMerge::kWarps;
 
 void pairwise(const float* cand_s, const int* cand_r, int chunks, int K, float* out_s, int* out_r, cudaStream_t stream) {
   pairwise_merge_kernel<kMergeWarps>

@@ -11,12 +11,13 @@
 #include "variants/cub_sort.hpp"
 #include "variants/grid.hpp"
 #include "variants/registry.hpp"
+#include "variants/policy.hpp"
 
 namespace distancies {
 namespace {
 
-constexpr int kHistThreads = 256;
-constexpr int kSelectWarps = 16;  // lists + scratch: 16 x 128 x 16 B = 32 KB of shared memory
+constexpr int kHistThreads = policy::Active::RadixSelect::kHistThreads;
+constexpr int kSelectWarps = policy::Active::RadixSelect::kSelectWarps;
 
 std::size_t align256(std::size_t b) { return (b + 255) / 256 * 256; }
 

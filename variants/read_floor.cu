@@ -3,12 +3,13 @@
 #include "harness/device.hpp"
 #include "kernels/read_floor.cuh"
 #include "variants/registry.hpp"
+#include "variants/policy.hpp"
 
 namespace distancies {
 
 namespace {
-constexpr int kFloorThreads = 512;
-constexpr int kFloorUnroll = 4;
+constexpr int kFloorThreads = policy::Active::ReadFloor::kThreads;
+constexpr int kFloorUnroll = policy::Active::ReadFloor::kUnroll;
 }  // namespace
 
 // Enough resident blocks to keep every SM streaming.

@@ -7,18 +7,19 @@
 #include "kernels/reduced_scan_topk.cuh"
 #include "variants/grid.hpp"
 #include "variants/registry.hpp"
+#include "variants/policy.hpp"
 
 namespace distancies {
 namespace {
 
-// Half a warp per row, 4 pairs of rows per warp (8 rows, 12 16-byte loads per lane in flight),
-// 3 loads per lane per row (3 x 16 x 8 elements cover D <= 384 per round).
-constexpr int kWarps = 8;
-constexpr int kPairs = 4;
+// Policy: variants/policy.hpp.
+using Scan = policy::Active::ReducedScan;
+constexpr int kWarps = Scan::kWarps;
+constexpr int kPairs = Scan::kPairs;
 constexpr int kRows = 2 * kPairs;
-constexpr int kSegs = 3;
-constexpr int kBlocksPerSm = 2;
-constexpr int kRerankWarps = 32;  // the list selection's 1,024 threads; K <= 128 rows: <= 4 per warp
+constexpr int kSegs = Scan::kSegs;
+constexpr int kBlocksPerSm = Scan::kBlocksPerSm;
+constexpr int kRerankWarps = Scan::kRerankWarps;
 
 // Candidates kept for the re-rank: enough margin over k for the bound to certify on
 // realistic data, within WarpTopk's limit.

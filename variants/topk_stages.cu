@@ -9,11 +9,12 @@
 #include "kernels/first_merge.cuh"
 #include "variants/cub_sort.hpp"
 #include "variants/registry.hpp"
+#include "variants/policy.hpp"
 
 namespace distancies {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = policy::Active::StudyTopk::kThreads;
 
 unsigned blocks_for(long long threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
 int chunks_of(int n, int k) { return n == 0 ? 0 : (n + k - 1) / k; }

@@ -8,6 +8,7 @@
 #include "harness/cli/session.hpp"
 #include "harness/error.hpp"
 #include "harness/registry_report.hpp"
+#include "variants/policy.hpp"
 
 namespace distancies::cli {
 namespace {
@@ -121,6 +122,7 @@ void add_search_commands(CLI::App& app) {
     c->callback([] {
       const DeviceStatus& d = device_status();
       std::printf("%s\n", describe_device(d).c_str());
+      if (d.available) std::printf("pipelines run the %s\n", policy::policy_for(d.props.major, d.props.minor).c_str());
       if (!d.available) throw Error("no usable CUDA GPU: GPU searches, GPU tests and GPU fixtures cannot run here");
     });
   }

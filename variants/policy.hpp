@@ -1,0 +1,57 @@
+// Tuning policies of the embeddings pipelines, grouped by the architecture they were measured on
+// (CUB's habit: one policy struct per architecture, the dispatch picks one). Only sm_90 (H100)
+// has been measured; every other card runs the sm_90 policy as a stated choice (policy_for()
+// says so in `distancies device` and in the benchmark context), not H100 numbers by accident.
+#pragma once
+#include <string>
+
+namespace distancies::policy {
+
+struct Sm90 {
+  // The fp32 fused scan: 8 warps a block, 4 rows per warp in flight, 3 loads per lane per row
+  // (D <= 384 per round), 2 blocks per SM (3 would cap registers at 80 and spill).
+  struct FusedScan {
+    static constexpr int kWarps = 8, kRows = 4, kSegs = 3, kBlocksPerSm = 2;
+  };
+  // The 16-bit scan: half a warp per row, 4 pairs of rows per warp (8 rows, 12 16-byte loads
+  // per lane in flight), 3 loads per lane per row; the re-rank block is the list selection's
+  // 1,024 threads (K <= 128 rows: <= 4 per warp).
+  struct ReducedScan {
+    static constexpr int kWarps = 8, kPairs = 4, kSegs = 3, kBlocksPerSm = 2, kRerankWarps = 32;
+  };
+  // Warp-select over a similarity array: per-warp lists, 4 blocks per SM.
+  struct WarpSelect {
+    static constexpr int kWarps = 8, kBlocksPerSm = 4;
+  };
+  // Radix select: histogram block, and the ordering block (lists + scratch: 16 x 128 x 16 B = 32 KB).
+  struct RadixSelect {
+    static constexpr int kHistThreads = 256, kSelectWarps = 16;
+  };
+  // The study's two-kernel top-k: threads per block.
+  struct StudyTopk {
+    static constexpr int kThreads = 256;
+  };
+  // Pairwise merging of lists in one block.
+  struct ListMerge {
+    static constexpr int kWarps = 16;
+  };
+  // The read floor: threads per block, 16-byte loads in flight per thread.
+  struct ReadFloor {
+    static constexpr int kThreads = 512, kUnroll = 4;
+  };
+  // Batched search: selection and re-rank warps per block.
+  struct Batch {
+    static constexpr int kSelectWarps = 8, kRerankWarps = 8;
+  };
+};
+
+// The policy compiled in.
+using Active = Sm90;
+constexpr const char* kActiveName = "sm_90";
+constexpr const char* kMeasuredOn = "NVIDIA H100 80GB HBM3";
+
+// What a card of compute capability major.minor runs: "sm_90 policy (measured on ...)", and
+// for any other card "sm_90 policy, not tuned for sm_XY".
+std::string policy_for(int major, int minor);
+
+}  // namespace distancies::policy
