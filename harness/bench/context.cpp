@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness/bench/bench_state.hpp"
+#include "harness/bench/measure.hpp"
 #include "harness/version.hpp"
 #include "harness/device.hpp"
 
@@ -45,6 +46,11 @@ void add_context() {
   AddCustomContext("model_bytes", std::to_string(static_cast<long long>(s.model_bytes())));
   AddCustomContext("query", s.config.query);
   AddCustomContext("k", std::to_string(s.config.k));
+  // The measurement engine (docs/methodology.md): cache mode, stopping rule, telemetry.
+  AddCustomContext("measure_mode", measure_mode_name());
+  AddCustomContext("measure_warmups", std::to_string(measure_config().warmups));
+  AddCustomContext("stopping", stopping_description());
+  AddCustomContext("nvml", telemetry_status());
   if (!d.available) {
     AddCustomContext("gpu", "none (" + d.reason + ")");
     return;
@@ -67,6 +73,8 @@ void add_context() {
   AddCustomContext("cuda_runtime", version_string(d.runtime_version));
   const std::string smi = nvidia_smi("driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit,pstate");
   if (!smi.empty()) AddCustomContext("nvidia_smi_driver_sm_mem_maxsm_power_pstate", smi);
+  AddCustomContext("peak_dram_gb_per_s", std::to_string(peak_dram_bytes_per_s() / 1e9));
+  AddCustomContext("l2_flush_bytes", std::to_string(l2_flush_bytes()));
   AddCustomContext("floor_ms", std::to_string(s.floor_ms));
   AddCustomContext("floor_gb_per_s", std::to_string(s.model_bytes() / (s.floor_ms * 1e6)));
 }
