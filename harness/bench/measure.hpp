@@ -64,6 +64,12 @@ cudaStream_t measure_stream();
 // (docs/methodology.md). Returns false when the figure was refused (the fixture is an error).
 bool exec(benchmark::State& st, const DeviceWork& work, const ExecOptions& o = {});
 bool exec_timed(benchmark::State& st, const TimedWork& work, const ExecOptions& o = {});
+// The common case: device work and the bytes it must move at least.
+inline bool exec(benchmark::State& st, const DeviceWork& work, double min_bytes) {
+  ExecOptions o;
+  o.min_bytes = min_bytes;
+  return exec(st, work, o);
+}
 
 // A fixture that cannot do its case: skipped with the reason, no time reported. Google
 // Benchmark >= 1.8: SkipWithMessage; older: SkipWithError("skipped: <reason>").

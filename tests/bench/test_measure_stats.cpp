@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "harness/bench/measure_stats.hpp"
@@ -136,6 +137,19 @@ TEST(MeasureRefusal, RefusesOnlyFiguresFasterThanTheBound) {
   EXPECT_TRUE(too_fast(least * 0.99, half_model, peak, 0).has_value());
   // No bytes given: never refused.
   EXPECT_FALSE(too_fast(1e-9, 0, peak, 0).has_value());
+}
+
+// Here (no driver) or on a GPU host: either readings, or none and the reason.
+TEST(MeasureTelemetry, ReadingsOrAReason) {
+  const Telemetry t("0000:00:00.0");
+  if (t.available()) {
+    ASSERT_TRUE(t.sample().has_value());
+    EXPECT_GT(t.sample()->sm_clock_mhz, 0.0);
+  } else {
+    EXPECT_FALSE(t.reason().empty());
+    EXPECT_FALSE(t.sample().has_value());
+    std::printf("no NVML readings: %s\n", t.reason().c_str());
+  }
 }
 
 }  // namespace
