@@ -165,9 +165,12 @@ void init_measure(const MeasureConfig& c) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&e.stream, cudaStreamDefault));
   e.start = std::make_unique<Event>();
   e.stop = std::make_unique<Event>();
-  int mem_khz = 0, bus_bits = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, d.device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, d.device));
+  int mem_khz = 0, bus_bits = 0;  // unknown (0): no refusal
+  if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, d.device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, d.device) != cudaSuccess) {
+    cudaGetLastError();
+    mem_khz = bus_bits = 0;
+  }
   e.peak = peak_dram_bytes_per_s(mem_khz, bus_bits);
   e.l2_bytes = d.props.l2CacheSize;
   if (c.mode == CacheMode::Cold)

@@ -2,6 +2,15 @@
 // CUDA-event timing on the engine's stream, warm (back to back) or cold (L2 flushed before every
 // sample) mode, per-sample GPU telemetry (NVML), optional noise-based stopping, and the refusal
 // of figures faster than the bytes the work must move allow. docs/methodology.md defines it all.
+//
+// A fixture (fixture_util.hpp for add, timed, parameters):
+//   void my_fixture(benchmark::State& st, int rows) {
+//     DeviceBuffer in(bytes, "input"), out(rows * sizeof(float), "output");   // set-up: untimed
+//     auto work = [&](cudaStream_t s) { launch_my_kernel(in, out, rows, s); };  // checks its launch
+//     if (!exec(st, work, double(bytes))) return;  // refused: too fast for its bytes
+//     parameters(st, {{"rows", double(rows)}});
+//   }
+//   timed(add("study/my_kernel/rows:" + std::to_string(rows), my_fixture, rows));
 #pragma once
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
