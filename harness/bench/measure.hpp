@@ -1,7 +1,7 @@
 // The measurement engine every GPU fixture uses (the role of nvbench's state.exec): warm-ups,
 // CUDA-event timing on the engine's stream, warm (back to back) or cold (L2 flushed before every
 // sample) mode, per-sample GPU telemetry (NVML), optional noise-based stopping, and the refusal
-// of figures faster than the bytes the work must move allow. docs/methodology.md defines it all.
+// of figures faster than reading the bytes the work must read allows. docs/methodology.md defines it all.
 //
 // A fixture (fixture_util.hpp for add, timed, parameters):
 //   void my_fixture(benchmark::State& st, int rows) {
@@ -53,7 +53,7 @@ using DeviceWork = std::function<void(cudaStream_t)>;
 using TimedWork = std::function<double(cudaStream_t)>;
 
 struct ExecOptions {
-  double min_bytes = 0;   // bytes the work must move at least (the refusal); 0: no refusal
+  double min_bytes = 0;   // bytes the work must read at least (the refusal); 0: no refusal
   DeviceWork prepare;     // untimed, before every warm-up and sample (restores an in-place input)
   std::function<void(double ms)> on_sample;  // after every recorded sample (derived counters)
   int warmups = -1;       // -1: the configured count
@@ -73,7 +73,7 @@ cudaStream_t measure_stream();
 // (docs/methodology.md). Returns false when the figure was refused (the fixture is an error).
 bool exec(benchmark::State& st, const DeviceWork& work, const ExecOptions& o = {});
 bool exec_timed(benchmark::State& st, const TimedWork& work, const ExecOptions& o = {});
-// The common case: device work and the bytes it must move at least.
+// The common case: device work and the bytes it must read at least.
 inline bool exec(benchmark::State& st, const DeviceWork& work, double min_bytes) {
   ExecOptions o;
   o.min_bytes = min_bytes;

@@ -40,7 +40,7 @@ std::optional<std::string> too_fast(double fastest_ms, double bytes, double peak
   if (least <= 0 || fastest_ms >= least) return std::nullopt;
   char buf[320];
   std::snprintf(buf, sizeof buf,
-                "refused: a sample of %.6g ms is faster than moving the %.4g bytes this work must move at the "
+                "refused: a sample of %.6g ms is faster than reading the %.4g bytes this work must read at the "
                 "card's peak DRAM bandwidth (%.1f GB/s: %.6g ms, %.4g bytes allowed for the L2): "
                 "the work cannot have been done",
                 fastest_ms, bytes, peak_bytes_per_s / 1e9, least, std::max(0.0, cached_bytes));

@@ -47,7 +47,7 @@ double peak_dram_bytes_per_s(double memory_clock_khz, int bus_width_bits);
 // (what the L2 may already hold: its size in warm mode, 0 in cold mode) are allowed for.
 double least_time_ms(double bytes, double peak_bytes_per_s, double cached_bytes);
 
-// Why a measurement is refused: its fastest sample beats least_time_ms. nullopt: accepted
+// Why a measurement is refused: its fastest sample beats least_time_ms (bytes: what it must read). nullopt: accepted
 // (also when bytes or the peak are unknown, <= 0).
 std::optional<std::string> too_fast(double fastest_ms, double bytes, double peak_bytes_per_s, double cached_bytes);
 
