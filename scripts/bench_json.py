@@ -46,6 +46,7 @@ class Bench:
     samples: list = field(default_factory=list)      # one dict of metrics per repetition
     aggregates: dict = field(default_factory=dict)   # "median" -> dict of metrics
     error: str | None = None
+    skipped: bool = False   # the fixture could not do its case (error holds the reason)
 
     def values(self, metric: str) -> list:
         return [s[metric] for s in self.samples if metric in s]
@@ -78,6 +79,10 @@ class Bench:
     def repetitions(self) -> int:
         return max(len(self.samples), 1 if self.aggregates else 0)
 
+    def throttled_samples(self) -> int:
+        """Samples taken at reduced clocks, over all repetitions (counter throttled_samples)."""
+        return int(sum(self.values("throttled_samples")))
+
 
 @dataclass
 class Run:
@@ -96,6 +101,10 @@ class Run:
 
     def errors(self) -> dict:
         return {n: b.error for n, b in self.benches.items() if b.error is not None}
+
+    def throttled(self) -> dict:
+        """Benchmarks with throttled samples: name -> how many."""
+        return {n: t for n, b in self.benches.items() if (t := b.throttled_samples()) > 0}
 
     def ctx_float(self, key: str):
         try:
@@ -132,6 +141,9 @@ def parse(doc, path: str = "<json>") -> Run:
         b = benches.setdefault(base_name(full), Bench(base_name(full)))
         if e.get("error_occurred") or e.get("skipped"):
             b.error = str(e.get("error_message") or e.get("skip_message") or "skipped")
+            # GB >= 1.8 SkipWithMessage; with 1.7 distancies-bench marks a skip "skipped: <reason>".
+            b.skipped = bool(e.get("skipped")) and not e.get("error_occurred") \
+                or b.error.startswith("skipped: ")
         elif run_type == "aggregate":
             b.aggregates[agg] = _metrics(e)
         else:

@@ -7,7 +7,8 @@
 A benchmark regresses when its new median is worse than the baseline median by more than
 --threshold and, where both sides have >= 3 repetitions, a one-sided Mann-Whitney U test says
 the new samples are worse with p <= --alpha. With fewer samples the threshold alone decides.
-Exit status: 1 on any regression (or a benchmark that errors now but did not before),
+Exit status: 1 on any regression (or a benchmark that errors now but did not before; one that
+is skipped now, because it cannot do its case, is a note), benchmarks with throttled samples noted,
 0 otherwise, 2 on bad input. docs/regression.md has the details.
 """
 from __future__ import annotations
@@ -165,7 +166,9 @@ def compare(base: Run, new: Run, metric: str, threshold: float, alpha: float, pa
     for name in common:
         be, ne = base.benches[name].error, new.benches[name].error
         if ne is not None:
-            if be is None:
+            if be is None and new.benches[name].skipped:
+                notes.append(f"{name}: skipped in the new run ({ne})")
+            elif be is None:
                 failures.append(f"{name}: errors in the new run ({ne})")
             else:
                 notes.append(f"{name}: errors in both runs ({ne})")
@@ -200,6 +203,11 @@ def compare(base: Run, new: Run, metric: str, threshold: float, alpha: float, pa
             print(f"\n{title}: {', '.join(names)}")
     for n in notes:
         print(f"note: {n}")
+    for label, run in (("baseline", base), ("new run", new)):
+        hot = {n: t for n, t in run.throttled().items() if n in common}
+        if hot:
+            print(f"note: throttled samples in the {label} (reduced clocks; not comparable): "
+                  + ", ".join(f"{n} ({t})" for n, t in hot.items()))
     for f in failures:
         print(f"FAIL: {f}")
     regressions = [r.name for r in rows if r.regression]

@@ -321,6 +321,14 @@ class Report:
             return ""
         return "## Benchmarks that did not run\n\n" + "\n".join(f"- `{n}`: {e}" for n, e in errs.items()) + "\n"
 
+    def throttled(self) -> str:
+        hot = self.run.throttled()
+        if not hot:
+            return ""
+        return ("## Throttled fixtures\n\nSamples under 90 % of the maximum SM clock or under a power or thermal "
+                "clock-event reason (docs/methodology.md); these figures were taken at reduced clocks.\n\n"
+                + "\n".join(f"- `{n}`: {t} throttled sample(s)" for n, t in hot.items()) + "\n")
+
     # -- plots --------------------------------------------------------------------------
     def plots(self, out_dir: str) -> dict:
         """Writes the PNGs it has data for; returns {file name: None or the reason it was skipped}."""
@@ -415,7 +423,7 @@ class Report:
         figs = ["## Plots\n"] + [f"![{n}]({os.path.join(rel, n) if rel else n})" if why is None
                                  else f"> `{n}` not drawn: {why}." for n, why in plots.items()]
         parts = [head, self.table1(), self.table2(), self.table3(), self.dot_table(), self.topk_table(),
-                 self.pipeline_table(), self.peer_table(peers), self.batch_table(peers), self.errors(), "\n\n".join(figs) + "\n"]
+                 self.pipeline_table(), self.peer_table(peers), self.batch_table(peers), self.throttled(), self.errors(), "\n\n".join(figs) + "\n"]
         return "\n".join(p for p in parts if p)
 
 

@@ -28,6 +28,7 @@ if ! command -v nvcc >/dev/null; then
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
+# Before configuring: CMake finds nvml.h (the nvidia-nvml-dev wheel) in .venv.
 .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements.txt
 bash scripts/fetch_glove.sh
 bash scripts/fetch_analogy.sh

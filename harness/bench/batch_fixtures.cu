@@ -8,6 +8,7 @@
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
+#include "harness/bench/measure.hpp"
 #include "variants/batch_scan.hpp"
 
 namespace distancies::bench {
@@ -41,19 +42,20 @@ Queries batch_queries(int batch) {
 // gemm_only: time the GEMM tiles without the selection; tile 0: the policy's.
 void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool gemm_only, int tile) {
   const BenchState& s = bench_state();
-  BatchSearcher::Options o;
-  o.gemm_only = gemm_only;
-  o.tile_rows = tile;
-  BatchSearcher searcher(*s.device, o);
+  BatchSearcher::Options so;
+  so.gemm_only = gemm_only;
+  so.tile_rows = tile;
+  BatchSearcher searcher(*s.device, so);
   const Queries q = batch_queries(batch);
   const int k = s.config.k;
-  searcher.search(*p, q.q.data(), q.norms.data(), batch, k);  // warm-up (and 16-bit copies made)
+  Breakdown bd;
   Means m;
-  for (auto _ : st) {
-    Breakdown bd;
-    searcher.search(*p, q.q.data(), q.norms.data(), batch, k, &bd);
-    const double ms = gemm_only ? bd.stage_ms("scan") : bd.total_ms;
-    st.SetIterationTime(ms / 1e3);
+  ExecOptions o;
+  o.warmups = 1;  // one batch: the 16-bit copies and the workspace are made on it
+  // At least the model once, in the precision the scan reads.
+  const Storage read = p->per_query ? pipeline(p->per_query).storage : gemm_storage(p->input);
+  o.min_bytes = double(s.host.rows) * s.host.dim * (read == Storage::F32 ? 4.0 : 2.0);
+  o.on_sample = [&](double ms) {
     for (const auto& stage : bd.stages) m.add(stage.name + "_ms", stage.ms);
     m.add("kernel_ms", bd.kernel_ms());
     m.add("transfer_ms", bd.transfer_ms());
@@ -64,13 +66,18 @@ void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool
     m.add("distances_per_ms", double(batch) * double(s.device->rows) / ms);
     m.add("fallbacks", searcher.last_fallbacks());
     m.add("sub_batch", searcher.last_sub_batch());
-  }
+  };
+  auto work = [&](cudaStream_t) {
+    bd = Breakdown{};
+    searcher.search(*p, q.q.data(), q.norms.data(), batch, k, &bd);
+    return double(gemm_only ? bd.stage_ms("scan") : bd.total_ms);
+  };
+  if (!exec_timed(st, work, o)) return;
   m.publish(st);
-  st.counters["batch"] = batch;
-  st.counters["k"] = k;
-  st.counters["tile_rows"] = tile > 0 ? tile : BatchPolicy::tile_rows(batch);
+  parameters(st, {{"batch", double(batch)}, {"k", double(k)}, {"rows", double(s.host.rows)},
+                  {"dim", double(s.host.dim)}, {"tile_rows", double(tile > 0 ? tile : BatchPolicy::tile_rows(batch))}});
   if (gemm_only)  // the tensor cores' rate: 2 * B * rows * D flops per batch
-    st.counters["tflops"] = 2.0 * batch * double(s.device->rows) * s.device->dim / (m.mean(st, "total_ms") * 1e9);
+    st.counters["tflops"] = 2.0 * batch * double(s.device->rows) * s.device->dim / (m.mean("total_ms") * 1e9);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "harness/bench/context.hpp"
+#include "variants/policy.hpp"
 
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "harness/bench/bench_state.hpp"
+#include "harness/bench/measure.hpp"
 #include "harness/version.hpp"
 #include "harness/device.hpp"
 
@@ -45,6 +47,11 @@ void add_context() {
   AddCustomContext("model_bytes", std::to_string(static_cast<long long>(s.model_bytes())));
   AddCustomContext("query", s.config.query);
   AddCustomContext("k", std::to_string(s.config.k));
+  // The measurement engine (docs/methodology.md): cache mode, stopping rule, telemetry.
+  AddCustomContext("measure_mode", measure_mode_name());
+  AddCustomContext("measure_warmups", std::to_string(measure_config().warmups));
+  AddCustomContext("stopping", stopping_description());
+  AddCustomContext("nvml", telemetry_status());
   if (!d.available) {
     AddCustomContext("gpu", "none (" + d.reason + ")");
     return;
@@ -52,6 +59,7 @@ void add_context() {
   AddCustomContext("gpu", d.props.name);
   AddCustomContext("gpu_sm_count", std::to_string(d.props.multiProcessorCount));
   AddCustomContext("gpu_compute_capability", std::to_string(d.props.major) + "." + std::to_string(d.props.minor));
+  AddCustomContext("pipeline_policy", policy::policy_for(d.props.major, d.props.minor));
   AddCustomContext("gpu_memory_gib", std::to_string(d.props.totalGlobalMem / double(1 << 30)));
   AddCustomContext("gpu_l2_bytes", std::to_string(d.props.l2CacheSize));
   int clock_khz = 0, mem_clock_khz = 0, bus_bits = 0;
@@ -67,6 +75,8 @@ void add_context() {
   AddCustomContext("cuda_runtime", version_string(d.runtime_version));
   const std::string smi = nvidia_smi("driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit,pstate");
   if (!smi.empty()) AddCustomContext("nvidia_smi_driver_sm_mem_maxsm_power_pstate", smi);
+  AddCustomContext("peak_dram_gb_per_s", std::to_string(peak_dram_bytes_per_s() / 1e9));
+  AddCustomContext("l2_flush_bytes", std::to_string(l2_flush_bytes()));
   AddCustomContext("floor_ms", std::to_string(s.floor_ms));
   AddCustomContext("floor_gb_per_s", std::to_string(s.model_bytes() / (s.floor_ms * 1e6)));
 }

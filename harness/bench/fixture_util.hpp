@@ -1,32 +1,44 @@
-// What every fixture family shares: warm-ups, per-iteration means as counters, and
-// registration that turns a thrown error into a skipped fixture.
+// What every fixture family shares: per-sample means as counters, the fixture's parameters as
+// counters, and registration that turns a thrown error into a failed fixture. Timing is the
+// measurement engine's (measure.hpp).
 #pragma once
 #include <benchmark/benchmark.h>
 
 #include <exception>
+#include <initializer_list>
 #include <map>
 #include <string>
+#include <utility>
+
+#include "harness/bench/measure.hpp"
 
 namespace distancies::bench {
 
-constexpr int kWarmups = 3;
-
-// Sums per-iteration values; publishes their means as counters.
+// Per-sample values; publishes each one's mean over the samples it was added for.
 class Means {
  public:
-  void add(const std::string& name, double v) { sums_[name] += v; }
-  double mean(const benchmark::State& st, const std::string& name) const {
+  void add(const std::string& name, double v) {
+    auto& [sum, n] = sums_[name];
+    sum += v;
+    ++n;
+  }
+  double mean(const std::string& name) const {
     const auto it = sums_.find(name);
-    return it == sums_.end() || st.iterations() == 0 ? 0.0 : it->second / double(st.iterations());
+    return it == sums_.end() || it->second.second == 0 ? 0.0 : it->second.first / double(it->second.second);
   }
   void publish(benchmark::State& st) const {
-    const double n = st.iterations() > 0 ? double(st.iterations()) : 1.0;
-    for (const auto& [name, sum] : sums_) st.counters[name] = sum / n;
+    for (const auto& [name, s] : sums_) st.counters[name] = s.first / double(s.second);
   }
 
  private:
-  std::map<std::string, double> sums_;
+  std::map<std::string, std::pair<double, long long>> sums_;
 };
+
+// The fixture's parameters (rows, dim, k, batch, ...) as counters: scripts read them there
+// instead of parsing names.
+inline void parameters(benchmark::State& st, std::initializer_list<std::pair<const char*, double>> p) {
+  for (const auto& [name, v] : p) st.counters[name] = v;
+}
 
 // A fixture that throws (a GPU error, out of memory) reports it and lets the others run.
 template <class Fn, class... Args>
@@ -43,9 +55,13 @@ benchmark::internal::Benchmark* add(const std::string& name, Fn fn, Args... args
   return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { guarded(st, fn, args...); });
 }
 
+// Device-timed fixtures: manual time in ms. With noise-based stopping one Google Benchmark
+// iteration holds all of a repetition's samples (measure.hpp); fixtures that keep a study's
+// fixed count set Iterations(N) after this and pass ExecOptions::fixed_samples.
 inline benchmark::internal::Benchmark* timed(benchmark::internal::Benchmark* b) {
-  return b->UseManualTime()->Unit(benchmark::kMillisecond);
+  b->UseManualTime()->Unit(benchmark::kMillisecond);
+  if (measure_config().stopping.enabled()) b->Iterations(1);
+  return b;
 }
-
 
 }  // namespace distancies::bench

@@ -1,5 +1,6 @@
-// Fixture families registered in loops over the registry. Device work is timed with CUDA
-// events and reported through UseManualTime; derived rates are counters.
+// Fixture families registered in loops over the registry. Device work is timed by the
+// measurement engine (measure.hpp) and reported through UseManualTime; derived rates and the
+// fixture's parameters are counters.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
+#include "harness/bench/measure.hpp"
 #include "harness/cpu_search.hpp"
 #include "harness/gpu_search.hpp"
 #include "harness/precision.hpp"
@@ -44,6 +46,11 @@ DotArgs dot_args(const BenchState& s, const Workspace& ws) {
           ws.sims.as<float>(), ws.idx.as<int>()};
 }
 
+// Bytes of the vectors themselves (no row padding): what any scan must read at least.
+double vector_bytes(const BenchState& s, long long rows, Storage storage) {
+  return double(rows) * s.host.dim * (storage == Storage::F32 ? 4.0 : 2.0);
+}
+
 // storage: which copy is read (F32: the model; F16: its 16-bit copy, half the bytes).
 void floor_fixture(benchmark::State& st, Storage storage) {
   const BenchState& s = bench_state();
@@ -55,19 +62,16 @@ void floor_fixture(benchmark::State& st, Storage storage) {
   }
   const double floor = storage == Storage::F32 ? s.floor_ms : s.floor_half_ms;
   DeviceBuffer sink(static_cast<std::size_t>(floor_sink_len()) * sizeof(float), "floor sink");
-  Event a, b;
-  for (int i = 0; i < kWarmups; ++i) launch_read_floor(data, bytes, sink.as<float>(), nullptr);
   Means m;
-  for (auto _ : st) {
-    a.record(nullptr);
-    launch_read_floor(data, bytes, sink.as<float>(), nullptr);
-    b.record(nullptr);
-    const float ms = elapsed_ms(a, b);
-    st.SetIterationTime(ms / 1e3);
+  ExecOptions o;
+  o.min_bytes = double(bytes);
+  o.on_sample = [&](double ms) {
     m.add("kernel_ms", ms);
     add_rates(m, ms, double(bytes), floor);
-  }
+  };
+  if (!exec(st, [&](cudaStream_t str) { launch_read_floor(data, bytes, sink.as<float>(), str); }, o)) return;
   m.publish(st);
+  parameters(st, {{"rows", double(s.host.rows)}, {"dim", double(s.host.dim)}, {"bytes", double(bytes)}});
 }
 
 void dot_fixture(benchmark::State& st, const DotVariant* v) {
@@ -76,29 +80,27 @@ void dot_fixture(benchmark::State& st, const DotVariant* v) {
   ws.allocate(static_cast<int>(s.host.rows), 1, s.host.dim, 0);
   upload_query(ws, s.query);
   const DotArgs args = dot_args(s, ws);
-  for (int i = 0; i < kWarmups; ++i) v->launch(args, nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  Event a, b;
   Means m;
-  for (auto _ : st) {
-    a.record(nullptr);
-    v->launch(args, nullptr);
-    b.record(nullptr);
-    const float ms = elapsed_ms(a, b);
-    st.SetIterationTime(ms / 1e3);
+  ExecOptions o;
+  o.min_bytes = vector_bytes(s, s.host.rows, Storage::F32) + double(s.host.rows) * 4;  // reads: vectors, norms
+  o.on_sample = [&](double ms) {
     m.add("kernel_ms", ms);
     add_rates(m, ms, dot_bytes(s));
-  }
+  };
+  if (!exec(st, [&](cudaStream_t str) { v->launch(args, str); }, o)) return;
   m.publish(st);
+  parameters(st, {{"rows", double(s.host.rows)}, {"dim", double(s.host.dim)}});
 }
 
-// Each iteration restores the stage's input (untimed): the study's stages work in place.
-// rows: the first `rows` rows of the model (0: all).
+// Each sample restores the stage's input (untimed): the study's stages work in place.
+// rows: the first `rows` rows of the model (0: all). A stage that raises its fallback flag on
+// this case (it cannot certify it alone, e.g. the 16-bit scan beyond its largest k) is skipped.
 void topk_fixture(benchmark::State& st, const TopkStage* stage, int k, int rows) {
   const BenchState& s = bench_state();
   const int n = rows > 0 ? std::min(rows, static_cast<int>(s.host.rows)) : static_cast<int>(s.host.rows);
   Workspace ws;
   ws.allocate(n, k, s.host.dim, stage->temp_bytes(n, k));
+  CUDA_CHECK(cudaMemset(ws.status.get(), 0, sizeof(int)));
   upload_query(ws, s.query);
   DotArgs args = dot_args(s, ws);
   args.rows = n;
@@ -121,50 +123,56 @@ void topk_fixture(benchmark::State& st, const TopkStage* stage, int k, int rows)
   DeviceBuffer keep_s(bytes, "pristine sims"), keep_i(bytes, "pristine indices");
   CUDA_CHECK(cudaMemcpy(keep_s.get(), input.sims, bytes, cudaMemcpyDeviceToDevice));
   CUDA_CHECK(cudaMemcpy(keep_i.get(), input.idx, bytes, cudaMemcpyDeviceToDevice));
-  auto restore = [&] {
-    TopkState t = ws.topk_state();
+  TopkState t;
+  auto restore = [&](cudaStream_t str) {
+    t = ws.topk_state();
     t.chunks = input.chunks;
     attach_model(t);
-    CUDA_CHECK(cudaMemcpyAsync(t.sims, keep_s.get(), bytes, cudaMemcpyDeviceToDevice, nullptr));
-    CUDA_CHECK(cudaMemcpyAsync(t.idx, keep_i.get(), bytes, cudaMemcpyDeviceToDevice, nullptr));
-    return t;
+    CUDA_CHECK(cudaMemcpyAsync(t.sims, keep_s.get(), bytes, cudaMemcpyDeviceToDevice, str));
+    CUDA_CHECK(cudaMemcpyAsync(t.idx, keep_i.get(), bytes, cudaMemcpyDeviceToDevice, str));
   };
-  for (int i = 0; i < kWarmups; ++i) {
-    TopkState t = restore();
-    stage->run(t, nullptr);
+  auto work = [&](cudaStream_t str) { stage->run(t, str); };
+  restore(nullptr);
+  work(nullptr);
+  int fallback = 0;
+  CUDA_CHECK(cudaMemcpy(&fallback, ws.status.get(), sizeof(int), cudaMemcpyDeviceToHost));
+  if (fallback != 0) {
+    skip(st, "the fallback flag is up after " + (stage->after ? std::string(stage->after) + " and " : std::string()) +
+                 stage->name + " at k = " + std::to_string(k) + " over " + std::to_string(n) +
+                 " rows: the stage cannot certify this case (a pipeline reruns such a query on its fallback), "
+                 "so there is no time of its own to report");
+    return;
   }
-  Event a, b;
   Means m;
-  for (auto _ : st) {
-    TopkState t = restore();
-    a.record(nullptr);
-    stage->run(t, nullptr);
-    b.record(nullptr);
-    const float ms = elapsed_ms(a, b);
-    st.SetIterationTime(ms / 1e3);
+  ExecOptions o;
+  o.prepare = restore;
+  // At least: the 16-bit copy for a scan of the model, every similarity for a selection; a
+  // stage that works on another's lists has no bound here.
+  o.min_bytes = stage->after ? 0.0 : stage->scans_model ? vector_bytes(s, n, Storage::F16) : double(n) * sizeof(float);
+  o.on_sample = [&](double ms) {
     m.add("kernel_ms", ms);
     m.add("distances_per_ms", double(n) / ms);
-  }
+  };
+  if (!exec(st, work, o)) return;
   m.publish(st);
-  st.counters["k"] = k;
-  st.counters["rows"] = n;
+  parameters(st, {{"k", double(k)}, {"rows", double(n)}, {"dim", double(s.host.dim)}});
 }
 
 void pipeline_fixture(benchmark::State& st, const Pipeline* p) {
   const BenchState& s = bench_state();
   if (p->habits.copy_model_every_query && !s.host_vectors) {
-    st.SkipWithError("needs the host copy of the model (run without --no-host-copy)");
+    skip(st, "needs the host copy of the model (run without --no-host-copy)");
     return;
   }
   GpuSearcher searcher(*s.device, s.host_vectors ? &s.host : nullptr);
   const int k = s.config.k;
-  for (int i = 0; i < (p->habits.copy_model_every_query ? 1 : kWarmups); ++i)
-    searcher.search(*p, s.query.vector.data(), s.query.norm, k);
+  Breakdown bd;
   Means m;
-  for (auto _ : st) {
-    Breakdown bd;
-    searcher.search(*p, s.query.vector.data(), s.query.norm, k, &bd);
-    st.SetIterationTime(bd.total_ms / 1e3);
+  ExecOptions o;
+  o.warmups = p->habits.copy_model_every_query ? 1 : -1;  // V1 moves the whole model on every query
+  o.fixed_samples = p->habits.copy_model_every_query;     // the study's mean of 10 runs
+  o.min_bytes = vector_bytes(s, s.host.rows, p->storage);
+  o.on_sample = [&](double) {
     for (const auto& stage : bd.stages) m.add(stage.name + "_ms", stage.ms);
     m.add("kernel_ms", bd.kernel_ms());
     m.add("transfer_ms", bd.transfer_ms());
@@ -172,8 +180,15 @@ void pipeline_fixture(benchmark::State& st, const Pipeline* p) {
     m.add("total_ms", bd.total_ms);
     m.add("wall_ms", bd.wall_ms);
     add_rates(m, bd.total_ms, 0, p->storage == Storage::F32 ? s.floor_ms : s.floor_half_ms);
-  }
+  };
+  auto work = [&](cudaStream_t) {
+    bd = Breakdown{};
+    searcher.search(*p, s.query.vector.data(), s.query.norm, k, &bd);
+    return double(bd.total_ms);
+  };
+  if (!exec_timed(st, work, o)) return;
   m.publish(st);
+  parameters(st, {{"k", double(k)}, {"rows", double(s.host.rows)}, {"dim", double(s.host.dim)}});
 }
 
 void cpu_fixture(benchmark::State& st) {
@@ -189,36 +204,52 @@ void cpu_fixture(benchmark::State& st) {
     add_rates(m, ms, 0);
   }
   m.publish(st);
+  parameters(st, {{"k", double(s.config.k)}, {"rows", double(s.host.rows)}, {"dim", double(s.host.dim)}});
 }
 
 // The study's Table 1: its query sequence once, each query timed (p null: the CPU).
 void sequence_fixture(benchmark::State& st, const Pipeline* p) {
   const BenchState& s = bench_state();
-  std::unique_ptr<GpuSearcher> searcher;
-  if (p) searcher = std::make_unique<GpuSearcher>(*s.device, &s.host);
-  for (auto _ : st) {
+  // One pass over the sequence; `one(q)` times one query in ms.
+  auto pass = [&](const auto& one) {
     double total = 0;
     int i = 0;
     for (const auto& [word, q] : s.sequence) {
-      double ms;
-      if (p) {
-        Breakdown bd;
-        searcher->search(*p, q, s.config.k, true, &bd);
-        ms = bd.total_ms;
-      } else {
-        const auto t0 = std::chrono::steady_clock::now();
-        auto hits = sequential_search(s.host, q.vector.data(), q.norm, s.config.k);
-        benchmark::DoNotOptimize(hits.data());
-        ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      }
+      const double ms = one(q);
       char name[64];
       std::snprintf(name, sizeof name, "q%02d_%s_ms", ++i, word.c_str());
       st.counters[name] = ms;
       total += ms;
     }
-    st.SetIterationTime(total / 1e3);
     st.counters["total_ms"] = total;
+    return total;
+  };
+  parameters(st, {{"k", double(s.config.k)}, {"rows", double(s.host.rows)}, {"dim", double(s.host.dim)},
+                  {"queries", double(s.sequence.size())}});
+  if (!p) {
+    for (auto _ : st) {
+      const double total = pass([&](const Query& q) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto hits = sequential_search(s.host, q.vector.data(), q.norm, s.config.k);
+        benchmark::DoNotOptimize(hits.data());
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      });
+      st.SetIterationTime(total / 1e3);
+    }
+    return;
   }
+  // The searcher is made here, so query 1 also pays the first allocations (as in the study).
+  GpuSearcher searcher(*s.device, &s.host);
+  ExecOptions o;
+  o.warmups = 0;
+  o.fixed_samples = true;
+  exec_timed(st, [&](cudaStream_t) {
+    return pass([&](const Query& q) {
+      Breakdown bd;
+      searcher.search(*p, q, s.config.k, true, &bd);
+      return double(bd.total_ms);
+    });
+  }, o);
 }
 
 }  // namespace

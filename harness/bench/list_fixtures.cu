@@ -11,6 +11,7 @@
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
+#include "harness/bench/measure.hpp"
 #include "harness/device.hpp"
 #include "kernels/dot_args.cuh"
 #include "variants/list_select.hpp"
@@ -39,21 +40,16 @@ void select_lists_fixture(benchmark::State& st, const ListSelector* sel, int K) 
   DeviceBuffer os(K * sizeof(float), "selection"), orr(K * sizeof(int), "selection");
   CUDA_CHECK(cudaMemcpy(ds.get(), ls.data(), ls.size() * sizeof(float), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(dr.get(), lr.data(), lr.size() * sizeof(int), cudaMemcpyHostToDevice));
-  auto run = [&] { sel->launch(ds.as<float>(), dr.as<int>(), chunks, K, os.as<float>(), orr.as<int>(), nullptr); };
-  for (int i = 0; i < kWarmups; ++i) run();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  Event a, b;
+  auto run = [&](cudaStream_t str) {
+    sel->launch(ds.as<float>(), dr.as<int>(), chunks, K, os.as<float>(), orr.as<int>(), str);
+  };
   Means m;
-  for (auto _ : st) {
-    a.record(nullptr);
-    run();
-    b.record(nullptr);
-    const float ms = elapsed_ms(a, b);
-    st.SetIterationTime(ms / 1e3);
-    m.add("kernel_ms", ms);
-  }
+  ExecOptions o;
+  o.min_bytes = double(ls.size()) * (sizeof(float) + sizeof(int));  // every list read once
+  o.on_sample = [&](double ms) { m.add("kernel_ms", ms); };
+  if (!exec(st, run, o)) return;
   m.publish(st);
-  st.counters["lists"] = chunks;
+  parameters(st, {{"lists", double(chunks)}, {"K", double(K)}, {"rows", double(rows)}});
 }
 
 }  // namespace

@@ -224,3 +224,31 @@ def test_u_test_known_values_and_normal_approximation():
     x = [i + 0.5 for i in range(25)]
     y = [i - 5.0 for i in range(25)]
     assert mann_whitney(x, y)[0] == pytest.approx(0.008963, abs=1e-6)
+
+
+@pytest.mark.parametrize("entry", [
+    # Google Benchmark 1.8: SkipWithMessage
+    [{"name": "topk/s/k:1024/manual_time", "run_name": "topk/s/k:1024/manual_time", "run_type": "iteration",
+      "iterations": 0, "real_time": 0, "cpu_time": 0, "time_unit": "ms", "skipped": True,
+      "skip_message": "the fallback flag is up"}],
+    # 1.7: distancies-bench marks its skips in the error message
+    gbfake.errored("topk/s/k:1024", "skipped: the fallback flag is up"),
+])
+def test_new_skip_is_a_note_not_a_failure(tmp_path, entry):
+    rc, out, _ = gate(tmp_path, gbfake.entries("topk/s/k:1024", samples(BASE)) + gbfake.entries("dot/x", samples(BASE)),
+                      entry + gbfake.entries("dot/x", samples(BASE)))
+    assert rc == 0 and "note: topk/s/k:1024: skipped in the new run" in out and "FAIL" not in out
+
+
+def test_refusal_is_a_failure(tmp_path):
+    rc, out, _ = gate(tmp_path, gbfake.entries("dot/x", samples(BASE)),
+                      gbfake.errored("dot/x", "refused: a sample of 0.001 ms is faster than ..."))
+    assert rc == 1 and "FAIL: dot/x: errors in the new run (refused" in out
+
+
+def test_throttled_fixtures_noted(tmp_path):
+    hot = [dict(s, throttled_samples=t) for s, t in zip(samples(BASE), [0, 3, 0, 0, 1])]
+    rc, out, _ = gate(tmp_path, gbfake.entries("dot/x", samples(BASE)), gbfake.entries("dot/x", hot))
+    assert rc == 0
+    assert "throttled samples in the new run" in out and "dot/x (4)" in out
+    assert "throttled samples in the baseline" not in out

@@ -229,3 +229,18 @@ def test_peer_table_ratios(tmp_path):
     assert row["exact"] == "yes"
     assert row["peer ÷ `V4`"] == "12.00×"   # V4's made-up total is 1.0 ms
     assert "pytorch 2.x" in text
+
+
+def test_throttled_fixtures_flagged(tmp_path):
+    doc = full_doc()
+    for e in doc["benchmarks"]:
+        if e["name"].startswith("dot/warp_shuffle_dot") and e["run_type"] == "iteration":
+            e["throttled_samples"] = 2
+    p, out = run_report(tmp_path, doc)
+    assert p.returncode == 0, p.stderr
+    md = (out / "report.md").read_text()
+    assert "## Throttled fixtures" in md and "`dot/warp_shuffle_dot`: 6 throttled sample(s)" in md
+
+
+def test_no_throttled_section_without_throttling(full):
+    assert "Throttled fixtures" not in full[0]
