@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   distancies::cli::add_model_commands(app);
   distancies::cli::add_search_commands(app);
+  distancies::cli::add_moments_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
