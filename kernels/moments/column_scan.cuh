@@ -35,14 +35,12 @@ __device__ __forceinline__ bool scan_column(const MomentsInput& in, ColumnMap ma
   return true;
 }
 
-// The first element the thread would read (its shift), or 0 when it reads none.
+// The first value of the calling thread's column (0 outside the matrix): the shift of
+// the one-pass sums, the same for every thread of the column.
 template <bool kColMajor>
-__device__ __forceinline__ float first_element(const MomentsInput& in, ColumnMap map) {
-  const int t = threadIdx.x;
-  const long long col = static_cast<long long>(blockIdx.x) * map.width + t % map.width;
-  const long long r = static_cast<long long>(blockIdx.y) * map.slots + t / map.width;
-  if (t >= map.width * map.slots || col >= in.cols || r >= in.rows) return 0.0f;
-  return __ldg(in.x + (kColMajor ? col * in.ld + r : r * in.ld + col));
+__device__ __forceinline__ float column_shift(const MomentsInput& in, long long col) {
+  if (col < 0 || col >= in.cols) return 0.0f;
+  return __ldg(in.x + (kColMajor ? col * in.ld : col));
 }
 
 }  // namespace distancies

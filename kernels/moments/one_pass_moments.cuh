@@ -7,7 +7,8 @@
 
 namespace distancies {
 
-// Per-block partial states, structure of arrays, entry [column * groups + block row group].
+// Per-block partial states, structure of arrays, entry [column * groups + block row group];
+// means relative to the column's shift (its first value).
 template <class T>
 struct MomentPartials {
   long long* n;
@@ -20,7 +21,8 @@ __global__ void __launch_bounds__(kMomentsMaxThreads)
     one_pass_partials_kernel(MomentsInput in, ColumnMap map, MomentPartials<T> out) {
   __shared__ StateShared<T> sm;
   ShiftedSums<T> acc;
-  acc.shift = T(first_element<kColMajor>(in, map));
+  acc.shift = T(column_shift<kColMajor>(
+      in, static_cast<long long>(blockIdx.x) * map.width + static_cast<int>(threadIdx.x) % map.width));
   long long col = 0;
   scan_column<kColMajor, kUnroll>(in, map, col, [&](float x) { acc.add(x); });
   const MomentState<T> s = block_merge_columns<T, kShuffle>(acc.state(), map.width, map.slots, sm);
@@ -36,8 +38,9 @@ __global__ void __launch_bounds__(kMomentsMaxThreads)
 }
 
 // One warp per column: lanes merge the block partials in turn, then a shuffle tree.
-template <class T>
-__global__ void merge_partials_kernel(MomentPartials<T> p, int cols, MomentEstimator e, MomentsOutput out) {
+template <class T, bool kColMajor>
+__global__ void merge_partials_kernel(MomentPartials<T> p, MomentsInput in, MomentsOutput out) {
+  const int cols = in.cols;
   const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (col >= cols) return;  // whole warps leave together
@@ -48,7 +51,8 @@ __global__ void merge_partials_kernel(MomentPartials<T> p, int cols, MomentEstim
   }
   for (int off = 16; off > 0; off >>= 1) s = merge_states(s, shuffle_down(s, off));
   if (lane == 0)
-    finalize_moments(s.n, double(s.mean), double(s.m2), double(s.m3), double(s.m4), e, out.mean + col,
+    finalize_moments(s.n, double(column_shift<kColMajor>(in, col)) + double(s.mean), double(s.m2), double(s.m3),
+                     double(s.m4), in.estimator, out.mean + col,
                      out.variance + col, out.skewness + col, out.kurtosis + col);
 }
 

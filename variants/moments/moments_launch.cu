@@ -87,7 +87,7 @@ void one_pass(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& 
   one_pass_partials_kernel<T, kColMajor, kShuffle, kUnroll>
       <<<dim3(g.tiles, g.groups), g.threads, 0, st>>>(in, ColumnMap{g.width, g.slots}, p);
   CUDA_CHECK_LAUNCH();
-  merge_partials_kernel<T><<<merge_grid(in.cols), kMergeThreads, 0, st>>>(p, in.cols, in.estimator, out);
+  merge_partials_kernel<T, kColMajor><<<merge_grid(in.cols), kMergeThreads, 0, st>>>(p, in, out);
   CUDA_CHECK_LAUNCH();
 }
 
