@@ -22,7 +22,7 @@ struct TwoPassScratch {
 template <class T, bool kColMajor, int kUnroll>
 __global__ void __launch_bounds__(kMomentsMaxThreads)
     column_sum_partials_kernel(MomentsInput in, ColumnMap map, TwoPassScratch<T> w) {
-  extern __shared__ unsigned char raw[];
+  extern __shared__ __align__(16) unsigned char raw[];
   T sum = T(0);
   float lo = __int_as_float(0x7f800000), hi = -lo;
   long long col = 0;
@@ -74,7 +74,7 @@ __global__ void column_mean_kernel(TwoPassScratch<T> w, long long rows) {
 template <class T, bool kColMajor, int kUnroll>
 __global__ void __launch_bounds__(kMomentsMaxThreads)
     column_central_partials_kernel(MomentsInput in, ColumnMap map, TwoPassScratch<T> w) {
-  extern __shared__ unsigned char raw[];
+  extern __shared__ __align__(16) unsigned char raw[];
   const int t = threadIdx.x;
   const long long my_col = static_cast<long long>(blockIdx.x) * map.width + t % map.width;
   const T mean = (t < map.width * map.slots && my_col < in.cols) ? w.mean[my_col] : T(0);
