@@ -58,19 +58,23 @@ struct Shape {
 };
 
 Shape& shape(long long rows, int cols, bool need_col_major) {
-  static std::unique_ptr<Shape> s;
+  // Never destroyed: freeing device memory during static destruction, after the runtime has
+  // shut down, would fail.
+  static Shape* s = nullptr;
   if (!s || s->rows != rows || s->cols != cols) {
-    s.reset();  // free the previous shape's device memory first
-    s = std::make_unique<Shape>();
-    s->rows = rows;
-    s->cols = cols;
+    delete s;  // free the previous shape's device memory first
+    s = nullptr;
+    auto made = std::make_unique<Shape>();  // kept only when complete (a throw leaves none)
+    made->rows = rows;
+    made->cols = cols;
     const std::size_t n = static_cast<std::size_t>(rows) * cols;
-    s->row_major = DeviceBuffer(n * sizeof(float), "moments matrix");
-    fill_moments_matrix(s->row_major.as<float>(), kMomentsSeed, rows, cols, false, nullptr);
+    made->row_major = DeviceBuffer(n * sizeof(float), "moments matrix");
+    fill_moments_matrix(made->row_major.as<float>(), kMomentsSeed, rows, cols, false, nullptr);
     std::vector<float> host(n);
-    CUDA_CHECK(cudaMemcpy(host.data(), s->row_major.get(), n * sizeof(float), cudaMemcpyDeviceToHost));
-    s->oracle = moments_oracle({host.data(), rows, cols, cols, false}, MomentEstimator{});
-    s->floor_ms = measure_floor_ms(s->row_major.get(), n * sizeof(float), 20);
+    CUDA_CHECK(cudaMemcpy(host.data(), made->row_major.get(), n * sizeof(float), cudaMemcpyDeviceToHost));
+    made->oracle = moments_oracle({host.data(), rows, cols, cols, false}, MomentEstimator{});
+    made->floor_ms = measure_floor_ms(made->row_major.get(), n * sizeof(float), 20);
+    s = made.release();
   }
   if (need_col_major && !s->col_major.get()) {
     s->col_major = DeviceBuffer(static_cast<std::size_t>(rows) * cols * sizeof(float), "moments matrix (column-major)");
