@@ -16,8 +16,10 @@ struct MomentPartials {
   int groups;
 };
 
+// fp32: two blocks of 1024 threads per SM (32 registers): the read loop needs no more, and
+// what the merge at the end would want beyond them costs little once per thread.
 template <class T, bool kColMajor, bool kShuffle, int kUnroll>
-__global__ void __launch_bounds__(kMomentsMaxThreads)
+__global__ void __launch_bounds__(kMomentsMaxThreads, sizeof(T) == 4 ? 2 : 1)
     one_pass_partials_kernel(MomentsInput in, ColumnMap map, MomentPartials<T> out) {
   __shared__ StateShared<T> sm;
   ShiftedSums<T> acc;

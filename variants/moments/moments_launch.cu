@@ -12,7 +12,7 @@ namespace distancies {
 namespace {
 
 constexpr int kMergeThreads = 256;  // 8 columns (warps) per merge block
-constexpr int kUnrollF32 = 8;       // loads in flight per thread
+constexpr int kUnrollF32 = 8;       // loads in flight per thread (2 blocks of 1024 per SM: 64 KiB per SM)
 constexpr int kUnrollF64 = 4;
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
