@@ -112,7 +112,30 @@ def plots(data, out):
     path = out / "moments_time_by_cols.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return [path.name]
+    names = [path.name]
+    # The study's other view: time against the column count at the largest size.
+    largest = max(k[2] * k[3] for k in data)
+    if len(cols_all) > 1:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for family, who in whos:
+            pts = [(c, nearest(data, family, who, c, largest)) for c in cols_all]
+            pts = [(c, d["kernel_ms"]) for c, d in pts if d is not None]
+            if len(pts) < 2:
+                continue
+            style = "--" if family == "peer_moments" else ("k:" if who == "floor" else "-")
+            ax.loglog([p[0] for p in pts], [p[1] for p in pts], style, marker=".",
+                      label=("peer " if family == "peer_moments" else "") + who)
+        ax.set_title(f"~{largest:.3g} elements")
+        ax.set_xlabel("columns")
+        ax.set_ylabel("time per call (ms)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = out / "moments_time_vs_cols.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        names.append(path.name)
+    return names
 
 
 def findings(data):
