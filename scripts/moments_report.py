@@ -186,9 +186,25 @@ def error_table(data):
     whos = sorted({k[1] for k in data if k[0] in ("moments", "peer_moments") and k[1] != "floor"})
     lines = ["| variant or peer | mean | variance | skewness | kurtosis |", "|---|---|---|---|---|"]
     for who in whos:
-        vals = [max((d.get(f"rel_error_{s}", 0.0) for k, d in data.items() if k[1] == who), default=0.0)
-                for s in ("mean", "variance", "skewness", "kurtosis")]
+        vals = [max((d[f"rel_error_{s}"] for k, d in data.items() if k[1] == who and f"rel_error_{s}" in d),
+                    default=None) for s in ("mean", "variance", "skewness", "kurtosis")]
         lines.append(f"| {who} | " + " | ".join(fmt(v, ".1e") for v in vals) + " |")
+    return lines
+
+
+def peer_table(data, cols=300, elements=1 << 28):
+    """Every variant and peer at one shape: device time, time with the transfers, speed of one_pass."""
+    ours = nearest(data, "moments", "one_pass", cols, elements)
+    lines = [f"| at {cols} columns, ~2^{round(math.log2(elements))} elements | device ms | with transfers ms "
+             "| one_pass is faster by |", "|---|---|---|---|"]
+    for family, who in sorted({(k[0], k[1]) for k in data}):
+        d = nearest(data, family, who, cols, elements)
+        if d is None:
+            continue
+        total = d.get("total_ms") if family == "peer_moments" else None
+        ratio = d["kernel_ms"] / ours["kernel_ms"] if ours else None
+        label = ("peer " if family == "peer_moments" else "") + who
+        lines.append(f"| {label} | {fmt(d['kernel_ms'], '.4g')} | {fmt(total, '.4g')} | {fmt(ratio)}x |")
     return lines
 
 
@@ -218,6 +234,8 @@ def main(argv=None):
     md += [f"| {f} | {s} | {o} |" for f, s, o in rows]
     md += ["", "## Goals (issue 12)", "", "| goal | measured | met |", "|---|---|---|"]
     md += [f"| {g} | {m} | {'yes' if ok else 'no'} |" for g, m, ok in goals]
+    md += ["", "## Side by side (transfers: peers only; ours keep the matrix on the device)", ""]
+    md += peer_table(data)
     md += ["", "## Largest error against the fp64 oracle (all shapes)", ""] + error_table(data)
     md += [""] + [f"![{f}]({f})" for f in figs]
     (out / "moments_report.md").write_text("\n".join(md) + "\n")

@@ -68,7 +68,9 @@ def test_findings_goals_and_errors(tmp_path):
     assert "at most 12 us per call" in md  # the mean aggregate of 99 ms is ignored
     assert "| small inputs (<= 2^16 elements) <= 30 us per call | 12 us | yes |" in md
     assert "| one_pass | 1.0e-08 | 2.0e-07 | 3.0e-06 | 4.0e-06 |" in md
-    assert "| torch_gpu | 0.0e+00 | 0.0e+00 | 2.0e-05 | 0.0e+00 |" in md
+    assert "| torch_gpu | n/a | n/a | 2.0e-05 | n/a |" in md
+    assert "| peer torch_gpu | 1.44 | 90 | 4x |" in md
+    assert "| two_pass | 0.8 | n/a | 2.22x |" in md
     try:
         import matplotlib  # noqa: F401
     except ImportError:
