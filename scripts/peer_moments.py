@@ -109,7 +109,7 @@ def four_moments(lib, x):
 
 
 def torch_four_moments(torch, x):
-    var, mean = torch.var_mean(x, dim=0, unbiased=False)  # Welford, as the study noted
+    var, mean = torch.var_mean(x, dim=0, correction=0)  # biased; Welford inside, as the study noted
     d = x - mean
     d2 = d * d
     m3 = (d2 * d).mean(0)
