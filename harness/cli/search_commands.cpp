@@ -7,6 +7,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/session.hpp"
 #include "harness/error.hpp"
+#include "variants/moments/registry.hpp"
 
 namespace distancies::cli {
 namespace {
@@ -124,7 +125,7 @@ void add_search_commands(CLI::App& app) {
     });
   }
   {
-    auto* c = app.add_subcommand("list", "List the registered dot variants, top-k stages and pipelines");
+    auto* c = app.add_subcommand("list", "List the registered dot variants, top-k stages, pipelines and moments variants");
     c->callback([] {
       std::printf("dot variants:\n");
       for (const auto& d : dot_variants()) std::printf("  %-20s %-18s %s\n", d.name, d.origin, d.description);
@@ -134,6 +135,10 @@ void add_search_commands(CLI::App& app) {
       for (const auto& p : pipelines()) std::printf("  %-20s %-18s %s\n", p.name, p.origin, p.description);
       std::printf("batch pipelines:\n");
       for (const auto& p : batch_pipelines()) std::printf("  %-20s %-18s %s\n", p.name, p.origin, p.description);
+      std::printf("moments variants (distancies moments --variant):\n");
+      for (const auto& v : moments_variants())
+        std::printf("  %-22s %-16s %s, %s: %s\n", v.name, v.origin, layout_name(v.layout),
+                    accumulation_name(v.accumulation), v.description);
     });
   }
 }
