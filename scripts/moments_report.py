@@ -17,6 +17,18 @@ import sys
 from pathlib import Path
 
 NAME = re.compile(r"^(?P<family>moments|peer_moments)/(?P<who>[^/]+)/rows:(?P<rows>\d+)/cols:(?P<cols>\d+)$")
+# What Google Benchmark appends to a fixture's name (UseManualTime, MinTime, ...).
+GB_SUFFIX = re.compile(r"/(?:iterations:\d+|repeats:\d+|threads:\d+|min_time:[0-9.]+s?|min_warmup_time:[0-9.]+s?"
+                       r"|manual_time|real_time|process_time)$")
+
+
+def base_name(name):
+    """'moments/one_pass/rows:4/cols:300/min_time:0.050/manual_time' -> 'moments/one_pass/rows:4/cols:300'."""
+    while True:
+        stripped = GB_SUFFIX.sub("", name)
+        if stripped == name:
+            return name
+        name = stripped
 
 # The study's card and figures (seeds/gpu-moments-report.hu.txt).
 STUDY_CARD = "NVIDIA GeForce RTX 3050 Laptop GPU (sm_86, 16 SMs, 4 GiB, 128-bit bus), 512 threads x 48 blocks"
@@ -44,7 +56,7 @@ def collect(doc):
     the median and errored entries are ignored."""
     samples = {}
     for e in doc["benchmarks"]:
-        m = NAME.match(e.get("run_name", e.get("name", "")))
+        m = NAME.match(base_name(e.get("run_name", e.get("name", ""))))
         if not m or e.get("error_occurred"):
             continue
         if e.get("run_type") == "aggregate" and e.get("aggregate_name") != "median":
