@@ -4,10 +4,6 @@
 
 namespace distancies::registry {
 
-void throw_unknown(const char* what, std::string_view name, const std::string& known) {
-  throw Error("unknown " + std::string(what) + " '" + std::string(name) + "' (known: " + known + ")");
-}
-
 std::vector<std::string> all_problems() {
   std::vector<std::string> out;
   for (const Family& f : catalog())

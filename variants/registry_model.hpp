@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/error.hpp"
+
 namespace distancies::registry {
 
 // The columns every row has, as the catalog shows them.
@@ -62,7 +64,9 @@ class Table {
   std::deque<Row> rows_;
 };
 
-[[noreturn]] void throw_unknown(const char* what, std::string_view name, const std::string& known);
+[[noreturn]] inline void throw_unknown(const char* what, std::string_view name, const std::string& known) {
+  throw Error("unknown " + std::string(what) + " '" + std::string(name) + "' (known: " + known + ")");
+}
 
 template <class Row>
 const Row& Table<Row>::at(std::string_view name) const {

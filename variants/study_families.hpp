@@ -7,5 +7,6 @@
 namespace distancies::registry {
 
 void add_embeddings_families(std::vector<Family>& out);  // variants/embeddings_check.cpp
+void add_moments_families(std::vector<Family>& out);     // variants/moments/registry.cpp
 
 }  // namespace distancies::registry

@@ -281,6 +281,7 @@ void register_fixtures(bool gpu) {
     timed(add("sequence/CPU", sequence_fixture, static_cast<const Pipeline*>(nullptr)))->Iterations(1);
   }
   if (gpu) register_batch_fixtures();
+  if (gpu) register_moments_fixtures();
 }
 
 }  // namespace distancies::bench

@@ -12,4 +12,7 @@ void register_batch_fixtures();
 // The one-block list selections (list_fixtures.cu).
 void register_list_fixtures();
 
+// The column-moments study (moments_fixtures.cu).
+void register_moments_fixtures();
+
 }  // namespace distancies::bench
