@@ -27,9 +27,7 @@ __global__ void convert_reduced_kernel(const float* v, long long rows, int dim, 
 }
 
 // Smallest positive norm, as ordered bits (positive floats order like their bit patterns).
-__global__ void min_positive_norm_kernel(const float* norms, long long rows, unsigned* out_bits) {
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < rows && norms[i] > 0.0f) atomicMin(out_bits, __float_as_uint(norms[i]));
-}
+// Defined in kernels/convert_reduced.cu.
+__global__ void min_positive_norm_kernel(const float* norms, long long rows, unsigned* out_bits);
 
 }  // namespace distancies

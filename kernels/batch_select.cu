@@ -1,0 +1,18 @@
+#include "kernels/batch_select.cuh"
+
+namespace distancies {
+
+__global__ void inverse_norms_kernel(const float* norms, long long rows, float* inv) {
+  const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r < rows) inv[r] = norms[r] > 0.0f ? 1.0f / norms[r] : 0.0f;
+}
+
+__global__ void clear_lists_kernel(SliceLists l, long long entries) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < entries) {
+    l.s[i] = kSentinelSim;
+    l.r[i] = kSentinelRow;
+  }
+}
+
+}  // namespace distancies
