@@ -43,7 +43,11 @@ TEST(Launch, Arithmetic) {
   EXPECT_EQ(blocks_for(257, 256), 2u);
   EXPECT_EQ(blocks_for(2196016LL * 300, 256), 2573457u);  // 658,804,800 elements
   EXPECT_THROW(blocks_for(1LL << 45, 32), Error);
-  EXPECT_FALSE(kDebugSync) << "release builds must not synchronise after every launch";
+#if defined(DISTANCIES_DEBUG_SYNC) && DISTANCIES_DEBUG_SYNC
+  EXPECT_TRUE(kDebugSync) << "built with DISTANCIES_DEBUG_SYNC: every launch synchronises";
+#else
+  EXPECT_FALSE(kDebugSync) << "a default build must not synchronise after every launch";
+#endif
 }
 
 TEST(OutOfMemory, CudaAllocationErrorsAreOutOfMemory) {
