@@ -1,10 +1,11 @@
 #include "kernels/dot_args.cuh"
 #include "kernels/first_merge.cuh"
+#include "kernels/launch.hpp"
 
 namespace distancies {
 
 __global__ void first_merge_kernel(float* sims, int* idx, int n, int k) {
-  const long long chunk = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long chunk = global_thread_index();
   const long long start = chunk * k;
   if (start >= n) return;
   const int len = static_cast<int>(min(static_cast<long long>(k), n - start));

@@ -24,4 +24,11 @@ DISTANCIES_HD constexpr T round_up(T n, typename detail::same_type<T>::type m) {
   return ceil_div(n, m) * m;
 }
 
+#if defined(__CUDACC__)
+// This thread's index in a one-dimensional grid, in 64 bits (grids over more than 2^31 items).
+__device__ __forceinline__ long long global_thread_index() {
+  return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+#endif
+
 }  // namespace distancies

@@ -1,4 +1,5 @@
 #include "kernels/radix_select.cuh"
+#include "kernels/launch.hpp"
 
 namespace distancies {
 
@@ -7,8 +8,7 @@ __global__ void radix_histogram_kernel(const float* sims, int n, int shift, Radi
   for (int i = threadIdx.x; i < 256; i += blockDim.x) h[i] = 0;
   __syncthreads();
   const unsigned prefix = st->prefix, mask = st->mask;
-  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+  for (long long i = global_thread_index(); i < n; i += static_cast<long long>(gridDim.x) * blockDim.x) {
     const unsigned key = radix_key(sims[i]);
     if ((key & mask) == prefix) atomicAdd(&h[(key >> shift) & 0xFF], 1u);
   }
