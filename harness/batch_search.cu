@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "harness/cublas_check.hpp"
+#include "harness/launch.hpp"
 #include "harness/precision.hpp"
 #include "variants/batch_scan.hpp"
 
@@ -38,29 +40,17 @@ struct BatchSearcher::Buffers {
     std::size_t list_entries = 0;
     DeviceBuffer queries, norms, queries_g, scores[2], lists_s, lists_r, out_s, out_r, status;
   } pass;
-  std::unique_ptr<PinnedBuffer> pinned;
-  std::size_t pinned_bytes = 0;
+  PinnedBuffer pinned;
+  CublasHandle cublas;
   Event marks[6];
-  cudaEvent_t tile_events[4]{};
-
-  Buffers() {
-    for (auto& e : tile_events) CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  }
-  ~Buffers() {
-    for (auto& e : tile_events)
-      if (e) cudaEventDestroy(e);
-  }
+  Event tile_events[4] = {Event(Event::Timing::Off), Event(Event::Timing::Off), Event(Event::Timing::Off),
+                          Event(Event::Timing::Off)};
 };
 
 BatchSearcher::BatchSearcher(const DeviceModel& model, Options opt) : model_(model), opt_(opt) {
   require_device();
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
-  cublasHandle_t h = nullptr;
-  const cublasStatus_t st = cublasCreate(&h);
-  if (st != CUBLAS_STATUS_SUCCESS)
-    throw Error(std::string("cuBLAS could not start: ") + cublasGetStatusString(st));
-  cublas_ = h;
+  stream_ = Stream(cudaStreamNonBlocking);
+  side_ = Stream(cudaStreamNonBlocking);
   buf_ = std::make_unique<Buffers>();
   buf_->inv_norms = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(model.rows, 1)) * sizeof(float),
                                  "inverse row norms");
@@ -72,12 +62,8 @@ BatchSearcher::BatchSearcher(const DeviceModel& model, Options opt) : model_(mod
   for (float n : norms) max_norm_ = std::max(max_norm_, n);
 }
 
-BatchSearcher::~BatchSearcher() {
-  buf_.reset();
-  if (cublas_) cublasDestroy(static_cast<cublasHandle_t>(cublas_));
-  if (side_) cudaStreamDestroy(side_);
-  if (stream_) cudaStreamDestroy(stream_);
-}
+// Members go in reverse order: the per-query searcher, the buffers and cuBLAS, then the streams.
+BatchSearcher::~BatchSearcher() = default;
 
 std::vector<std::vector<Hit>> BatchSearcher::search(const BatchPipeline& p, const float* queries, const float* norms,
                                                     int batch, int k, Breakdown* bd) {
@@ -173,7 +159,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
     return run_fallback(p, queries, norms, all, k, bd);
 
   const int dim = model_.dim;
-  const int tile = opt_.tile_rows > 0 ? (opt_.tile_rows + 7) / 8 * 8 : BatchPolicy::tile_rows(batch);
+  const int tile = opt_.tile_rows > 0 ? round_up(opt_.tile_rows, 8) : BatchPolicy::tile_rows(batch);
   const float bound = gemm_error_bound(p.input, dim, red ? red->min_norm : 0.0f, p.scores);
   Buffers& b = *buf_;
   std::vector<int> uncertified;
@@ -214,11 +200,11 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
       }
       const std::size_t in_floats = static_cast<std::size_t>(n) * (dim + 1);
       const std::size_t out_bytes = static_cast<std::size_t>(n) * (kk * 8 + 4);
-      if (b.pinned_bytes < in_floats * 4 + out_bytes) {
-        b.pinned = std::make_unique<PinnedBuffer>(in_floats * 4 + out_bytes);
-        b.pinned_bytes = in_floats * 4 + out_bytes;
+      if (b.pinned.bytes() < in_floats * 4 + out_bytes) {
+        b.pinned = PinnedBuffer();  // the old one goes first
+        b.pinned = PinnedBuffer(in_floats * 4 + out_bytes, "batch staging");
       }
-      float* hq = b.pinned->as<float>();
+      float* hq = b.pinned.as<float>();
       std::memcpy(hq, queries + static_cast<std::size_t>(first) * dim, static_cast<std::size_t>(n) * dim * 4);
       std::memcpy(hq + static_cast<std::size_t>(n) * dim, norms + first, static_cast<std::size_t>(n) * 4);
       float* hs = hq + in_floats;
@@ -261,8 +247,8 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
       batch_prepare(a, stream_);
       CUDA_CHECK(cudaMemsetAsync(a.status, 0, static_cast<std::size_t>(n) * sizeof(int), stream_));
       m[2].record(stream_);
-      const TileEvents ev{{b.tile_events[0], b.tile_events[1]}, {b.tile_events[2], b.tile_events[3]}};
-      batch_score_tiles(static_cast<cublasHandle_t>(cublas_), a, stream_, side_, ev);
+      const TileEvents ev{{b.tile_events[0].get(), b.tile_events[1].get()}, {b.tile_events[2].get(), b.tile_events[3].get()}};
+      batch_score_tiles(b.cublas.get(), a, stream_, side_, ev);
       m[3].record(stream_);
       if (!opt_.gemm_only) batch_rerank(a, stream_);
       m[4].record(stream_);
@@ -296,7 +282,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
       cudaGetLastError();
       b.pass = Buffers::Pass{};
       if (n == 1) throw Error(std::string(e.what()) + " (even one query at a time does not fit)");
-      chunk = (n + 1) / 2;
+      chunk = ceil_div(n, 2);
     }
   }
   sub_batch_ = chunk;

@@ -47,9 +47,8 @@ class BatchSearcher {
 
   const DeviceModel& model_;
   Options opt_;
-  cudaStream_t stream_{}, side_{};
-  void* cublas_ = nullptr;  // cublasHandle_t
-  std::unique_ptr<Buffers> buf_;
+  Stream stream_, side_;
+  std::unique_ptr<Buffers> buf_;  // scratch, staging, events and the cuBLAS handle
   std::unique_ptr<GpuSearcher> one_;  // per-query pipelines and last-resort fallback
   float max_norm_ = 0;  // largest row norm (fp16 scores overflow check)
   int sub_batch_ = 0;

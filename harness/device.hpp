@@ -27,7 +27,7 @@ void require_device();
 
 std::string describe_device(const DeviceStatus& s);
 
-// Owning device allocation. Out of memory names the size and what is free.
+// Owning device allocation. Out of memory (OutOfMemory) names the size and what is free.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
@@ -48,38 +48,89 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
-// cudaMalloc with the out-of-memory message; the caller frees with cudaFree.
-void* device_malloc(std::size_t bytes, const char* what);
-
-// Page-locked host memory (for fast, asynchronous transfers).
+// Page-locked host memory (for fast, asynchronous transfers). Out of it is OutOfMemory too.
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
-  explicit PinnedBuffer(std::size_t bytes);
+  explicit PinnedBuffer(std::size_t bytes, const char* what = "staging buffer");
   ~PinnedBuffer();
+  PinnedBuffer(PinnedBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   template <class T>
   T* as() const { return static_cast<T*>(ptr_); }
+  std::size_t bytes() const { return bytes_; }
 
  private:
   void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
 };
 
+// Owning CUDA stream. Empty until given flags (then created); converts to cudaStream_t, an
+// empty one to the legacy default stream. Destroying it waits for its work first, so buffers
+// released after it are no longer in use.
+class Stream {
+ public:
+  Stream() = default;
+  explicit Stream(unsigned flags) { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, flags)); }
+  ~Stream() { reset(); }
+  Stream(Stream&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+  Stream& operator=(Stream&& o) noexcept {
+    if (this != &o) {
+      reset();
+      s_ = std::exchange(o.s_, nullptr);
+    }
+    return *this;
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+  operator cudaStream_t() const { return s_; }
+
+ private:
+  void reset() noexcept {
+    if (!s_) return;
+    cudaStreamSynchronize(s_);  // errors here belong to work already reported or abandoned
+    cudaStreamDestroy(s_);
+    s_ = nullptr;
+  }
+  cudaStream_t s_ = nullptr;
+};
+
+// Owning CUDA event; Timing::Off for events that only order work (cheaper to record and wait on).
 class Event {
  public:
-  Event() { CUDA_CHECK(cudaEventCreate(&e_)); }
-  ~Event() { cudaEventDestroy(e_); }
+  enum class Timing { On, Off };
+  explicit Event(Timing t = Timing::On) {
+    CUDA_CHECK(cudaEventCreateWithFlags(&e_, t == Timing::On ? cudaEventDefault : cudaEventDisableTiming));
+  }
+  ~Event() {
+    if (e_) cudaEventDestroy(e_);
+  }
+  Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  Event& operator=(Event&& o) noexcept {
+    if (this != &o) {
+      if (e_) cudaEventDestroy(e_);
+      e_ = std::exchange(o.e_, nullptr);
+    }
+    return *this;
+  }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   void record(cudaStream_t s) { CUDA_CHECK(cudaEventRecord(e_, s)); }
   cudaEvent_t get() const { return e_; }
 
  private:
-  cudaEvent_t e_{};
+  cudaEvent_t e_ = nullptr;
 };
 
 // Milliseconds between two recorded events (synchronises on `end`).
 float elapsed_ms(const Event& start, const Event& end);
+
+// For tests: the n-th device or page-locked allocation from now (0: the next one) fails as if
+// memory were full, once; n < 0 cancels. Lets a test reach every allocation failure an owner
+// can meet and check that it cleans up.
+void inject_allocation_failure(int n);
 
 }  // namespace distancies

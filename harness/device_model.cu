@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <cstring>
 
+#include "harness/launch.hpp"
 #include "kernels/convert_reduced.cuh"
 #include "kernels/synthetic_fill.cuh"
 
 namespace distancies {
+
+namespace {
+constexpr int kElementThreads = 256;  // the one-thread-per-element kernels below
+}  // namespace
 
 DeviceModel upload_model(const Model& m, bool pinned) {
   require_device();
@@ -20,26 +25,22 @@ DeviceModel upload_model(const Model& m, bool pinned) {
   if (pinned) {
     // Two page-locked staging chunks: pack one while the other is in flight.
     constexpr std::size_t kChunk = 64u << 20;
-    PinnedBuffer stage[2] = {PinnedBuffer(kChunk), PinnedBuffer(kChunk)};
-    cudaStream_t stream;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    cudaEvent_t done[2];
-    CUDA_CHECK(cudaEventCreateWithFlags(&done[0], cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventCreateWithFlags(&done[1], cudaEventDisableTiming));
+    // Everything here owns itself, so a throw part-way leaks nothing; the stream goes first
+    // and waits for its copies, so no copy still reads a staging chunk when it is freed.
+    PinnedBuffer stage[2] = {PinnedBuffer(kChunk, "model upload staging"), PinnedBuffer(kChunk, "model upload staging")};
+    const Stream stream(cudaStreamNonBlocking);
+    Event done[2] = {Event(Event::Timing::Off), Event(Event::Timing::Off)};
     const auto* src = reinterpret_cast<const char*>(m.vectors.data());
     auto* dst = dm.vectors.as<char>();
     int slot = 0;
     for (std::size_t off = 0; off < bytes; off += kChunk, slot ^= 1) {
       const std::size_t n = std::min(kChunk, bytes - off);
-      if (off >= 2 * kChunk) CUDA_CHECK(cudaEventSynchronize(done[slot]));
+      if (off >= 2 * kChunk) CUDA_CHECK(cudaEventSynchronize(done[slot].get()));
       std::memcpy(stage[slot].as<char>(), src + off, n);
       CUDA_CHECK(cudaMemcpyAsync(dst + off, stage[slot].as<char>(), n, cudaMemcpyHostToDevice, stream));
-      CUDA_CHECK(cudaEventRecord(done[slot], stream));
+      done[slot].record(stream);
     }
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    cudaEventDestroy(done[0]);
-    cudaEventDestroy(done[1]);
-    cudaStreamDestroy(stream);
   } else {
     CUDA_CHECK(cudaMemcpy(dm.vectors.get(), m.vectors.data(), bytes, cudaMemcpyHostToDevice));
   }
@@ -56,10 +57,10 @@ DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64
   dm.vectors = DeviceBuffer(dm.vector_bytes(), "the synthetic model's vectors");
   dm.norms = DeviceBuffer(static_cast<std::size_t>(rows) * sizeof(float), "the synthetic model's norms");
   const long long n = rows * dm.ld;
-  synthetic_fill_kernel<<<static_cast<unsigned>((n + 255) / 256), 256>>>(dm.vectors.as<float>(), rows, dim, dm.ld, seed);
+  synthetic_fill_kernel<<<blocks_for(n, kElementThreads), kElementThreads>>>(dm.vectors.as<float>(), rows, dim, dm.ld, seed);
   CUDA_CHECK_LAUNCH();
-  row_norms_kernel<<<static_cast<unsigned>((rows + 255) / 256), 256>>>(dm.vectors.as<float>(), rows, dim, dm.ld,
-                                                                      dm.norms.as<float>());
+  row_norms_kernel<<<blocks_for(rows, kElementThreads), kElementThreads>>>(dm.vectors.as<float>(), rows, dim, dm.ld,
+                                                                          dm.norms.as<float>());
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
   return dm;
@@ -89,23 +90,27 @@ const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
   if (have) return r;
   const int rld = reduced_leading_dim(dim);
   const long long n = rows * rld;
-  r.data = DeviceBuffer(static_cast<std::size_t>(n) * 2, "the model's 16-bit copy");
+  Reduced fresh;  // filled in, then kept: a throw part-way keeps nothing
+  fresh.data = DeviceBuffer(static_cast<std::size_t>(n) * 2, "the model's 16-bit copy");
   DeviceBuffer flags(2 * sizeof(unsigned), "conversion flags");
   const unsigned init[2] = {0u, 0x7f800000u};  // out_of_range = 0, min norm = +inf
   CUDA_CHECK(cudaMemcpy(flags.get(), init, sizeof init, cudaMemcpyHostToDevice));
-  const unsigned grid = static_cast<unsigned>((n + 255) / 256);
+  const unsigned grid = blocks_for(n, kElementThreads);
   if (s == Storage::F16)
-    convert_reduced_kernel<__half><<<grid, 256>>>(d_vectors(), rows, dim, ld, rld, r.data.as<__half>(), flags.as<int>());
+    convert_reduced_kernel<__half><<<grid, kElementThreads>>>(d_vectors(), rows, dim, ld, rld, fresh.data.as<__half>(),
+                                                              flags.as<int>());
   else
-    convert_reduced_kernel<__nv_bfloat16><<<grid, 256>>>(d_vectors(), rows, dim, ld, rld, r.data.as<__nv_bfloat16>(),
-                                                        flags.as<int>());
+    convert_reduced_kernel<__nv_bfloat16><<<grid, kElementThreads>>>(d_vectors(), rows, dim, ld, rld,
+                                                                     fresh.data.as<__nv_bfloat16>(), flags.as<int>());
   CUDA_CHECK_LAUNCH();
-  min_positive_norm_kernel<<<static_cast<unsigned>((rows + 255) / 256), 256>>>(d_norms(), rows, flags.as<unsigned>() + 1);
+  min_positive_norm_kernel<<<blocks_for(rows, kElementThreads), kElementThreads>>>(d_norms(), rows,
+                                                                                 flags.as<unsigned>() + 1);
   CUDA_CHECK_LAUNCH();
   unsigned out[2];
   CUDA_CHECK(cudaMemcpy(out, flags.get(), sizeof out, cudaMemcpyDeviceToHost));
-  r.out_of_range = out[0] != 0;
-  std::memcpy(&r.min_norm, &out[1], sizeof(float));
+  fresh.out_of_range = out[0] != 0;
+  std::memcpy(&fresh.min_norm, &out[1], sizeof(float));
+  r = std::move(fresh);
   have = true;
   return r;
 }

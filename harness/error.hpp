@@ -9,7 +9,9 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The GPU could not hold an allocation: callers that can work in smaller pieces catch it.
+// Memory ran out: the GPU's, page-locked host memory, or a library's workspace (cuBLAS, CUB).
+// Every allocation failure is this one type (raised by throw_out_of_memory, harness/cuda_check.hpp),
+// so callers that can work in smaller pieces (the batch splitter) catch them all.
 struct OutOfMemory : Error {
   using Error::Error;
 };

@@ -27,18 +27,23 @@ float Breakdown::stage_ms(const std::string& name) const {
 }
 
 void Workspace::allocate(int n_, int k_, int dim_, std::size_t temp_) {
-  n = n_;
-  k = k_;
-  dim = dim_;
-  capacity = topk_capacity(n_, k_);
-  temp_bytes = temp_;
-  sims = DeviceBuffer(capacity * sizeof(float), "similarities");
-  idx = DeviceBuffer(capacity * sizeof(int), "row indices");
-  alt_sims = DeviceBuffer(capacity * sizeof(float), "merge buffer");
-  alt_idx = DeviceBuffer(capacity * sizeof(int), "merge buffer");
-  temp = DeviceBuffer(temp_, "top-k scratch");
-  query = DeviceBuffer(static_cast<std::size_t>(dim_) * sizeof(float), "query");
-  status = DeviceBuffer(sizeof(int), "status flag");
+  // The old buffers go first (the peak stays one workspace); an allocation that fails leaves
+  // this workspace empty, which fits nothing, rather than half-sized buffers that claim to fit.
+  *this = Workspace();
+  Workspace w;
+  w.n = n_;
+  w.k = k_;
+  w.dim = dim_;
+  w.capacity = topk_capacity(n_, k_);
+  w.temp_bytes = temp_;
+  w.sims = DeviceBuffer(w.capacity * sizeof(float), "similarities");
+  w.idx = DeviceBuffer(w.capacity * sizeof(int), "row indices");
+  w.alt_sims = DeviceBuffer(w.capacity * sizeof(float), "merge buffer");
+  w.alt_idx = DeviceBuffer(w.capacity * sizeof(int), "merge buffer");
+  w.temp = DeviceBuffer(temp_, "top-k scratch");
+  w.query = DeviceBuffer(static_cast<std::size_t>(dim_) * sizeof(float), "query");
+  w.status = DeviceBuffer(sizeof(int), "status flag");
+  *this = std::move(w);
 }
 
 TopkState Workspace::topk_state() const {
@@ -81,12 +86,10 @@ struct GpuSearcher::Timer {
 GpuSearcher::GpuSearcher(const DeviceModel& model, const Model* host, Options opt)
     : model_(model), host_(host), opt_(opt), timer_(std::make_unique<Timer>()) {
   require_device();
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  stream_ = Stream(cudaStreamNonBlocking);
 }
 
-GpuSearcher::~GpuSearcher() {
-  if (stream_) cudaStreamDestroy(stream_);
-}
+GpuSearcher::~GpuSearcher() = default;
 
 std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, float query_norm, int k, Breakdown* bd) {
   using clock = std::chrono::steady_clock;

@@ -69,7 +69,7 @@ class GpuSearcher {
   const DeviceModel& model_;
   const Model* host_;
   Options opt_;
-  cudaStream_t stream_{};
+  Stream stream_;
   Workspace ws_;
   std::unique_ptr<Timer> timer_;
   std::unique_ptr<PinnedBuffer> pinned_;  // query upload + result download staging

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/launch.hpp"
+
 namespace distancies {
 
 // 64-byte aligned float storage, so rows can be copied straight to the GPU and read with
@@ -27,7 +29,7 @@ class AlignedFloats {
 
 // Floats between consecutive row starts: the dimension rounded up to 4 floats (16 bytes),
 // padding zero-filled, so every row start is 16-byte aligned.
-constexpr int leading_dim(int dim) { return (dim + 3) / 4 * 4; }
+constexpr int leading_dim(int dim) { return round_up(dim, 4); }
 
 struct Model {
   std::int64_t rows = 0;

@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "kernels/launch.hpp"
 #include "kernels/reduced_scan_topk.cuh"
 #include "kernels/warp_topk.cuh"
 
@@ -25,11 +26,8 @@ __global__ void normalize_queries_kernel(const float* queries, const float* norm
     store_as(out + static_cast<long long>(b) * ldg + j, j < dim ? queries[static_cast<long long>(b) * dim + j] * inv : 0.0f);
 }
 
-// 1 / |x| per row; a zero row scores 0, as cosine_from_dot says.
-__global__ void inverse_norms_kernel(const float* norms, long long rows, float* inv) {
-  const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r < rows) inv[r] = norms[r] > 0.0f ? 1.0f / norms[r] : 0.0f;
-}
+// 1 / |x| per row; a zero row scores 0, as cosine_from_dot says. (kernels/batch_select.cu)
+__global__ void inverse_norms_kernel(const float* norms, long long rows, float* inv);
 
 // Where the per-(query, slice) candidate lists live: B * slices lists of K, in global memory
 // between tiles (a launch cannot keep them in shared memory).
@@ -40,14 +38,8 @@ struct SliceLists {
   int K;
 };
 
-// Clears every list to sentinels before the first tile.
-__global__ void clear_lists_kernel(SliceLists l, long long entries) {
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < entries) {
-    l.s[i] = kSentinelSim;
-    l.r[i] = kSentinelRow;
-  }
-}
+// Clears every list to sentinels before the first tile. (kernels/batch_select.cu)
+__global__ void clear_lists_kernel(SliceLists l, long long entries);
 
 __device__ __forceinline__ void unpack(const uint4& raw, const float4* inv, float* out, float) {
   const float* v = reinterpret_cast<const float*>(&raw);
@@ -90,7 +82,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   top.last_sim = top.sims[l.K - 1];
   top.last_row = top.rows[l.K - 1];
   const int b = static_cast<int>(g / l.slices), slice = static_cast<int>(g % l.slices);
-  const int span = ((tile_rows + l.slices - 1) / l.slices + 7) / 8 * 8;
+  const int span = round_up(ceil_div(tile_rows, l.slices), 8);
   const int c0 = slice * span;
   const int c1 = min(tile_rows, c0 + span);
   const T* row = scores + static_cast<long long>(b) * ldc;

@@ -3,6 +3,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "kernels/launch.hpp"
+
 namespace distancies {
 
 template <class T>
@@ -16,7 +18,7 @@ __device__ inline __nv_bfloat16 to_reduced<__nv_bfloat16>(float x) { return __fl
 template <class T>
 __global__ void convert_reduced_kernel(const float* v, long long rows, int dim, int ld, int rld, T* out,
                                        int* out_of_range) {
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long i = global_thread_index();
   if (i >= rows * rld) return;
   const long long row = i / rld;
   const int col = static_cast<int>(i % rld);
@@ -27,9 +29,7 @@ __global__ void convert_reduced_kernel(const float* v, long long rows, int dim, 
 }
 
 // Smallest positive norm, as ordered bits (positive floats order like their bit patterns).
-__global__ void min_positive_norm_kernel(const float* norms, long long rows, unsigned* out_bits) {
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < rows && norms[i] > 0.0f) atomicMin(out_bits, __float_as_uint(norms[i]));
-}
+// Defined in kernels/convert_reduced.cu.
+__global__ void min_positive_norm_kernel(const float* norms, long long rows, unsigned* out_bits);
 
 }  // namespace distancies

@@ -1,34 +1,10 @@
 // Study top-k stage 1, FirstMerge: one thread per chunk of k; insertion-sorts its chunk in
 // place (values with indices) and pads a short last chunk with sentinels so every chunk
-// holds exactly k sorted entries.
+// holds exactly k sorted entries. Defined in kernels/first_merge.cu.
 #pragma once
-#include "kernels/dot_args.cuh"
 
 namespace distancies {
 
-__global__ void first_merge_kernel(float* sims, int* idx, int n, int k) {
-  const long long chunk = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long start = chunk * k;
-  if (start >= n) return;
-  const int len = static_cast<int>(min(static_cast<long long>(k), n - start));
-  float* s = sims + start;
-  int* r = idx + start;
-  for (int i = 1; i < len; ++i) {
-    const float sv = s[i];
-    const int rv = r[i];
-    int j = i - 1;
-    while (j >= 0 && ranks_before(sv, rv, s[j], r[j])) {
-      s[j + 1] = s[j];
-      r[j + 1] = r[j];
-      --j;
-    }
-    s[j + 1] = sv;
-    r[j + 1] = rv;
-  }
-  for (int i = len; i < k; ++i) {
-    s[i] = kSentinelSim;
-    r[i] = kSentinelRow;
-  }
-}
+__global__ void first_merge_kernel(float* sims, int* idx, int n, int k);
 
 }  // namespace distancies

@@ -10,19 +10,12 @@
 
 #include <type_traits>
 
+#include "kernels/launch.hpp"
+#include "kernels/rank_place.cuh"
 #include "kernels/warp_merge.cuh"
 #include "kernels/warp_topk.cuh"
 
 namespace distancies {
-
-struct ScoredRow {
-  float s;
-  int r;
-};
-
-struct RanksBefore {
-  __device__ bool operator()(const ScoredRow& a, const ScoredRow& b) const { return ranks_before(a.s, a.r, b.s, b.r); }
-};
 
 // Pairwise merges: each of the first kWarps warps folds a strided share of the lists into its
 // own, then a tree. Every thread of the block calls it (the tree synchronises the block).
@@ -93,7 +86,7 @@ __device__ void select_from_lists_block(const float* cand_s, const int* cand_r, 
 
   // 1. A lower bound on the K-th best: the K-th best of a subset of at least K entries.
   if constexpr (kBound == BoundBy::kHeadRanks) {
-    const int per_list = (K + chunks - 1) / chunks;  // more than one only when chunks < K
+    const int per_list = ceil_div(K, chunks);  // more than one only when chunks < K
     const int heads = min(chunks * per_list, kThreads);
     if (t < heads) pool[t] = entry(static_cast<long long>(t / per_list) * K + t % per_list);
     if (t == 0) bound = none;  // stays so when fewer than K heads are real
@@ -125,7 +118,7 @@ __device__ void select_from_lists_block(const float* cand_s, const int* cand_r, 
       if (t == 0) bound = pool[K - 1];
     }
   }
-  for (int i = t; i < K; i += kThreads) best[i] = none;
+  fill_sentinels(PackedEntries{best}, K, t, kThreads);
   if (t == 0) kept = 0;
   __syncthreads();
 
@@ -162,15 +155,8 @@ __device__ void select_from_lists_block(const float* cand_s, const int* cand_r, 
     for (int u = 0; u < kItems; ++u)
       if (t * kItems + u < K) best[t * kItems + u] = item[u];
   } else {
-    // A survivor's place is the number of survivors ranked before it: rows are distinct, so
-    // this is the sort (sentinels, all equal, stay as filled in above).
-    for (int i = t; i < m; i += kThreads) {
-      const ScoredRow e = pool[i];
-      if (e.r == kSentinelRow) continue;
-      int rank = 0;
-      for (int j = 0; j < m; ++j) rank += RanksBefore()(pool[j], e);
-      if (rank < K) best[rank] = e;
-    }
+    // A survivor's place is the number of survivors ranked before it (rows are distinct).
+    place_by_rank(PackedEntries{pool}, m, PackedEntries{best}, K, t, kThreads);
   }
   __syncthreads();
   for (int i = t; i < K; i += kThreads) {

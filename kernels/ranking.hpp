@@ -1,12 +1,7 @@
 // The one order every search returns, shared by host and device code: similarity
 // descending, then row ascending.
 #pragma once
-
-#if defined(__CUDACC__)
-#define DISTANCIES_HD __host__ __device__
-#else
-#define DISTANCIES_HD
-#endif
+#include "kernels/host_device.hpp"
 
 namespace distancies {
 

@@ -135,24 +135,10 @@ __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, cons
       exact_r[c] = row;
     }
   }
-  for (int i = threadIdx.x; i < k; i += blockDim.x) {
-    list_s[i] = kSentinelSim;
-    list_r[i] = kSentinelRow;
-  }
+  fill_sentinels(SplitEntries{list_s, list_r}, k, threadIdx.x, blockDim.x);
   __syncthreads();
-  // Each candidate's place is the number ranked before it: the rows are distinct, so this is
-  // the sort (sentinels, all equal, stay where they were filled in above).
-  for (int c = threadIdx.x; c < K; c += blockDim.x) {
-    const float s = exact_s[c];
-    const int r = exact_r[c];
-    if (r == kSentinelRow) continue;
-    int rank = 0;
-    for (int j = 0; j < K; ++j) rank += ranks_before(exact_s[j], exact_r[j], s, r);
-    if (rank < k) {
-      list_s[rank] = s;
-      list_r[rank] = r;
-    }
-  }
+  // Each candidate's place is the number ranked before it (the rows are distinct).
+  place_by_rank(SplitEntries{exact_s, exact_r}, K, SplitEntries{list_s, list_r}, k, threadIdx.x, blockDim.x);
   __syncthreads();
   if (warp != 0) return;
   for (int i = lane; i < k; i += 32) {

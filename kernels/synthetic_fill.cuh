@@ -1,26 +1,13 @@
 // Generates the synthetic model on the GPU, bit for bit the host's make_synthetic_model.
+// Defined in kernels/synthetic_fill.cu.
 #pragma once
-#include "harness/synthetic.hpp"
 
 namespace distancies {
 
-__global__ void synthetic_fill_kernel(float* vectors, long long rows, int dim, int ld, unsigned long long seed) {
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= rows * ld) return;
-  const long long row = i / ld;
-  const int col = static_cast<int>(i % ld);
-  vectors[i] = col < dim ? synthetic_value(seed, row, col) : 0.0f;
-}
+// One thread per element of the rows x ld matrix; padding columns zero.
+__global__ void synthetic_fill_kernel(float* vectors, long long rows, int dim, int ld, unsigned long long seed);
 
-// fp64 norms in the host's order; explicit _rn intrinsics stop FMA contraction so the result
-// matches vector_norm() exactly.
-__global__ void row_norms_kernel(const float* vectors, long long rows, int dim, int ld, float* norms) {
-  const long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (row >= rows) return;
-  const float* v = vectors + row * ld;
-  double s = 0.0;
-  for (int j = 0; j < dim; ++j) s = __dadd_rn(s, __dmul_rn(double(v[j]), double(v[j])));
-  norms[row] = static_cast<float>(sqrt(s));
-}
+// One thread per row: fp64 norms in the host's order (vector_norm()).
+__global__ void row_norms_kernel(const float* vectors, long long rows, int dim, int ld, float* norms);
 
 }  // namespace distancies

@@ -4,6 +4,8 @@
 // list A first, which keeps slots distinct.
 #pragma once
 #include "kernels/dot_args.cuh"
+#include "kernels/launch.hpp"
+#include "kernels/rank_place.cuh"
 
 namespace distancies {
 
@@ -86,15 +88,15 @@ __device__ void block_merge_lists(const BlockLists& l, int K, int warp, int lane
 // The same result as block_merge_lists + write_block_list in a few block-wide steps instead of
 // log2(kWarps) dependent merges: the K-th best of the lists' first ceil(K / kWarps) entries
 // bounds the K-th best of all from below, the entries at or above it (about K) are compacted
-// into the scratch lists, and each one's rank among them is its place. Rows must be distinct
-// across the lists (sentinels aside). Every thread of the block calls it.
+// into the scratch lists, and each one's rank among them is its place (place_by_rank). Rows
+// must be distinct across the lists (sentinels aside). Every thread of the block calls it.
 template <int kWarps>
 __device__ void block_select_lists(const BlockLists& l, int K, float* out_s, int* out_r) {
   constexpr int kThreads = kWarps * 32;
   __shared__ float bound_s;
   __shared__ int bound_r, kept;
   const int t = threadIdx.x;
-  const int per_list = (K + kWarps - 1) / kWarps;
+  const int per_list = ceil_div(K, kWarps);
   const int lead = kWarps * per_list;  // <= K + kWarps entries
   if (t == 0) {
     bound_s = kSentinelSim;
@@ -130,22 +132,9 @@ __device__ void block_select_lists(const BlockLists& l, int K, float* out_s, int
   }
   __syncthreads();
   const int m = kept;
-  for (int i = t; i < K; i += kThreads) {
-    l.s[i] = kSentinelSim;
-    l.r[i] = kSentinelRow;
-  }
+  fill_sentinels(SplitEntries{l.s, l.r}, K, t, kThreads);
   __syncthreads();
-  for (int i = t; i < m; i += kThreads) {
-    const float s = l.scr_s[i];
-    const int r = l.scr_r[i];
-    if (r == kSentinelRow) continue;  // sentinels stay as filled in above
-    int rank = 0;
-    for (int j = 0; j < m; ++j) rank += ranks_before(l.scr_s[j], l.scr_r[j], s, r);
-    if (rank < K) {
-      l.s[rank] = s;
-      l.r[rank] = r;
-    }
-  }
+  place_by_rank(SplitEntries{l.scr_s, l.scr_r}, m, SplitEntries{l.s, l.r}, K, t, kThreads);
   __syncthreads();
   for (int i = t; i < K; i += kThreads) {
     out_s[i] = l.s[i];

@@ -3,20 +3,15 @@
 #include <algorithm>
 #include <string>
 
-#include "harness/device.hpp"
+#include "harness/cublas_check.hpp"
+#include "harness/launch.hpp"
 #include "kernels/batch_select.cuh"
 #include "variants/batch_scan.hpp"
 
 namespace distancies {
 namespace {
 
-void cublas_check(cublasStatus_t st, const char* what) {
-  if (st == CUBLAS_STATUS_SUCCESS) return;
-  const std::string msg = std::string("cuBLAS: ") + cublasGetStatusName(st) + " (" + cublasGetStatusString(st) +
-                          ") in " + what;
-  if (st == CUBLAS_STATUS_ALLOC_FAILED) throw OutOfMemory("GPU out of memory: " + msg);
-  throw Error(msg);
-}
+constexpr int kElementThreads = 256;  // the one-thread-per-element kernels
 
 std::size_t element_bytes(GemmInput g) { return g == GemmInput::BF16 || g == GemmInput::F16 ? 2 : 4; }
 
@@ -31,8 +26,6 @@ cublasComputeType_t compute_type(GemmInput g) {
                                 : CUBLAS_COMPUTE_32F;
 }
 
-int round_up(long long x, int m) { return static_cast<int>((x + m - 1) / m * m); }
-
 }  // namespace
 
 int BatchPolicy::tile_rows(int batch) {
@@ -40,7 +33,7 @@ int BatchPolicy::tile_rows(int batch) {
   // H100, larger tiles win (fewer, fuller GEMMs, fewer list reloads) although no tile fits in
   // L2 any more (docs/batch.md has the sweep).
   const long long budget = 128ll << 20;
-  return std::clamp(round_up(budget / std::max(batch, 1), 128), 1024, 1 << 20);
+  return static_cast<int>(std::clamp(round_up(budget / std::max(batch, 1), 128), 1024ll, 1ll << 20));
 }
 
 int BatchPolicy::slices(int batch, int tile_rows) {
@@ -49,7 +42,7 @@ int BatchPolicy::slices(int batch, int tile_rows) {
   return std::clamp(want, 1, std::max(1, tile_rows / 1024));
 }
 
-int BatchPolicy::candidates(int k) { return std::min(kMaxK, std::max(64, round_up(2ll * k, 2))); }
+int BatchPolicy::candidates(int k) { return static_cast<int>(std::min<long long>(kMaxK, std::max(64ll, 2ll * k))); }
 
 std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows) {
   const std::size_t B = static_cast<std::size_t>(batch);
@@ -83,7 +76,7 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
   }
   CUDA_CHECK_LAUNCH();
   const long long entries = static_cast<long long>(a.batch) * a.slices * a.K;
-  clear_lists_kernel<<<static_cast<unsigned>((entries + 255) / 256), 256, 0, s>>>(
+  clear_lists_kernel<<<blocks_for(entries, kElementThreads), kElementThreads, 0, s>>>(
       SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, entries);
   CUDA_CHECK_LAUNCH();
 }
@@ -97,7 +90,7 @@ void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s,
   constexpr int kWarps = BatchPolicy::kSelectWarps;
   const std::size_t smem = kWarps * static_cast<std::size_t>(a.K) * (sizeof(float) + sizeof(int));
   const long long warps = static_cast<long long>(a.batch) * a.slices;
-  const unsigned blocks = static_cast<unsigned>((warps + kWarps - 1) / kWarps);
+  const unsigned blocks = blocks_for(warps, kWarps);  // one warp per (query, slice)
   const char* model = static_cast<const char*>(a.model);
   const std::size_t row_bytes = static_cast<std::size_t>(a.ldg) * element_bytes(a.input);
   const bool half = a.scores_type == Storage::F16;
@@ -132,9 +125,7 @@ void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
   if (a.batch == 0) return;
   constexpr int kWarps = BatchPolicy::kRerankWarps;
   const std::size_t smem = batch_rerank_smem(a.exact.ld, a.K, a.k);
-  if (smem > 48 * 1024)
-    CUDA_CHECK(cudaFuncSetAttribute(batch_rerank_kernel<kWarps>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(smem)));
+  allow_dynamic_smem(batch_rerank_kernel<kWarps>, smem, "batch_rerank_kernel");
   batch_rerank_kernel<kWarps><<<a.batch, kWarps * 32, smem, s>>>(a.exact, a.queries, a.query_norms,
                                                                  SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, a.k,
                                                                  a.error_bound, a.out_s, a.out_r, a.status);
@@ -144,7 +135,7 @@ void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
 // Scores of every tile need 1 / |x| per row once per model.
 void launch_inverse_norms(const float* norms, long long rows, float* inv, cudaStream_t s) {
   if (rows == 0) return;
-  inverse_norms_kernel<<<static_cast<unsigned>((rows + 255) / 256), 256, 0, s>>>(norms, rows, inv);
+  inverse_norms_kernel<<<blocks_for(rows, kElementThreads), kElementThreads, 0, s>>>(norms, rows, inv);
   CUDA_CHECK_LAUNCH();
 }
 

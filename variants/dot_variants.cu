@@ -2,7 +2,7 @@
 // policy (threads per row, block threads) and stages the query in dynamic shared memory.
 #include <string>
 
-#include "harness/cuda_check.hpp"
+#include "harness/launch.hpp"
 #include "kernels/coalesced_dot.cuh"
 #include "kernels/dot_kernel.cuh"
 #include "kernels/float4_warp_dot.cuh"
@@ -19,9 +19,8 @@ void launch_dot(const DotArgs& a, cudaStream_t s) {
   if (a.rows <= 0) return;
   constexpr int rows_per_block = Agent::kRowsPerBlock;
   const std::size_t smem = static_cast<std::size_t>(a.ld) * sizeof(float);
-  if (smem > 48 * 1024) throw Error("dimension " + std::to_string(a.dim) + " exceeds the 12288 the dot kernels stage in shared memory");
-  const unsigned grid = static_cast<unsigned>((static_cast<long long>(a.rows) + rows_per_block - 1) / rows_per_block);
-  dot_kernel<Agent><<<grid, Agent::kBlockThreads, smem, s>>>(a);
+  if (smem > kDefaultDynamicSmemBytes) throw Error("dimension " + std::to_string(a.dim) + " exceeds the 12288 the dot kernels stage in shared memory");
+  dot_kernel<Agent><<<blocks_for(a.rows, rows_per_block), Agent::kBlockThreads, smem, s>>>(a);
   CUDA_CHECK_LAUNCH();
 }
 

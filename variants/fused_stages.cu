@@ -51,7 +51,7 @@ void run_fused(TopkState& s, cudaStream_t stream) {
   float* cand_s = static_cast<float*>(s.temp);
   int* cand_r = reinterpret_cast<int*>(cand_s + static_cast<std::size_t>(chunks) * s.k);
   const std::size_t scan_smem = a.ld * sizeof(float) + lists_bytes(kWarps, s.k);
-  if (scan_smem > 48 * 1024) throw Error("fused_scan_topk: dimension too large for its shared-memory query");
+  if (scan_smem > kDefaultDynamicSmemBytes) throw Error("fused_scan_topk: dimension too large for its shared-memory query");
   fused_scan_topk_kernel<kWarps, kRows, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, scan_smem, stream>>>(a, s.k, cand_s, cand_r);
   CUDA_CHECK_LAUNCH();
   launch_select_from_lists(cand_s, cand_r, chunks, s.k, s.sims, s.idx, stream);

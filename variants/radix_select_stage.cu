@@ -19,7 +19,7 @@ namespace {
 constexpr int kHistThreads = policy::Active::RadixSelect::kHistThreads;
 constexpr int kSelectWarps = policy::Active::RadixSelect::kSelectWarps;
 
-std::size_t align256(std::size_t b) { return (b + 255) / 256 * 256; }
+std::size_t align256(std::size_t b) { return round_up(b, 256); }
 
 std::size_t select_bytes(int n) {
   std::size_t bytes = 0;
@@ -49,8 +49,7 @@ void run_radix_select(TopkState& s, cudaStream_t stream) {
   RadixState init{};
   init.remaining = std::min(s.k, s.n);
   CUDA_CHECK(cudaMemcpyAsync(st, &init, sizeof init, cudaMemcpyHostToDevice, stream));
-  const int blocks = static_cast<int>(std::min<long long>((s.n + kHistThreads - 1) / kHistThreads,
-                                                          device_status().props.multiProcessorCount * 8LL));
+  const int blocks = persistent_blocks(s.n, kHistThreads, 8);
   for (int shift = 24; shift >= 0; shift -= 8) {
     radix_histogram_kernel<<<blocks, kHistThreads, 0, stream>>>(s.sims, s.n, shift, st);
     CUDA_CHECK_LAUNCH();

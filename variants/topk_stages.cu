@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "harness/cuda_check.hpp"
+#include "harness/launch.hpp"
 #include "kernels/botched_merge_sort.cuh"
 #include "kernels/first_merge.cuh"
 #include "variants/cub_sort.hpp"
@@ -16,23 +16,22 @@ namespace {
 
 constexpr int kThreads = policy::Active::StudyTopk::kThreads;
 
-unsigned blocks_for(long long threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
-int chunks_of(int n, int k) { return n == 0 ? 0 : (n + k - 1) / k; }
+int chunks_of(int n, int k) { return ceil_div(n, k); }
 
 std::size_t no_temp(int, int) { return 0; }
 
 void run_first_merge(TopkState& s, cudaStream_t stream) {
   s.chunks = chunks_of(s.n, s.k);
   if (s.chunks == 0) return;
-  first_merge_kernel<<<blocks_for(s.chunks), kThreads, 0, stream>>>(s.sims, s.idx, s.n, s.k);
+  first_merge_kernel<<<blocks_for(s.chunks, kThreads), kThreads, 0, stream>>>(s.sims, s.idx, s.n, s.k);
   CUDA_CHECK_LAUNCH();
 }
 
 void run_botched_merge_sort(TopkState& s, cudaStream_t stream) {
   if (s.chunks == 0 && s.n > 0) throw Error("botched_merge_sort needs first_merge's sorted chunks");
   while (s.chunks > 1) {
-    const int out_chunks = (s.chunks + 1) / 2;
-    botched_merge_kernel<<<blocks_for(out_chunks), kThreads, 0, stream>>>(s.sims, s.idx, s.chunks, s.k, s.alt_sims,
+    const int out_chunks = ceil_div(s.chunks, 2);
+    botched_merge_kernel<<<blocks_for(out_chunks, kThreads), kThreads, 0, stream>>>(s.sims, s.idx, s.chunks, s.k, s.alt_sims,
                                                                           s.alt_idx);
     CUDA_CHECK_LAUNCH();
     std::swap(s.sims, s.alt_sims);
