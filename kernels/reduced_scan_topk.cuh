@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
         const float row_norm = __shfl_sync(0xffffffffu, norm, 2 * p + h);
         const long long row = base + 2 * p + h;
         if (row < rows) {
-          const float sim = cosine_from_dot(total, query_norm, row_norm);
+          const float sim = approx_rank_key(cosine_from_dot(total, query_norm, row_norm));
           if (top.admits(sim, static_cast<int>(row))) top.insert(sim, static_cast<int>(row), lane);
         }
       }
@@ -109,8 +109,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
 // One block. The K approximate candidates (sorted) are recomputed in fp32 exactly as the
 // fused fp32 scan would, one warp per row; their ranks among themselves give the best k.
 // Certified when the k-th exact similarity beats the last candidate's approximate similarity
-// plus the error bound: then every row left out is provably below it. Otherwise *status = 1
-// and the caller falls back.
+// plus the error bound: then every row left out is provably below it (`certifies`, which also
+// refuses an exact NaN among the candidates; a NaN is never placed in the list). Otherwise
+// *status = 1 and the caller falls back.
 template <int kWarps>
 __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, const int* approx_r, int K, int k,
                                    float error_bound, float* out_s, int* out_r, int* status, unsigned char* smem) {
@@ -120,8 +121,10 @@ __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, cons
   int* exact_r = reinterpret_cast<int*>(exact_s + K);
   float* list_s = reinterpret_cast<float*>(exact_r + K);
   int* list_r = reinterpret_cast<int*>(list_s + k);
+  __shared__ int exact_nan;
   float* qf = reinterpret_cast<float*>(q4);
   for (int j = threadIdx.x; j < a.ld; j += blockDim.x) qf[j] = j < a.dim ? a.query[j] : 0.0f;
+  if (threadIdx.x == 0) exact_nan = 0;
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const float4* vec4 = reinterpret_cast<const float4*>(a.vectors);
@@ -133,6 +136,7 @@ __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, cons
     if (lane == 0) {
       exact_s[c] = s;
       exact_r[c] = row;
+      if (s != s) exact_nan = 1;
     }
   }
   for (int i = threadIdx.x; i < k; i += blockDim.x) {
@@ -145,7 +149,7 @@ __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, cons
   for (int c = threadIdx.x; c < K; c += blockDim.x) {
     const float s = exact_s[c];
     const int r = exact_r[c];
-    if (r == kSentinelRow) continue;
+    if (r == kSentinelRow || s != s) continue;
     int rank = 0;
     for (int j = 0; j < K; ++j) rank += ranks_before(exact_s[j], exact_r[j], s, r);
     if (rank < k) {
@@ -161,7 +165,7 @@ __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, cons
   }
   // Fewer rows than K: every row was a candidate, nothing was left out.
   const bool all_rows_seen = approx_r[K - 1] == kSentinelRow;
-  const bool certified = all_rows_seen || list_s[k - 1] > approx_s[K - 1] + error_bound;
+  const bool certified = certifies(list_s[k - 1], approx_s[K - 1], error_bound, all_rows_seen, exact_nan != 0);
   if (lane == 0 && !certified) *status = 1;
 }
 
