@@ -215,7 +215,7 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
     bd->total_ms = elapsed_ms(*start, *end);
     bd->wall_ms = std::chrono::duration<double, std::milli>(clock::now() - wall0).count();
   }
-  if (reduced) ++(*res_status != 0 ? counts_.uncertified : counts_.certified);
+  if (reduced && p.fallback) ++(*res_status != 0 ? counts_.uncertified : counts_.certified);
   if (p.fallback && *res_status != 0) {
     // Not certified exact (near-ties within the error bound, or k too large): the fallback
     // pipeline answers; its whole time is added to this query's as one "fallback" stage.
