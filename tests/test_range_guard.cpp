@@ -18,6 +18,7 @@
 #include "harness/device_model.hpp"
 #include "harness/formats.hpp"
 #include "harness/gpu_search.hpp"
+#include "harness/precision.hpp"
 #include "harness/synthetic.hpp"
 #include "oracle_check.hpp"
 #include "real_model.hpp"
@@ -143,6 +144,60 @@ TEST(RangeGuard, NanRowAnswersLikeFused) {
     ASSERT_FALSE(hits.empty());
     EXPECT_FALSE(std::isnan(hits[0].sim)) << name;
     for (const Hit& h : hits) EXPECT_NE(h.row, 17) << name << ": the NaN row ranked";
+  }
+}
+
+// NaN inside the guard's reach: a row with a NaN element but a finite stored norm (so the guard
+// lets the query through) scores NaN on both paths. The 16-bit scan keeps it as a candidate
+// (approx_rank_key), the re-rank never places it, and the certificate fails, with many rows and
+// with fewer rows than K (every row seen); the runner then answers exactly like `fused`.
+TEST(Certificate, NanCandidateNeverCertifiesOnTheGpu) {
+  DISTANCIES_REQUIRE_GPU();
+  for (std::int64_t rows : {20, 3000}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    Model m = random_model({rows, 64, 8, 0, 0});
+    m.row(17)[5] = NAN;
+    m.norms[17] = 1.0f;
+    const std::vector<float> q(m.row(3), m.row(3) + 64);
+    const float qn = vector_norm(q.data(), 64);
+    const DeviceModel dm = upload_model(m);
+    ASSERT_TRUE(reduced_in_range(qn, dm.norm_range()));
+    for (Storage st : {Storage::F16, Storage::BF16}) {
+      SCOPED_TRACE(storage_name(st));
+      const int n = static_cast<int>(rows), k = 5;
+      const TopkStage& scan = topk_stage("reduced_scan_topk");
+      const TopkStage& rerank = topk_stage("exact_rerank");
+      Workspace ws;
+      ws.allocate(n, k, 64, std::max(scan.temp_bytes(n, k), rerank.temp_bytes(n, k)));
+      CUDA_CHECK(cudaMemcpy(ws.query.get(), q.data(), 64 * sizeof(float), cudaMemcpyHostToDevice));
+      const DotArgs args{dm.d_vectors(), dm.d_norms(), n, 64, dm.ld, ws.query.as<float>(), qn, ws.sims.as<float>(),
+                         ws.idx.as<int>()};
+      TopkState s = ws.topk_state();
+      s.n = n;
+      s.k = k;
+      s.dot = &args;
+      s.reduced = dm.reduced(st).data.get();
+      s.storage = st;
+      s.reduced_ld = reduced_leading_dim(64);
+      s.error_bound = reduced_error_bound(st, 64, q.data(), qn, dm.reduced(st).min_norm);
+      scan.run(s, nullptr);
+      rerank.run(s, nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      int status = 0;
+      float top_s[5];
+      int top_r[5];
+      CUDA_CHECK(cudaMemcpy(&status, s.status, sizeof status, cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(top_s, s.sims, sizeof top_s, cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(top_r, s.idx, sizeof top_r, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(status, 1) << "a NaN candidate must not certify";
+      EXPECT_FALSE(std::isnan(top_s[0]));
+      EXPECT_NE(top_r[0], 17) << "a NaN is never ranked first";
+    }
+    GpuSearcher g(dm, &m);
+    const auto want = g.search(pipeline("fused"), q.data(), qn, 5);
+    for (const char* name : {"fused_f16", "fused_bf16"}) expect_same(g.search(pipeline(name), q.data(), qn, 5), want, name);
+    EXPECT_EQ(g.certificate_counts().uncertified, 2);
+    EXPECT_EQ(g.certificate_counts().refused, 0);
   }
 }
 
