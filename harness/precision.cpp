@@ -68,10 +68,14 @@ float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores) {
   const double inv_min = std::isinf(min_norm) ? 0.0 : 1 / static_cast<double>(min_norm);
   const double sqrt_d = std::sqrt(static_cast<double>(dim));
   const double underflow = sqrt_d * (tiny_q + tiny_x * inv_min);
-  // Products and partial sums inside the GEMM that underflow: absolute 2^-126 each (tensor
-  // cores may flush them to zero), 2 (D + 2) of them, over |x| >= min_norm; and the fp32 scan's
-  // own subnormal products, D * 2^-50 inside the guard (|q| * min_norm >= 2^-100).
-  const double flushed = 2.0 * (dim + 2) * std::ldexp(1.0, -126) * inv_min + 2.0 * (dim + 5) * std::ldexp(1.0, -50);
+  // What the GEMM may flush to zero (cuBLAS promises nothing about subnormals): an operand
+  // below 2^-126 (absolute 2^-126 per element, x sqrt(D) by Cauchy-Schwarz, for the query and
+  // for the row over |x| >= min_norm), and a product or partial sum below 2^-126 (2 (D + 2) of
+  // them, over min_norm); plus the fp32 scan's own subnormal products, D * 2^-50 inside the
+  // guard (|q| * min_norm >= 2^-100). All negligible inside the guard.
+  const double ftz = std::ldexp(1.0, -126);
+  const double flushed = sqrt_d * ftz * (1 + inv_min) + 2.0 * (dim + 2) * ftz * inv_min +
+                         2.0 * (dim + 5) * std::ldexp(1.0, -50);
   // Scaling by the row's 1 / |x| (reciprocal and product).
   const double scale = 3 * eps;
   // The fp32 scan's own error (the same terms reduced_error_bound counts).
