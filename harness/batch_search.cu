@@ -52,14 +52,17 @@ BatchSearcher::BatchSearcher(const DeviceModel& model, Options opt) : model_(mod
   stream_ = Stream(cudaStreamNonBlocking);
   side_ = Stream(cudaStreamNonBlocking);
   buf_ = std::make_unique<Buffers>();
+  // batch_f16_h's bound counts one fp16 rounding of the fp32-accumulated result: forbid cuBLAS
+  // reductions in reduced precision (split-K partial sums kept in fp16), so the library
+  // guarantees it rather than us only observing it.
+  cublas_check(cublasSetMathMode(buf_->cublas.get(), static_cast<cublasMath_t>(
+                                                         CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
+               "cublasSetMathMode");
   buf_->inv_norms = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(model.rows, 1)) * sizeof(float),
                                  "inverse row norms");
   launch_inverse_norms(model.d_norms(), model.rows, buf_->inv_norms.as<float>(), stream_);
-  std::vector<float> norms(static_cast<std::size_t>(model.rows));
-  if (!norms.empty())
-    CUDA_CHECK(cudaMemcpyAsync(norms.data(), model.d_norms(), norms.size() * sizeof(float), cudaMemcpyDeviceToHost, stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
-  for (float n : norms) max_norm_ = std::max(max_norm_, n);
+  model.norm_range();  // computed once, here rather than in the first search's time
 }
 
 // Members go in reverse order: the per-query searcher, the buffers and cuBLAS, then the streams.
@@ -71,6 +74,7 @@ std::vector<std::vector<Hit>> BatchSearcher::search(const BatchPipeline& p, cons
   if (k <= 0) throw Error("k must be at least 1");
   if (batch < 0) throw Error("a batch cannot have a negative size");
   fallbacks_ = 0;
+  refused_ = 0;
   if (bd) *bd = Breakdown{};
   std::vector<std::vector<Hit>> out;
   if (p.per_query_pipeline) {
@@ -127,12 +131,13 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
     n[i] = norms[which[i]];
   }
   Breakdown fb;
-  const int outer = fallbacks_;
+  const int outer = fallbacks_, outer_refused = refused_;  // the nested search resets them
   auto out = p.fallback_pipeline ? search(*p.fallback_pipeline, q.data(), n.data(), static_cast<int>(which.size()), k,
                                  bd ? &fb : nullptr)
                         : run_per_query(exact_pipeline(), q.data(), n.data(), static_cast<int>(which.size()), k,
                                         bd ? &fb : nullptr);
   fallbacks_ = outer + static_cast<int>(which.size());
+  refused_ = outer_refused;
   if (bd) {
     bd->stages.push_back({"fallback", false, fb.total_ms});
     bd->total_ms += fb.total_ms;
@@ -154,15 +159,26 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
   const DeviceModel::Reduced* red =
       p.input == GemmInput::BF16 || p.input == GemmInput::F16 ? &model_.reduced(gemm_storage(p.input)) : nullptr;
   // fp16 scores can overflow where a row's norm nears fp16's largest value.
-  const bool scores_overflow = p.scores == Storage::F16 && max_norm_ > 60000.0f;
-  if (kk > BatchPolicy::kMaxK || (red && red->out_of_range) || scores_overflow)
+  const NormRange& range = model_.norm_range();
+  const bool scores_overflow = p.scores == Storage::F16 && !(range.max_norm <= 60000.0f);
+  if (kk > BatchPolicy::kMaxK || (red && red->out_of_range) || scores_overflow || !reduced_in_range(1.0f, range)) {
+    refused_ = kk > BatchPolicy::kMaxK ? 0 : batch;
     return run_fallback(p, queries, norms, all, k, bd);
+  }
 
   const int dim = model_.dim;
   const int tile = opt_.tile_rows > 0 ? round_up(opt_.tile_rows, 8) : BatchPolicy::tile_rows(batch);
-  const float bound = gemm_error_bound(p.input, dim, red ? red->min_norm : 0.0f, p.scores);
+  const float bound = gemm_error_bound(p.input, dim, range.min_norm, p.scores);
   Buffers& b = *buf_;
+  // Queries outside the range guard run with the others (their scores may be Inf or NaN, which
+  // the selection tolerates) and are then redone by the fallback, whatever their status.
   std::vector<int> uncertified;
+  std::vector<char> refused(static_cast<std::size_t>(batch), 0);
+  for (int i = 0; i < batch; ++i)
+    if (!batch_query_in_range(norms[i], range)) {
+      refused[i] = 1;
+      ++refused_;
+    }
   int chunk = batch;
   for (int first = 0; first < batch;) {
     const int n = std::min(chunk, batch - first);
@@ -272,7 +288,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
       if (!opt_.gemm_only)
         for (int i = 0; i < n; ++i) {
           out[first + i] = hits_from(hs + static_cast<std::size_t>(i) * kk, hr + static_cast<std::size_t>(i) * kk, kk, rows);
-          if (hst[i] != 0) uncertified.push_back(first + i);
+          if (hst[i] != 0 || refused[first + i]) uncertified.push_back(first + i);
         }
       first += n;
     } catch (const OutOfMemory& e) {

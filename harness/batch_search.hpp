@@ -35,6 +35,7 @@ class BatchSearcher {
 
   int last_sub_batch() const { return sub_batch_; }   // queries per GPU pass in the last search
   int last_fallbacks() const { return fallbacks_; }   // queries the last search had to redo
+  int last_refused() const { return refused_; }       // of those, refused by the range guard or an unusable copy
 
  private:
   struct Buffers;
@@ -50,9 +51,9 @@ class BatchSearcher {
   Stream stream_, side_;
   std::unique_ptr<Buffers> buf_;  // scratch, staging, events and the cuBLAS handle
   std::unique_ptr<GpuSearcher> one_;  // per-query pipelines and last-resort fallback
-  float max_norm_ = 0;  // largest row norm (fp16 scores overflow check)
   int sub_batch_ = 0;
   int fallbacks_ = 0;
+  int refused_ = 0;
 };
 
 }  // namespace distancies

@@ -5,6 +5,7 @@
 
 #include "harness/launch.hpp"
 #include "kernels/convert_reduced.cuh"
+#include "kernels/norm_range.cuh"
 #include "kernels/synthetic_fill.cuh"
 
 namespace distancies {
@@ -92,27 +93,42 @@ const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
   const long long n = rows * rld;
   Reduced fresh;  // filled in, then kept: a throw part-way keeps nothing
   fresh.data = DeviceBuffer(static_cast<std::size_t>(n) * 2, "the model's 16-bit copy");
-  DeviceBuffer flags(2 * sizeof(unsigned), "conversion flags");
-  const unsigned init[2] = {0u, 0x7f800000u};  // out_of_range = 0, min norm = +inf
-  CUDA_CHECK(cudaMemcpy(flags.get(), init, sizeof init, cudaMemcpyHostToDevice));
+  DeviceBuffer flag(sizeof(int), "conversion flag");
+  CUDA_CHECK(cudaMemset(flag.get(), 0, sizeof(int)));
   const unsigned grid = blocks_for(n, kElementThreads);
   if (s == Storage::F16)
     convert_reduced_kernel<__half><<<grid, kElementThreads>>>(d_vectors(), rows, dim, ld, rld, fresh.data.as<__half>(),
-                                                              flags.as<int>());
+                                                              flag.as<int>());
   else
     convert_reduced_kernel<__nv_bfloat16><<<grid, kElementThreads>>>(d_vectors(), rows, dim, ld, rld,
-                                                                     fresh.data.as<__nv_bfloat16>(), flags.as<int>());
+                                                                     fresh.data.as<__nv_bfloat16>(), flag.as<int>());
   CUDA_CHECK_LAUNCH();
-  min_positive_norm_kernel<<<blocks_for(rows, kElementThreads), kElementThreads>>>(d_norms(), rows,
-                                                                                 flags.as<unsigned>() + 1);
-  CUDA_CHECK_LAUNCH();
-  unsigned out[2];
-  CUDA_CHECK(cudaMemcpy(out, flags.get(), sizeof out, cudaMemcpyDeviceToHost));
-  fresh.out_of_range = out[0] != 0;
-  std::memcpy(&fresh.min_norm, &out[1], sizeof(float));
+  int out = 0;
+  CUDA_CHECK(cudaMemcpy(&out, flag.get(), sizeof out, cudaMemcpyDeviceToHost));
+  fresh.out_of_range = out != 0;
+  fresh.min_norm = norm_range().min_norm;
+  fresh.max_norm = norm_range().max_norm;
   r = std::move(fresh);
   have = true;
   return r;
+}
+
+const NormRange& DeviceModel::norm_range() const {
+  if (have_range_) return range_;
+  DeviceBuffer out(3 * sizeof(unsigned), "norm range");
+  const unsigned init[3] = {0x7f800000u, 0u, 0u};  // min = +inf, max = 0, all finite
+  CUDA_CHECK(cudaMemcpy(out.get(), init, sizeof init, cudaMemcpyHostToDevice));
+  if (rows > 0) {
+    norm_range_kernel<float><<<static_cast<unsigned>((rows + 255) / 256), 256>>>(d_norms(), rows, out.as<unsigned>());
+    CUDA_CHECK_LAUNCH();
+  }
+  unsigned got[3];
+  CUDA_CHECK(cudaMemcpy(got, out.get(), sizeof got, cudaMemcpyDeviceToHost));
+  std::memcpy(&range_.min_norm, &got[0], sizeof(float));
+  std::memcpy(&range_.max_norm, &got[1], sizeof(float));
+  range_.finite = got[2] == 0;
+  have_range_ = true;
+  return range_;
 }
 
 }  // namespace distancies

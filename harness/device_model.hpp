@@ -4,6 +4,7 @@
 
 #include "harness/device.hpp"
 #include "harness/model.hpp"
+#include "harness/precision.hpp"
 #include "kernels/storage.hpp"
 
 namespace distancies {
@@ -23,14 +24,21 @@ struct DeviceModel {
   struct Reduced {
     DeviceBuffer data;        // rows * reduced_leading_dim(dim) elements, padding zero
     float min_norm = 0;       // smallest non-zero row norm (for the error bound)
-    bool out_of_range = false;  // some value does not fit (fp16: |x| > 65504): unusable
+    float max_norm = 0;       // largest row norm (for the range guard)
+    bool out_of_range = false;  // some element does not fit (fp16: |x_j| >= 65520 becomes Inf): unusable
     std::size_t bytes() const { return data.bytes(); }
   };
   const Reduced& reduced(Storage s) const;
 
+  // Smallest positive and largest row norm, and whether all are finite: computed on first use
+  // and kept (the range guard of harness/precision.hpp).
+  const NormRange& norm_range() const;
+
  private:
   mutable Reduced f16_, bf16_;
   mutable bool have_f16_ = false, have_bf16_ = false;
+  mutable NormRange range_;
+  mutable bool have_range_ = false;
 };
 
 // Copies a host model to the GPU. `pinned`: stage through page-locked chunks (the study's V2

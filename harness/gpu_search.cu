@@ -104,6 +104,14 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
   const DeviceModel::Reduced* reduced = p.storage == Storage::F32 ? nullptr : &model_.reduced(p.storage);
   if (reduced && reduced->out_of_range) {  // the 16-bit copy cannot hold this model's values
     if (!plan.fallback) throw Error(std::string(p.name) + ": the model's values do not fit " + storage_name(p.storage));
+    ++counts_.refused;
+    return search(*plan.fallback, query, query_norm, k, bd);
+  }
+  if (reduced && !reduced_in_range(query_norm, model_.norm_range())) {
+    // Products or norms could leave fp32's normal range, where the bound does not hold
+    // (harness/precision.hpp): the exact pipeline answers.
+    if (!plan.fallback) throw Error(std::string(p.name) + ": the query and the model's norms leave fp32's normal range");
+    ++counts_.refused;
     return search(*plan.fallback, query, query_norm, k, bd);
   }
 
@@ -209,6 +217,7 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
     bd->total_ms = elapsed_ms(*start, *end);
     bd->wall_ms = std::chrono::duration<double, std::milli>(clock::now() - wall0).count();
   }
+  if (reduced && plan.fallback) ++(*res_status != 0 ? counts_.uncertified : counts_.certified);
   if (plan.fallback && *res_status != 0) {
     // Not certified exact (near-ties within the error bound, or k too large): the fallback
     // pipeline answers; its whole time is added to this query's as one "fallback" stage.

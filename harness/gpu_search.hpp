@@ -64,6 +64,13 @@ class GpuSearcher {
 
   cudaStream_t stream() const { return stream_; }
 
+  // Queries on 16-bit pipelines since construction: certified by the bound, answered by the
+  // fallback because the bound could not certify, or refused (range guard, unusable copy).
+  struct CertificateCounts {
+    long long certified = 0, uncertified = 0, refused = 0;
+  };
+  const CertificateCounts& certificate_counts() const { return counts_; }
+
  private:
   struct Timer;
   const DeviceModel& model_;
@@ -74,6 +81,7 @@ class GpuSearcher {
   std::unique_ptr<Timer> timer_;
   std::unique_ptr<PinnedBuffer> pinned_;  // query upload + result download staging
   std::size_t pinned_bytes_ = 0;
+  CertificateCounts counts_;
 };
 
 // The first k (similarity, row) results a kernel wrote, sentinel rows (fewer rows than k)

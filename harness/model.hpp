@@ -36,9 +36,13 @@ struct Model {
   int dim = 0;
   int ld = 0;                       // leading_dim(dim)
   std::vector<std::string> words;   // sorted byte-wise (std::string operator<), unique
-  std::vector<float> norms;         // Euclidean norm of each row (float32, computed in fp64)
+  std::vector<float> norms;         // Euclidean norm of each row (float32, computed in fp64): what every search divides by
   AlignedFloats vectors;            // rows * ld floats
-  bool normalized = false;          // rows stored divided by their norm (norms kept)
+  // Rows stored as unit vectors (the native format's `normalized` flag, docs/formats.md): they
+  // are searched as they are, with `norms` recomputed from them (1 within rounding), and the
+  // rows' norms before normalisation are kept in `original_norms` as data only.
+  bool normalized = false;
+  std::vector<float> original_norms;  // rows entries when normalized, else empty
   std::string format;               // the format it was read from, for `info`
 
   const float* row(std::int64_t i) const { return vectors.data() + i * ld; }

@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
       const bool in = c + i < c1;
-      top.offer(in ? sim[i] : kSentinelSim, in ? row0 + c + i : kSentinelRow, lane);
+      top.offer(in ? approx_rank_key(sim[i]) : kSentinelSim, in ? row0 + c + i : kSentinelRow, lane);
     }
   }
   for (int i = lane; i < l.K; i += 32) {

@@ -14,7 +14,7 @@ __device__ inline __half to_reduced<__half>(float x) { return __float2half_rn(x)
 template <>
 __device__ inline __nv_bfloat16 to_reduced<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
-// One thread per element; out_of_range set when a finite value becomes infinite.
+// One thread per element; out_of_range set when a finite value becomes infinite (fp16: |x_j| >= 65520).
 template <class T>
 __global__ void convert_reduced_kernel(const float* v, long long rows, int dim, int ld, int rld, T* out,
                                        int* out_of_range) {
@@ -27,9 +27,5 @@ __global__ void convert_reduced_kernel(const float* v, long long rows, int dim, 
   if (isinf(static_cast<float>(y))) *out_of_range = 1;
   out[i] = y;
 }
-
-// Smallest positive norm, as ordered bits (positive floats order like their bit patterns).
-// Defined in kernels/convert_reduced.cu.
-__global__ void min_positive_norm_kernel(const float* norms, long long rows, unsigned* out_bits);
 
 }  // namespace distancies

@@ -51,7 +51,8 @@ template <class In, class Out>
 __device__ void place_by_rank(const In& in, int m, const Out& out, int k, int t, int stride) {
   for (int i = t; i < m; i += stride) {
     const ScoredRow e = in.get(i);
-    if (e.r == kSentinelRow) continue;  // sentinels stay as filled in
+    // Sentinels stay as filled in; a NaN (an exact score gone wrong) is never placed.
+    if (e.r == kSentinelRow || e.s != e.s) continue;
     int rank = 0;
     for (int j = 0; j < m; ++j) rank += RanksBefore()(in.get(j), e);
     if (rank < k) out.put(rank, e);

@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
         const float row_norm = __shfl_sync(0xffffffffu, norm, 2 * p + h);
         const long long row = base + 2 * p + h;
         if (row < rows) {
-          const float sim = cosine_from_dot(total, query_norm, row_norm);
+          const float sim = approx_rank_key(cosine_from_dot(total, query_norm, row_norm));
           if (top.admits(sim, static_cast<int>(row))) top.insert(sim, static_cast<int>(row), lane);
         }
       }
@@ -109,8 +109,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
 // One block. The K approximate candidates (sorted) are recomputed in fp32 exactly as the
 // fused fp32 scan would, one warp per row; their ranks among themselves give the best k.
 // Certified when the k-th exact similarity beats the last candidate's approximate similarity
-// plus the error bound: then every row left out is provably below it. Otherwise *status = 1
-// and the caller falls back.
+// plus the error bound: then every row left out is provably below it (`certifies`, which also
+// refuses an exact NaN among the candidates; a NaN is never placed in the list). Otherwise
+// *status = 1 and the caller falls back.
 template <int kWarps>
 __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, const int* approx_r, int K, int k,
                                    float error_bound, float* out_s, int* out_r, int* status, unsigned char* smem) {
@@ -120,8 +121,10 @@ __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, cons
   int* exact_r = reinterpret_cast<int*>(exact_s + K);
   float* list_s = reinterpret_cast<float*>(exact_r + K);
   int* list_r = reinterpret_cast<int*>(list_s + k);
+  __shared__ int exact_nan;
   float* qf = reinterpret_cast<float*>(q4);
   for (int j = threadIdx.x; j < a.ld; j += blockDim.x) qf[j] = j < a.dim ? a.query[j] : 0.0f;
+  if (threadIdx.x == 0) exact_nan = 0;
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const float4* vec4 = reinterpret_cast<const float4*>(a.vectors);
@@ -133,11 +136,13 @@ __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, cons
     if (lane == 0) {
       exact_s[c] = s;
       exact_r[c] = row;
+      if (s != s) exact_nan = 1;
     }
   }
   fill_sentinels(SplitEntries{list_s, list_r}, k, threadIdx.x, blockDim.x);
   __syncthreads();
-  // Each candidate's place is the number ranked before it (the rows are distinct).
+  // Each candidate's place is the number ranked before it (the rows are distinct); an exact NaN
+  // is never placed (place_by_rank skips it) and fails the certificate below.
   place_by_rank(SplitEntries{exact_s, exact_r}, K, SplitEntries{list_s, list_r}, k, threadIdx.x, blockDim.x);
   __syncthreads();
   if (warp != 0) return;
@@ -147,7 +152,7 @@ __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, cons
   }
   // Fewer rows than K: every row was a candidate, nothing was left out.
   const bool all_rows_seen = approx_r[K - 1] == kSentinelRow;
-  const bool certified = all_rows_seen || list_s[k - 1] > approx_s[K - 1] + error_bound;
+  const bool certified = certifies(list_s[k - 1], approx_s[K - 1], error_bound, all_rows_seen, exact_nan != 0);
   if (lane == 0 && !certified) *status = 1;
 }
 

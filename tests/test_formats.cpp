@@ -238,6 +238,8 @@ TEST_F(Formats, Word2VecWithoutRowNewlinesAndWord2VecText) {
   expect_identical(a, load_model(path("c.bin")));
 }
 
+// The flag: rows are unit vectors, searched with their own norms (recomputed, 1 within
+// rounding); the stored norms are the originals, kept as data (Model::original_norms).
 TEST_F(Formats, NativeKeepsNormalizedFlagAndStoredNorms) {
   Model m = load_model((write_text(path("m.txt"), random_rows(20, 5, 9)), path("m.txt")));
   std::vector<float> original = m.norms;
@@ -247,8 +249,22 @@ TEST_F(Formats, NativeKeepsNormalizedFlagAndStoredNorms) {
   save_native(m, path("n.dst"));
   Model n = load_model(path("n.dst"));
   EXPECT_TRUE(n.normalized);
-  EXPECT_EQ(n.norms, original);
-  expect_identical(m, n);
+  EXPECT_EQ(n.original_norms, original);
+  for (std::int64_t i = 0; i < n.rows; ++i) {
+    EXPECT_EQ(n.norms[static_cast<std::size_t>(i)], vector_norm(n.row(i), n.dim));
+    EXPECT_NEAR(n.norms[static_cast<std::size_t>(i)], 1.0f, 1e-6f);
+  }
+  ASSERT_EQ(m.rows, n.rows);
+  EXPECT_EQ(m.words, n.words);
+  EXPECT_EQ(0, std::memcmp(m.vectors.data(), n.vectors.data(), sizeof(float) * m.rows * m.ld));
+  // An in-memory model flagged normalized: finalize_model moves its norms to the originals.
+  Model f = load_model(path("m.txt"));
+  for (std::int64_t i = 0; i < f.rows; ++i)
+    for (int j = 0; j < f.dim; ++j) f.row(i)[j] /= f.norms[static_cast<std::size_t>(i)];
+  f.normalized = true;
+  finalize_model(f, {}, nullptr);
+  EXPECT_EQ(f.original_norms, original);
+  EXPECT_NEAR(f.norms[0], 1.0f, 1e-6f);
 }
 
 // --- text details ------------------------------------------------------------------------

@@ -145,7 +145,10 @@ void finalize_in_place(Model& m, const std::string& path, bool compute_norms, co
 
   bool identity = kept.size() == m.words.size();
   for (std::size_t i = 0; identity && i < kept.size(); ++i) identity = kept[i] == i;
+  if (m.normalized && m.original_norms.size() != m.words.size())
+    fail(path, "a model flagged normalized needs one original norm per row");
   if (identity) {  // already sorted and valid (the common case for native and sorted inputs): no copy
+    if (compute_norms) m.norms.resize(m.words.size());
     parallel_for(m.rows, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t r = b; r < e; ++r) {
         float* v = m.row(r);
@@ -153,15 +156,30 @@ void finalize_in_place(Model& m, const std::string& path, bool compute_norms, co
         if (compute_norms) m.norms[static_cast<std::size_t>(r)] = vector_norm(v, m.dim);
       }
     });
-    return;
+  } else {
+    Model out;
+    out.allocate(static_cast<std::int64_t>(kept.size()), m.dim);
+    for (std::size_t r = 0; r < kept.size(); ++r) out.words[r] = std::move(m.words[kept[r]]);
+    gather(out, kept, rows, compute_norms ? nullptr : &m.norms);
+    out.normalized = m.normalized;
+    if (m.normalized) {
+      out.original_norms.resize(kept.size());
+      for (std::size_t r = 0; r < kept.size(); ++r) out.original_norms[r] = m.original_norms[kept[r]];
+    }
+    out.format = std::move(m.format);
+    m = std::move(out);
   }
-  Model out;
-  out.allocate(static_cast<std::int64_t>(kept.size()), m.dim);
-  for (std::size_t r = 0; r < kept.size(); ++r) out.words[r] = std::move(m.words[kept[r]]);
-  gather(out, kept, rows, compute_norms ? nullptr : &m.norms);
-  out.normalized = m.normalized;
-  out.format = std::move(m.format);
-  m = std::move(out);
+  if (m.normalized) check_unit_rows(m, path);
+}
+
+void check_unit_rows(const Model& m, const std::string& path) {
+  // The flag promises unit rows; a row far from norm 1 means the flag (or the file) is wrong.
+  for (std::size_t r = 0; r < m.norms.size(); ++r) {
+    const double n = m.norms[r];
+    if (n != 0 && std::fabs(n - 1) > 1e-3)
+      fail(path, "flagged normalized, but row " + std::to_string(r + 1) + " (" + quoted(m.words[r]) + ") has norm " +
+                     std::to_string(n));
+  }
 }
 
 bool norm_matches(float stored, float computed, double tolerance) {
@@ -172,9 +190,12 @@ bool norm_matches(float stored, float computed, double tolerance) {
 }  // namespace fmt
 
 void finalize_model(Model& m, const LoadOptions& opt, LoadReport* report) {
-  // A normalised model's rows have norm 1: its stored norms are the originals, so keep them.
+  // A normalised model's rows have norm 1: norms are recomputed from them, and the norms it
+  // carried (when it has no original_norms yet) are its originals, kept as data.
   if (m.norms.size() != m.words.size()) m.norms.assign(m.words.size(), 0.0f);
-  fmt::finalize_in_place(m, m.format.empty() ? std::string("model") : m.format, !m.normalized, opt, report);
+  if (m.normalized && m.original_norms.empty()) m.original_norms = m.norms;
+  if (!m.normalized) m.original_norms.clear();
+  fmt::finalize_in_place(m, m.format.empty() ? std::string("model") : m.format, true, opt, report);
 }
 
 }  // namespace distancies

@@ -25,6 +25,8 @@ Model assemble_model(RawRows& raw, const std::string& path, const LoadOptions& o
 // valid. compute_norms=false keeps m.norms (permuted along).
 void finalize_in_place(Model& m, const std::string& path, bool compute_norms, const LoadOptions& opt,
                        LoadReport* report);
+// A model flagged normalized must have unit rows (zero rows aside): one error line otherwise.
+void check_unit_rows(const Model& m, const std::string& path);
 
 // Text rows "word [norm] v1 ... vD": GloVe, the study's text format and word2vec text.
 struct TextSpec {

@@ -115,8 +115,10 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
   file.seek(l.vectors_at);
   file.read_big(m.vectors.data(), l.vectors_size, "vectors", opt.progress);
   m.format = "native";
-  // Stored norms are kept (a normalised model's rows no longer have them); rows are checked.
-  finalize_in_place(m, path, false, opt, report);
+  // Stored norms are kept, except in a normalised model: there they are the rows' norms
+  // before normalisation, kept as data, and the norms searched with are the unit rows' own.
+  if (m.normalized) m.original_norms = m.norms;
+  finalize_in_place(m, path, m.normalized, opt, report);
   return m;
 }
 
@@ -152,7 +154,9 @@ void save_native(const Model& m, const std::string& path) {
   out.write(h, sizeof h);
   out.write(offsets.data(), l.offsets_size);
   for (const std::string& w : m.words) out.write(w.data(), w.size());
-  out.write(m.norms.data(), l.norms_size);
+  // A normalised model stores its original norms (the rows' own are 1).
+  const bool originals = m.normalized && m.original_norms.size() == m.norms.size();
+  out.write(originals ? m.original_norms.data() : m.norms.data(), l.norms_size);
   static const char zeros[64] = {};
   out.write(zeros, l.vectors_at - (l.norms_at + l.norms_size));
   out.write(m.vectors.data(), l.vectors_size);
