@@ -6,10 +6,10 @@
 #include <chrono>
 #include <cstring>
 
-#include "harness/cublas_check.hpp"
-#include "harness/launch.hpp"
-#include "harness/precision.hpp"
-#include "variants/batch_scan.hpp"
+#include "harness/runtime/cublas_check.hpp"
+#include "harness/runtime/launch.hpp"
+#include "harness/runtime/precision.hpp"
+#include "variants/embeddings/batch_scan.hpp"
 
 namespace distancies {
 namespace {

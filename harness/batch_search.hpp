@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "harness/gpu_search.hpp"
-#include "variants/registry.hpp"
+#include "variants/embeddings/registry.hpp"
 
 namespace distancies {
 

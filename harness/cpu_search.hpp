@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/model.hpp"
-#include "kernels/ranking.hpp"
+#include "harness/runtime/model.hpp"
+#include "kernels/common/ranking.hpp"
 
 namespace distancies {
 

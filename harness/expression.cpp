@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "harness/error.hpp"
+#include "harness/runtime/error.hpp"
 
 namespace distancies {
 namespace {

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/model.hpp"
+#include "harness/runtime/model.hpp"
 
 namespace distancies {
 

@@ -1,7 +1,7 @@
 #include "harness/gpu_search.hpp"
 
-#include "harness/precision.hpp"
-#include "variants/plan.hpp"
+#include "harness/runtime/precision.hpp"
+#include "variants/embeddings/plan.hpp"
 
 #include <algorithm>
 #include <cstring>

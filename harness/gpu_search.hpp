@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "harness/cpu_search.hpp"
-#include "harness/device_model.hpp"
+#include "harness/runtime/device_model.hpp"
 #include "harness/expression.hpp"
-#include "variants/registry.hpp"
+#include "variants/embeddings/registry.hpp"
 
 namespace distancies {
 

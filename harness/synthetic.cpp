@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "harness/error.hpp"
+#include "harness/runtime/error.hpp"
 
 namespace distancies {
 

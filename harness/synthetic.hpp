@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/model.hpp"
-#include "kernels/synthetic_value.hpp"  // mix64, synthetic_value: shared with the GPU generator
+#include "harness/runtime/model.hpp"
+#include "kernels/embeddings/synthetic_value.hpp"  // mix64, synthetic_value: shared with the GPU generator
 
 namespace distancies {
 

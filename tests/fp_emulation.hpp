@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/storage.hpp"
+#include "kernels/embeddings/storage.hpp"
 
 namespace distancies::emu {
 

@@ -9,12 +9,12 @@
 
 #include "gpu_skip.hpp"
 #include "harness/batch_search.hpp"
-#include "harness/device_model.hpp"
-#include "harness/precision.hpp"
+#include "harness/runtime/device_model.hpp"
+#include "harness/runtime/precision.hpp"
 #include "oracle_check.hpp"
 #include "test_models.hpp"
-#include "variants/batch_scan.hpp"
-#include "variants/registry.hpp"
+#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/registry.hpp"
 
 using namespace distancies;
 using namespace distancies::testing;

@@ -1,7 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/error.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/expression.hpp"
 #include "harness/synthetic.hpp"
 

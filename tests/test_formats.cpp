@@ -17,11 +17,11 @@
 
 #include <unistd.h>
 
-#include "harness/error.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/formats.hpp"
 #include "harness/formats/io.hpp"
 #include "harness/formats/text_reader.hpp"
-#include "harness/model.hpp"
+#include "harness/runtime/model.hpp"
 #include "tests/real_model.hpp"
 
 namespace fs = std::filesystem;

@@ -7,12 +7,12 @@
 #include <numeric>
 
 #include "gpu_skip.hpp"
-#include "harness/device_model.hpp"
+#include "harness/runtime/device_model.hpp"
 #include "harness/gpu_search.hpp"
 #include "harness/synthetic.hpp"
 #include "oracle_check.hpp"
 #include "test_models.hpp"
-#include "variants/registry.hpp"
+#include "variants/embeddings/registry.hpp"
 
 using namespace distancies;
 using namespace distancies::testing;

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "gpu_skip.hpp"
-#include "harness/cuda_check.hpp"
-#include "harness/device.hpp"
-#include "kernels/dot_args.cuh"
+#include "harness/runtime/cuda_check.hpp"
+#include "harness/runtime/device.hpp"
+#include "kernels/embeddings/dot_args.cuh"
 #include "test_models.hpp"
-#include "variants/list_select.hpp"
+#include "variants/embeddings/list_select.hpp"
 
 using namespace distancies;
 

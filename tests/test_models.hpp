@@ -4,7 +4,7 @@
 #include <random>
 #include <string>
 
-#include "harness/model.hpp"
+#include "harness/runtime/model.hpp"
 
 namespace distancies::testing {
 

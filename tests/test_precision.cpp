@@ -13,10 +13,10 @@
 
 #include "fp_emulation.hpp"
 #include "harness/cpu_search.hpp"
-#include "harness/error.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/formats.hpp"
-#include "harness/precision.hpp"
-#include "kernels/ranking.hpp"
+#include "harness/runtime/precision.hpp"
+#include "kernels/common/ranking.hpp"
 #include "test_models.hpp"
 
 using namespace distancies;

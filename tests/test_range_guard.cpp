@@ -15,15 +15,15 @@
 
 #include "gpu_skip.hpp"
 #include "harness/batch_search.hpp"
-#include "harness/device_model.hpp"
+#include "harness/runtime/device_model.hpp"
 #include "harness/formats.hpp"
 #include "harness/gpu_search.hpp"
-#include "harness/precision.hpp"
+#include "harness/runtime/precision.hpp"
 #include "harness/synthetic.hpp"
 #include "oracle_check.hpp"
 #include "real_model.hpp"
 #include "test_models.hpp"
-#include "variants/registry.hpp"
+#include "variants/embeddings/registry.hpp"
 
 using namespace distancies;
 using namespace distancies::testing;

@@ -8,8 +8,8 @@
 
 #include "harness/registry_report.hpp"
 #include "trivial_entry.hpp"
-#include "variants/plan.hpp"
-#include "variants/registry.hpp"
+#include "variants/embeddings/plan.hpp"
+#include "variants/embeddings/registry.hpp"
 
 using namespace distancies;
 using namespace distancies::testing;

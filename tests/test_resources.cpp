@@ -11,15 +11,15 @@
 
 #include "gpu_skip.hpp"
 #include "harness/batch_search.hpp"
-#include "harness/cublas_check.hpp"
-#include "harness/cuda_check.hpp"
-#include "harness/device.hpp"
-#include "harness/device_model.hpp"
+#include "harness/runtime/cublas_check.hpp"
+#include "harness/runtime/cuda_check.hpp"
+#include "harness/runtime/device.hpp"
+#include "harness/runtime/device_model.hpp"
 #include "harness/gpu_search.hpp"
-#include "harness/launch.hpp"
+#include "harness/runtime/launch.hpp"
 #include "oracle_check.hpp"
 #include "test_models.hpp"
-#include "variants/registry.hpp"
+#include "variants/embeddings/registry.hpp"
 
 using namespace distancies;
 using namespace distancies::testing;

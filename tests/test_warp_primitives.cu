@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "gpu_skip.hpp"
-#include "harness/cuda_check.hpp"
-#include "harness/device.hpp"
-#include "kernels/list_select.cuh"
-#include "kernels/rank_place.cuh"
-#include "kernels/warp_merge.cuh"
-#include "kernels/warp_topk.cuh"
+#include "harness/runtime/cuda_check.hpp"
+#include "harness/runtime/device.hpp"
+#include "kernels/common/list_select.cuh"
+#include "kernels/common/rank_place.cuh"
+#include "kernels/common/warp_merge.cuh"
+#include "kernels/common/warp_topk.cuh"
 #include "test_models.hpp"
 
 using namespace distancies;

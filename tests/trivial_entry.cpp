@@ -6,10 +6,10 @@
 #include <numeric>
 #include <vector>
 
-#include "harness/cuda_check.hpp"
-#include "kernels/ranking.hpp"
+#include "harness/runtime/cuda_check.hpp"
+#include "kernels/common/ranking.hpp"
 #include "trivial_entry.hpp"
-#include "variants/registry.hpp"
+#include "variants/embeddings/registry.hpp"
 
 namespace distancies::testing {
 namespace {

@@ -1,6 +1,6 @@
 // The trivial registry rows of tests/trivial_entry.cpp.
 #pragma once
-#include "variants/registry.hpp"
+#include "variants/embeddings/registry.hpp"
 
 namespace distancies::testing {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/error.hpp"
+#include "harness/runtime/error.hpp"
 
 namespace distancies::registry {
 

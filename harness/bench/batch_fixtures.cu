@@ -9,7 +9,7 @@
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/measure.hpp"
-#include "variants/batch_scan.hpp"
+#include "variants/embeddings/batch_scan.hpp"
 
 namespace distancies::bench {
 namespace {

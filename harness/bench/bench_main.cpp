@@ -13,7 +13,7 @@
 #include "harness/bench/fixtures.hpp"
 #include "variants/registry_model.hpp"
 #include "harness/bench/measure.hpp"
-#include "harness/device.hpp"
+#include "harness/runtime/device.hpp"
 
 namespace {
 

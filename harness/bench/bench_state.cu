@@ -4,10 +4,10 @@
 #include <chrono>
 #include <cstdio>
 
-#include "harness/error.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/formats.hpp"
 #include "harness/synthetic.hpp"
-#include "variants/registry.hpp"
+#include "variants/embeddings/registry.hpp"
 
 namespace distancies::bench {
 namespace {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/device_model.hpp"
+#include "harness/runtime/device_model.hpp"
 #include "harness/expression.hpp"
-#include "harness/model.hpp"
+#include "harness/runtime/model.hpp"
 
 namespace distancies::bench {
 

@@ -1,5 +1,5 @@
 #include "harness/bench/context.hpp"
-#include "variants/policy.hpp"
+#include "variants/embeddings/policy.hpp"
 
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
@@ -12,7 +12,7 @@
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/measure.hpp"
 #include "harness/version.hpp"
-#include "harness/device.hpp"
+#include "harness/runtime/device.hpp"
 
 namespace distancies::bench {
 namespace {

@@ -15,8 +15,8 @@
 #include "harness/bench/measure.hpp"
 #include "harness/cpu_search.hpp"
 #include "harness/gpu_search.hpp"
-#include "harness/precision.hpp"
-#include "variants/registry.hpp"
+#include "harness/runtime/precision.hpp"
+#include "variants/embeddings/registry.hpp"
 
 namespace distancies::bench {
 namespace {

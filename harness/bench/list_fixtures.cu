@@ -12,9 +12,9 @@
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/measure.hpp"
-#include "harness/device.hpp"
-#include "kernels/dot_args.cuh"
-#include "variants/list_select.hpp"
+#include "harness/runtime/device.hpp"
+#include "kernels/embeddings/dot_args.cuh"
+#include "variants/embeddings/list_select.hpp"
 
 namespace distancies::bench {
 namespace {

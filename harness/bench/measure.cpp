@@ -7,8 +7,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "harness/device.hpp"
-#include "harness/error.hpp"
+#include "harness/runtime/device.hpp"
+#include "harness/runtime/error.hpp"
 
 namespace distancies::bench {
 namespace {

@@ -14,9 +14,9 @@
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/measure.hpp"
-#include "harness/cuda_check.hpp"
+#include "harness/runtime/cuda_check.hpp"
 #include "harness/moments/gpu_moments.hpp"
-#include "variants/registry.hpp"
+#include "variants/embeddings/registry.hpp"
 
 namespace distancies::bench {
 namespace {

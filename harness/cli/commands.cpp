@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.hpp"
-#include "harness/error.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/formats.hpp"
 #include "harness/synthetic.hpp"
 

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "harness/error.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/version.hpp"
 #include "harness/cli/commands.hpp"
 #include "variants/registry_model.hpp"

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.hpp"
-#include "harness/device.hpp"
+#include "harness/runtime/device.hpp"
 #include "harness/formats.hpp"
 #include "harness/moments/model_moments.hpp"
 #include "variants/moments/registry.hpp"

@@ -6,9 +6,9 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/session.hpp"
-#include "harness/error.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/registry_report.hpp"
-#include "variants/policy.hpp"
+#include "variants/embeddings/policy.hpp"
 
 namespace distancies::cli {
 namespace {

@@ -6,8 +6,8 @@
 #include <iostream>
 
 #include "harness/cpu_search.hpp"
-#include "harness/device_model.hpp"
-#include "harness/error.hpp"
+#include "harness/runtime/device_model.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/expression.hpp"
 #include "harness/formats.hpp"
 

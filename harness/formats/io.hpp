@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "harness/error.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/formats.hpp"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__

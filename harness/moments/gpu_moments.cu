@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "harness/cuda_check.hpp"
-#include "harness/error.hpp"
+#include "harness/runtime/cuda_check.hpp"
+#include "harness/runtime/error.hpp"
 #include "kernels/moments/moments_fill.cuh"
 
 namespace distancies {

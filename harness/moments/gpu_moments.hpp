@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "harness/device.hpp"
+#include "harness/runtime/device.hpp"
 #include "harness/moments/oracle.hpp"
 #include "variants/moments/registry.hpp"
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "harness/device.hpp"
-#include "harness/error.hpp"
+#include "harness/runtime/device.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/moments/gpu_moments.hpp"
 
 namespace distancies {

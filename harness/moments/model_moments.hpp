@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/model.hpp"
+#include "harness/runtime/model.hpp"
 #include "harness/moments/oracle.hpp"
 
 namespace distancies {

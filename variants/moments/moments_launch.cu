@@ -1,8 +1,8 @@
 // Dispatch for the moments kernels: geometry, scratch carving, launches.
 #include <algorithm>
 
-#include "harness/cuda_check.hpp"
-#include "harness/device.hpp"
+#include "harness/runtime/cuda_check.hpp"
+#include "harness/runtime/device.hpp"
 #include "kernels/moments/one_pass_moments.cuh"
 #include "kernels/moments/two_pass_moments.cuh"
 #include "variants/moments/launch.hpp"

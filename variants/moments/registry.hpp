@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/device.hpp"
+#include "harness/runtime/device.hpp"
 #include "kernels/moments/moments_args.cuh"
 #include "variants/registry_model.hpp"
 

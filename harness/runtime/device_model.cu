@@ -1,0 +1,134 @@
+#include "harness/runtime/device_model.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "harness/runtime/launch.hpp"
+#include "kernels/embeddings/convert_reduced.cuh"
+#include "kernels/embeddings/norm_range.cuh"
+#include "kernels/embeddings/synthetic_fill.cuh"
+
+namespace distancies {
+
+namespace {
+constexpr int kElementThreads = 256;  // the one-thread-per-element kernels below
+}  // namespace
+
+DeviceModel upload_model(const Model& m, bool pinned) {
+  require_device();
+  DeviceModel dm;
+  dm.rows = m.rows;
+  dm.dim = m.dim;
+  dm.ld = m.ld;
+  dm.vectors = DeviceBuffer(dm.vector_bytes(), "the model's vectors");
+  dm.norms = DeviceBuffer(static_cast<std::size_t>(m.rows) * sizeof(float), "the model's norms");
+  const std::size_t bytes = dm.vector_bytes();
+  if (pinned) {
+    // Two page-locked staging chunks: pack one while the other is in flight.
+    constexpr std::size_t kChunk = 64u << 20;
+    // Everything here owns itself, so a throw part-way leaks nothing; the stream goes first
+    // and waits for its copies, so no copy still reads a staging chunk when it is freed.
+    PinnedBuffer stage[2] = {PinnedBuffer(kChunk, "model upload staging"), PinnedBuffer(kChunk, "model upload staging")};
+    const Stream stream(cudaStreamNonBlocking);
+    Event done[2] = {Event(Event::Timing::Off), Event(Event::Timing::Off)};
+    const auto* src = reinterpret_cast<const char*>(m.vectors.data());
+    auto* dst = dm.vectors.as<char>();
+    int slot = 0;
+    for (std::size_t off = 0; off < bytes; off += kChunk, slot ^= 1) {
+      const std::size_t n = std::min(kChunk, bytes - off);
+      if (off >= 2 * kChunk) CUDA_CHECK(cudaEventSynchronize(done[slot].get()));
+      std::memcpy(stage[slot].as<char>(), src + off, n);
+      CUDA_CHECK(cudaMemcpyAsync(dst + off, stage[slot].as<char>(), n, cudaMemcpyHostToDevice, stream));
+      done[slot].record(stream);
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+  } else {
+    CUDA_CHECK(cudaMemcpy(dm.vectors.get(), m.vectors.data(), bytes, cudaMemcpyHostToDevice));
+  }
+  CUDA_CHECK(cudaMemcpy(dm.norms.get(), m.norms.data(), m.rows * sizeof(float), cudaMemcpyHostToDevice));
+  return dm;
+}
+
+DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64_t seed) {
+  require_device();
+  DeviceModel dm;
+  dm.rows = rows;
+  dm.dim = dim;
+  dm.ld = leading_dim(dim);
+  dm.vectors = DeviceBuffer(dm.vector_bytes(), "the synthetic model's vectors");
+  dm.norms = DeviceBuffer(static_cast<std::size_t>(rows) * sizeof(float), "the synthetic model's norms");
+  const long long n = rows * dm.ld;
+  synthetic_fill_kernel<<<blocks_for(n, kElementThreads), kElementThreads>>>(dm.vectors.as<float>(), rows, dim, dm.ld, seed);
+  CUDA_CHECK_LAUNCH();
+  row_norms_kernel<<<blocks_for(rows, kElementThreads), kElementThreads>>>(dm.vectors.as<float>(), rows, dim, dm.ld,
+                                                                          dm.norms.as<float>());
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return dm;
+}
+
+Model download_model(const DeviceModel& dm) {
+  Model m;
+  m.rows = dm.rows;
+  m.dim = dm.dim;
+  m.ld = dm.ld;
+  m.norms.resize(static_cast<std::size_t>(dm.rows));
+  m.vectors = AlignedFloats(static_cast<std::size_t>(dm.rows) * dm.ld);
+  CUDA_CHECK(cudaMemcpy(m.vectors.data(), dm.vectors.get(), dm.vector_bytes(), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(m.norms.data(), dm.norms.get(), dm.rows * sizeof(float), cudaMemcpyDeviceToHost));
+  m.format = "device copy";
+  return m;
+}
+
+}  // namespace distancies
+
+namespace distancies {
+
+const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
+  if (s == Storage::F32) throw Error("reduced(): f32 is the model itself");
+  Reduced& r = s == Storage::F16 ? f16_ : bf16_;
+  bool& have = s == Storage::F16 ? have_f16_ : have_bf16_;
+  if (have) return r;
+  const int rld = reduced_leading_dim(dim);
+  const long long n = rows * rld;
+  Reduced fresh;  // filled in, then kept: a throw part-way keeps nothing
+  fresh.data = DeviceBuffer(static_cast<std::size_t>(n) * 2, "the model's 16-bit copy");
+  DeviceBuffer flag(sizeof(int), "conversion flag");
+  CUDA_CHECK(cudaMemset(flag.get(), 0, sizeof(int)));
+  const unsigned grid = blocks_for(n, kElementThreads);
+  if (s == Storage::F16)
+    convert_reduced_kernel<__half><<<grid, kElementThreads>>>(d_vectors(), rows, dim, ld, rld, fresh.data.as<__half>(),
+                                                              flag.as<int>());
+  else
+    convert_reduced_kernel<__nv_bfloat16><<<grid, kElementThreads>>>(d_vectors(), rows, dim, ld, rld,
+                                                                     fresh.data.as<__nv_bfloat16>(), flag.as<int>());
+  CUDA_CHECK_LAUNCH();
+  int out = 0;
+  CUDA_CHECK(cudaMemcpy(&out, flag.get(), sizeof out, cudaMemcpyDeviceToHost));
+  fresh.out_of_range = out != 0;
+  fresh.min_norm = norm_range().min_norm;
+  fresh.max_norm = norm_range().max_norm;
+  r = std::move(fresh);
+  have = true;
+  return r;
+}
+
+const NormRange& DeviceModel::norm_range() const {
+  if (have_range_) return range_;
+  DeviceBuffer out(3 * sizeof(unsigned), "norm range");
+  const unsigned init[3] = {0x7f800000u, 0u, 0u};  // min = +inf, max = 0, all finite
+  CUDA_CHECK(cudaMemcpy(out.get(), init, sizeof init, cudaMemcpyHostToDevice));
+  if (rows > 0) {
+    norm_range_kernel<float><<<static_cast<unsigned>((rows + 255) / 256), 256>>>(d_norms(), rows, out.as<unsigned>());
+    CUDA_CHECK_LAUNCH();
+  }
+  unsigned got[3];
+  CUDA_CHECK(cudaMemcpy(got, out.get(), sizeof got, cudaMemcpyDeviceToHost));
+  std::memcpy(&range_.min_norm, &got[0], sizeof(float));
+  std::memcpy(&range_.max_norm, &got[1], sizeof(float));
+  range_.finite = got[2] == 0;
+  have_range_ = true;
+  return range_;
+}
+
+}  // namespace distancies

@@ -1,0 +1,54 @@
+// The model resident on the GPU: vectors (rows x ld) and norms.
+#pragma once
+#include <cstdint>
+
+#include "harness/runtime/device.hpp"
+#include "harness/runtime/model.hpp"
+#include "harness/runtime/precision.hpp"
+#include "kernels/embeddings/storage.hpp"
+
+namespace distancies {
+
+struct DeviceModel {
+  std::int64_t rows = 0;
+  int dim = 0;
+  int ld = 0;
+  DeviceBuffer vectors;  // rows * ld floats
+  DeviceBuffer norms;    // rows floats
+
+  std::size_t vector_bytes() const { return static_cast<std::size_t>(rows) * ld * sizeof(float); }
+  const float* d_vectors() const { return vectors.as<float>(); }
+  const float* d_norms() const { return norms.as<float>(); }
+
+  // A 16-bit copy of the vectors, converted on first use and kept.
+  struct Reduced {
+    DeviceBuffer data;        // rows * reduced_leading_dim(dim) elements, padding zero
+    float min_norm = 0;       // smallest non-zero row norm (for the error bound)
+    float max_norm = 0;       // largest row norm (for the range guard)
+    bool out_of_range = false;  // some element does not fit (fp16: |x_j| >= 65520 becomes Inf): unusable
+    std::size_t bytes() const { return data.bytes(); }
+  };
+  const Reduced& reduced(Storage s) const;
+
+  // Smallest positive and largest row norm, and whether all are finite: computed on first use
+  // and kept (the range guard of harness/precision.hpp).
+  const NormRange& norm_range() const;
+
+ private:
+  mutable Reduced f16_, bf16_;
+  mutable bool have_f16_ = false, have_bf16_ = false;
+  mutable NormRange range_;
+  mutable bool have_range_ = false;
+};
+
+// Copies a host model to the GPU. `pinned`: stage through page-locked chunks (the study's V2
+// default); otherwise one pageable cudaMemcpy.
+DeviceModel upload_model(const Model& m, bool pinned = true);
+
+// Builds the synthetic model directly on the GPU (identical to make_synthetic_model()).
+DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64_t seed);
+
+// Copies a device model back to pageable host memory (vectors and norms only, no words).
+Model download_model(const DeviceModel& dm);
+
+}  // namespace distancies

@@ -1,0 +1,89 @@
+#include "harness/runtime/precision.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace distancies {
+
+bool reduced_in_range(float query_norm, const NormRange& r) {
+  if (!r.finite || !std::isfinite(query_norm) || !(query_norm > 0)) return false;
+  if (!(r.min_norm > 0)) return false;
+  if (std::isinf(r.min_norm)) return true;  // every row is zero: every path scores 0
+  const double q = query_norm;
+  return q * r.min_norm >= kGuardLow && q * r.max_norm <= kGuardHigh;
+}
+
+bool batch_query_in_range(float query_norm, const NormRange& r) {
+  return reduced_in_range(query_norm, r) && reduced_in_range(1.0f, r) && query_norm >= kGuardLow &&
+         query_norm <= 0x1p100;
+}
+
+float reduced_error_bound(Storage s, int dim, const float* query, float query_norm, float min_norm) {
+  // Unit roundoff of the storage format (round to nearest), and half of its smallest
+  // subnormal spacing: the absolute error of values that underflow.
+  const double u = s == Storage::F16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+  const double tiny = s == Storage::F16 ? std::ldexp(1.0, -25) : std::ldexp(1.0, -134);
+  // fp32 accumulation of `dim` products (fma chain + butterfly), relative to sum |q_j x_j|.
+  const double eps = std::ldexp(1.0, -24);
+  const double gamma = (dim + 5) * eps / (1.0 - (dim + 5) * eps);
+  double l1 = 0;
+  for (int j = 0; j < dim; ++j) l1 += std::fabs(query[j]);
+  const double den = min_norm > 0 ? double(query_norm) * min_norm : 0.0;
+  const double underflow = den > 0 ? tiny * l1 / den : 0.0;
+  // fp32 products (fmas) whose result is subnormal: absolute 2^-150 each, on both paths (an
+  // addition with a subnormal result is exact); at most D * 2^-50 inside the range guard.
+  const double flushed = den > 0 ? 2.0 * (dim + 5) * std::ldexp(1.0, -150) / den : 0.0;
+  // Storage rounding (Cauchy-Schwarz: sum |q_j||x_j| <= |q||x|), the 16-bit path's
+  // accumulation, the fp32 path's accumulation, and a few ulps for the divisions and roundings.
+  const double bound = u * (1 + gamma) + underflow + flushed + 2 * gamma * (1 + u) + 16 * eps;
+  return static_cast<float>(bound * (1 + 1e-6));
+}
+
+float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores) {
+  if (!(min_norm > 0)) return std::numeric_limits<float>::infinity();
+  const double eps = std::ldexp(1.0, -24);
+  // Operand rounding: RN to bf16 / fp16 in our conversions; TF32 read by the tensor cores is
+  // taken as truncation (2^-10) since cuBLAS does not promise round-to-nearest.
+  const double u = g == GemmInput::BF16 ? std::ldexp(1.0, -8)
+                   : g == GemmInput::F16 ? std::ldexp(1.0, -11)
+                   : g == GemmInput::TF32 ? std::ldexp(1.0, -10)
+                                          : 0.0;
+  // Normalising the query: norm (rounded from fp64), reciprocal, product.
+  const double theta = 4 * eps;
+  // Accumulation: every addition (and, for SGEMM, every product) within 2^-23 relative (room
+  // for truncating tensor-core adders), twice over for the adders' internal alignment.
+  const double a = 2.0 * (dim + 2) * 2 * eps;
+  const double acc = a / (1 - a);
+  const double gemm = (1 + theta) * (1 + u) * (1 + u) * (1 + acc) - 1;  // times sum |q_j||x_j| <= |x|
+  // Operands below the format's normal range keep an absolute accuracy only: half the
+  // smallest subnormal spacing for round to nearest (fp16 2^-25, bf16 2^-134), the whole
+  // spacing for TF32's truncation (it keeps 10 mantissa bits of an fp32 subnormal, so below
+  // 2^-136 a value becomes 0: 2^-140 did on the H100). The normalised query's q_j / |q| can
+  // itself be an fp32 subnormal (2^-150).
+  const double tiny_x = g == GemmInput::F16    ? std::ldexp(1.0, -25)
+                        : g == GemmInput::BF16 ? std::ldexp(1.0, -134)
+                        : g == GemmInput::TF32 ? std::ldexp(1.0, -136)
+                                               : 0.0;
+  const double tiny_q = std::fmax(tiny_x, std::ldexp(1.0, -150));
+  const double inv_min = std::isinf(min_norm) ? 0.0 : 1 / static_cast<double>(min_norm);
+  const double sqrt_d = std::sqrt(static_cast<double>(dim));
+  const double underflow = sqrt_d * (tiny_q + tiny_x * inv_min);
+  // What the GEMM may flush to zero (cuBLAS promises nothing about subnormals): an operand
+  // below 2^-126 (absolute 2^-126 per element, x sqrt(D) by Cauchy-Schwarz, for the query and
+  // for the row over |x| >= min_norm), and a product or partial sum below 2^-126 (2 (D + 2) of
+  // them, over min_norm); plus the fp32 scan's own subnormal products, D * 2^-50 inside the
+  // guard (|q| * min_norm >= 2^-100). All negligible inside the guard.
+  const double ftz = std::ldexp(1.0, -126);
+  const double flushed = sqrt_d * ftz * (1 + inv_min) + 2.0 * (dim + 2) * ftz * inv_min +
+                         2.0 * (dim + 5) * std::ldexp(1.0, -50);
+  // Scaling by the row's 1 / |x| (reciprocal and product).
+  const double scale = 3 * eps;
+  // The fp32 scan's own error (the same terms reduced_error_bound counts).
+  const double gamma = (dim + 5) * eps / (1.0 - (dim + 5) * eps);
+  // fp16 scores: |score| <= |x| (1 + gemm) rounded to nearest, absolute 2^-25 below 2^-14.
+  const double stored = scores == Storage::F16 ? std::ldexp(1.0, -11) * (1 + gemm) + std::ldexp(1.0, -25) * inv_min : 0.0;
+  const double bound = gemm + underflow + flushed + stored + scale + gamma + 16 * eps;
+  return static_cast<float>(bound * (1 + 1e-6));
+}
+
+}  // namespace distancies

@@ -1,0 +1,41 @@
+// The bounds that let a 16-bit scan or a batched GEMM stand in for the fp32 one, and the range
+// guard they rest on (docs/variants.md derives them; docs/batch.md for the GEMM).
+#pragma once
+#include "kernels/embeddings/storage.hpp"
+
+namespace distancies {
+
+// Facts about the model's row norms (the fp32 norms the scans divide by).
+struct NormRange {
+  float min_norm = 0;   // smallest positive norm (+inf when every row is zero)
+  float max_norm = 0;   // largest norm
+  bool finite = true;   // no NaN or Inf norm (a non-finite value or an overflowing row)
+};
+
+// The range guard. Both bounds assume every fp32 product, partial sum, norm product and
+// quotient of the search is a normal number (or an exact zero): subnormal arithmetic loses
+// relative accuracy (the audit's counterexample: 507 x the bound), and Inf/NaN lose everything.
+// They hold when |q| * n_min >= 2^-100 and |q| * n_max <= 2^120: then |q_j x_j| <= |q||x| <= 2^120,
+// the denominators |q||x| lie in [2^-100, 2^120], and a product that still underflows
+// costs at most 2^-150 absolutely, <= D * 2^-50 relative to |q||x| (a term both bounds include).
+// Outside the guard the reduced paths are not run: the exact fp32 pipeline answers (counted).
+constexpr double kGuardLow = 0x1p-100;
+constexpr double kGuardHigh = 0x1p120;
+bool reduced_in_range(float query_norm, const NormRange& r);
+
+// The batched pipelines' guard for one query: the normalised query q / |q| (norm 1) must be in
+// range for the GEMM, |q| itself for the exact re-rank, and 1 / |q| must be normal.
+bool batch_query_in_range(float query_norm, const NormRange& r);
+
+// Largest possible |similarity from the 16-bit copy - similarity from the fp32 scan| for any
+// row with a non-zero norm >= min_norm, for this query, inside the range guard. Zero-norm
+// rows score 0 on both paths.
+float reduced_error_bound(Storage s, int dim, const float* query, float query_norm, float min_norm);
+
+// Largest possible |approximate cosine from a batched GEMM tile - cosine from the fp32 scan|,
+// for any query (normalised on the GPU) and any row of norm >= min_norm (docs/batch.md), inside
+// batch_query_in_range; min_norm <= 0 (unknown) gives +inf. `scores` F16: the tile's scores
+// are rounded to fp16 before the selection reads them.
+float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores = Storage::F32);
+
+}  // namespace distancies

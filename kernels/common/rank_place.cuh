@@ -1,0 +1,62 @@
+// The rank-count placement: a block orders entries whose rows are distinct (sentinels aside) by
+// giving each its rank among them, the number of entries ranked before it in the order of
+// kernels/ranking.hpp. Rows being distinct, ranks are distinct, so the rank is the entry's place
+// in sorted order and no sort is needed. Sentinels all tie, so they are skipped instead: the
+// output is filled with sentinels first, and the places no real entry takes keep them.
+// O(m^2 / threads) comparisons: for the few hundred or few thousand entries in shared memory
+// that the list selections (warp_merge.cuh, list_select.cuh) and the re-rank order.
+#pragma once
+#include "kernels/embeddings/dot_args.cuh"
+
+namespace distancies {
+
+struct ScoredRow {
+  float s;
+  int r;
+};
+
+struct RanksBefore {
+  __device__ bool operator()(const ScoredRow& a, const ScoredRow& b) const { return ranks_before(a.s, a.r, b.s, b.r); }
+};
+
+// Entries as two arrays, similarities and rows.
+struct SplitEntries {
+  float* s;
+  int* r;
+  __device__ ScoredRow get(int i) const { return ScoredRow{s[i], r[i]}; }
+  __device__ void put(int i, const ScoredRow& e) const {
+    s[i] = e.s;
+    r[i] = e.r;
+  }
+};
+
+// Entries as one array of (similarity, row) pairs.
+struct PackedEntries {
+  ScoredRow* e;
+  __device__ ScoredRow get(int i) const { return e[i]; }
+  __device__ void put(int i, const ScoredRow& v) const { e[i] = v; }
+};
+
+// out[0..k) = sentinels; thread t writes t, t + stride, ... The caller synchronises (a block
+// barrier) before place_by_rank writes over them.
+template <class Out>
+__device__ void fill_sentinels(const Out& out, int k, int t, int stride) {
+  for (int i = t; i < k; i += stride) out.put(i, ScoredRow{kSentinelSim, kSentinelRow});
+}
+
+// Every real entry of in[0..m) whose rank among them is below k goes to out[rank]; out holds
+// sentinels already (fill_sentinels, then a barrier) and does not overlap in. Thread t takes
+// entries t, t + stride, ...; no barrier inside: synchronise before reading out.
+template <class In, class Out>
+__device__ void place_by_rank(const In& in, int m, const Out& out, int k, int t, int stride) {
+  for (int i = t; i < m; i += stride) {
+    const ScoredRow e = in.get(i);
+    // Sentinels stay as filled in; a NaN (an exact score gone wrong) is never placed.
+    if (e.r == kSentinelRow || e.s != e.s) continue;
+    int rank = 0;
+    for (int j = 0; j < m; ++j) rank += RanksBefore()(in.get(j), e);
+    if (rank < k) out.put(rank, e);
+  }
+}
+
+}  // namespace distancies

@@ -1,0 +1,142 @@
+// Batched search: policy and dispatch. The GEMM is cuBLAS's; selection and re-rank kernels are
+// kernels/batch_select.cuh.
+#include <algorithm>
+#include <string>
+
+#include "harness/runtime/cublas_check.hpp"
+#include "harness/runtime/launch.hpp"
+#include "kernels/embeddings/batch_select.cuh"
+#include "variants/embeddings/batch_scan.hpp"
+
+namespace distancies {
+namespace {
+
+constexpr int kElementThreads = 256;  // the one-thread-per-element kernels
+
+std::size_t element_bytes(GemmInput g) { return g == GemmInput::BF16 || g == GemmInput::F16 ? 2 : 4; }
+
+cudaDataType_t cuda_type(GemmInput g) {
+  return g == GemmInput::BF16 ? CUDA_R_16BF : g == GemmInput::F16 ? CUDA_R_16F : CUDA_R_32F;
+}
+
+cublasComputeType_t compute_type(GemmInput g) {
+  // PEDANTIC: no TF32 even if NVIDIA_TF32_OVERRIDE or the handle's math mode would allow it.
+  return g == GemmInput::F32 ? CUBLAS_COMPUTE_32F_PEDANTIC
+         : g == GemmInput::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                : CUBLAS_COMPUTE_32F;
+}
+
+}  // namespace
+
+int BatchPolicy::tile_rows(int batch) {
+  // 128M scores per tile (131072 rows at B = 1024, 0.5 GB of fp32 scores): measured on the
+  // H100, larger tiles win (fewer, fuller GEMMs, fewer list reloads) although no tile fits in
+  // L2 any more (docs/batch.md has the sweep).
+  const long long budget = 128ll << 20;
+  return static_cast<int>(std::clamp(round_up(budget / std::max(batch, 1), 128), 1024ll, 1ll << 20));
+}
+
+int BatchPolicy::slices(int batch, int tile_rows) {
+  // About 4096 selecting warps per tile, each with at least 1024 scores of a tile.
+  const int want = std::max(1, 4096 / std::max(batch, 1));
+  return std::clamp(want, 1, std::max(1, tile_rows / 1024));
+}
+
+int BatchPolicy::candidates(int k) { return static_cast<int>(std::min<long long>(kMaxK, std::max(64ll, 2ll * k))); }
+
+std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows) {
+  const std::size_t B = static_cast<std::size_t>(batch);
+  const int ldg = g == GemmInput::F32 || g == GemmInput::TF32 ? ld : reduced_leading_dim(dim);
+  const std::size_t K = static_cast<std::size_t>(BatchPolicy::candidates(k));
+  const std::size_t S = static_cast<std::size_t>(BatchPolicy::slices(batch, tile_rows));
+  return B * dim * 4 + B * 4                        // queries and their norms
+         + B * ldg * element_bytes(g)               // normalised queries
+         + 2 * B * static_cast<std::size_t>(tile_rows) * (scores == Storage::F32 ? 4 : 2)  // two tiles of scores
+         + B * S * K * 8                            // candidate lists
+         + B * static_cast<std::size_t>(k) * 8 + B * 4;     // results and status
+}
+
+void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
+  if (a.batch == 0) return;
+  const int threads = 128;
+  switch (a.input) {
+    case GemmInput::F32:
+    case GemmInput::TF32:
+      normalize_queries_kernel<<<a.batch, threads, 0, s>>>(a.queries, a.query_norms, a.exact.dim, a.ldg,
+                                                           static_cast<float*>(a.queries_g));
+      break;
+    case GemmInput::BF16:
+      normalize_queries_kernel<<<a.batch, threads, 0, s>>>(a.queries, a.query_norms, a.exact.dim, a.ldg,
+                                                           static_cast<__nv_bfloat16*>(a.queries_g));
+      break;
+    case GemmInput::F16:
+      normalize_queries_kernel<<<a.batch, threads, 0, s>>>(a.queries, a.query_norms, a.exact.dim, a.ldg,
+                                                           static_cast<__half*>(a.queries_g));
+      break;
+  }
+  CUDA_CHECK_LAUNCH();
+  const long long entries = static_cast<long long>(a.batch) * a.slices * a.K;
+  clear_lists_kernel<<<blocks_for(entries, kElementThreads), kElementThreads, 0, s>>>(
+      SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, entries);
+  CUDA_CHECK_LAUNCH();
+}
+
+void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s, cudaStream_t side,
+                       const TileEvents& ev) {
+  if (a.batch == 0 || a.exact.rows == 0) return;
+  cublas_check(cublasSetStream(h, s), "cublasSetStream");
+  const float alpha = 1.0f, beta = 0.0f;
+  const SliceLists lists{a.lists_s, a.lists_r, a.slices, a.K};
+  constexpr int kWarps = BatchPolicy::kSelectWarps;
+  const std::size_t smem = kWarps * static_cast<std::size_t>(a.K) * (sizeof(float) + sizeof(int));
+  const long long warps = static_cast<long long>(a.batch) * a.slices;
+  const unsigned blocks = blocks_for(warps, kWarps);  // one warp per (query, slice)
+  const char* model = static_cast<const char*>(a.model);
+  const std::size_t row_bytes = static_cast<std::size_t>(a.ldg) * element_bytes(a.input);
+  const bool half = a.scores_type == Storage::F16;
+  if (half && a.input != GemmInput::F16) throw Error("fp16 scores need fp16 GEMM inputs (cuBLAS)");
+  int t = 0;
+  for (int row0 = 0; row0 < a.exact.rows; row0 += a.tile_rows, ++t) {
+    const int buf = t % 2;
+    const int m = std::min(a.tile_rows, a.exact.rows - row0);
+    if (t >= 2) CUDA_CHECK(cudaStreamWaitEvent(s, ev.selected[buf], 0));  // buffer free again
+    // Column-major view: scores (m x B, ld = tile_rows) = tile^T (m x ldg) * queries (ldg x B).
+    cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, a.batch, a.ldg, &alpha, model + row0 * row_bytes,
+                              cuda_type(a.input), a.ldg, a.queries_g, cuda_type(a.input), a.ldg, &beta,
+                              a.scores[buf], half ? CUDA_R_16F : CUDA_R_32F, a.tile_rows, compute_type(a.input),
+                              CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx");
+    if (a.gemm_only) continue;
+    CUDA_CHECK(cudaEventRecord(ev.scored[buf], s));
+    CUDA_CHECK(cudaStreamWaitEvent(side, ev.scored[buf], 0));
+    if (half)
+      tile_select_kernel<kWarps, __half><<<blocks, kWarps * 32, smem, side>>>(
+          static_cast<const __half*>(a.scores[buf]), a.tile_rows, m, row0, a.inv_norms, a.batch, lists);
+    else
+      tile_select_kernel<kWarps, float><<<blocks, kWarps * 32, smem, side>>>(
+          static_cast<const float*>(a.scores[buf]), a.tile_rows, m, row0, a.inv_norms, a.batch, lists);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(ev.selected[buf], side));
+  }
+  if (!a.gemm_only && t > 0) CUDA_CHECK(cudaStreamWaitEvent(s, ev.selected[(t - 1) % 2], 0));
+}
+
+void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
+  if (a.batch == 0) return;
+  constexpr int kWarps = BatchPolicy::kRerankWarps;
+  const std::size_t smem = batch_rerank_smem(a.exact.ld, a.K, a.k);
+  allow_dynamic_smem(batch_rerank_kernel<kWarps>, smem, "batch_rerank_kernel");
+  batch_rerank_kernel<kWarps><<<a.batch, kWarps * 32, smem, s>>>(a.exact, a.queries, a.query_norms,
+                                                                 SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, a.k,
+                                                                 a.error_bound, a.out_s, a.out_r, a.status);
+  CUDA_CHECK_LAUNCH();
+}
+
+// Scores of every tile need 1 / |x| per row once per model.
+void launch_inverse_norms(const float* norms, long long rows, float* inv, cudaStream_t s) {
+  if (rows == 0) return;
+  inverse_norms_kernel<<<blocks_for(rows, kElementThreads), kElementThreads, 0, s>>>(norms, rows, inv);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace distancies

@@ -1,0 +1,76 @@
+// Batched search, host side: the tuning policy and the three steps (prepare the queries, score
+// every tile and keep each query's best K, re-rank exactly). Device code: kernels/batch_select.cuh.
+// The harness (harness/batch_search.cu) owns the buffers, streams and timing.
+#pragma once
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "kernels/embeddings/dot_args.cuh"
+#include "kernels/embeddings/storage.hpp"
+#include "variants/embeddings/policy.hpp"
+
+namespace distancies {
+
+// Tuning policy, in one place (docs/batch.md says why these numbers).
+struct BatchPolicy {
+  static constexpr int kSelectWarps = policy::Active::Batch::kSelectWarps;
+  static constexpr int kRerankWarps = policy::Active::Batch::kRerankWarps;
+  static constexpr int kMaxK = 128;  // candidates a query can keep (WarpTopk's limit)
+  // Model rows scored per GEMM (a multiple of 128).
+  static int tile_rows(int batch);
+  // Lists per query, so that B x slices warps keep the GPU's memory system busy at small B.
+  static int slices(int batch, int tile_rows);
+  // Approximate candidates per query: margin over k for the bound to certify.
+  static int candidates(int k);
+};
+
+// Everything one batch run reads and writes on the GPU (sizes: batch_workspace_bytes()).
+struct BatchScanArgs {
+  GemmInput input = GemmInput::F32;
+  const void* model = nullptr;  // rows x ldg elements of the GEMM input type
+  int ldg = 0;
+  DotArgs exact{};              // fp32 model (vectors, norms, rows, dim, ld); its query fields unused
+  const float* inv_norms = nullptr;  // rows
+  const float* queries = nullptr;    // batch x dim, as uploaded
+  const float* query_norms = nullptr;
+  void* queries_g = nullptr;         // batch x ldg, normalised, GEMM input type
+  int batch = 0;
+  int k = 0;
+  int K = 0;
+  int tile_rows = 0;
+  int slices = 1;
+  Storage scores_type = Storage::F32;     // F32 or F16
+  void* scores[2] = {nullptr, nullptr};   // batch x tile_rows each
+  float* lists_s = nullptr;               // batch x slices x K
+  int* lists_r = nullptr;
+  float error_bound = 0;
+  float* out_s = nullptr;  // batch x k
+  int* out_r = nullptr;
+  int* status = nullptr;   // batch; 1 where not certified
+  bool gemm_only = false;  // benchmark breakdown: skip the per-tile selection
+};
+
+// Bytes of device scratch a batch needs (everything in BatchScanArgs but the model).
+std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows);
+
+// Normalises the queries into the GEMM type and clears the candidate lists.
+void batch_prepare(const BatchScanArgs& a, cudaStream_t s);
+
+// Every tile: GEMM on `s`, selection on `side`, two score buffers in flight (events order
+// them); returns with `s` waiting for the last selection.
+struct TileEvents {
+  cudaEvent_t scored[2];
+  cudaEvent_t selected[2];
+};
+void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s, cudaStream_t side, const TileEvents& ev);
+
+// 1 / |x| per row (zero rows: 0), once per model.
+void launch_inverse_norms(const float* norms, long long rows, float* inv, cudaStream_t s);
+
+// Merges each query's lists and re-ranks the K candidates in fp32; sets status where the
+// bound cannot certify the top k.
+void batch_rerank(const BatchScanArgs& a, cudaStream_t s);
+
+}  // namespace distancies

@@ -1,0 +1,165 @@
+// The embeddings study's registry check: names unique, every reference resolves, and every
+// pipeline's stages fit together (each reads what the one before it leaves, the last leaves the
+// top k). Run once at start-up (registry::check_all()); a bad row is an error there, never at
+// launch.
+#include <string>
+
+#include "variants/embeddings/list_select.hpp"
+#include "variants/embeddings/registry.hpp"
+#include "variants/study_families.hpp"
+
+namespace distancies {
+
+const char* stage_data_name(StageData d) {
+  switch (d) {
+    case StageData::Model: return "the model";
+    case StageData::Similarities: return "a similarity per row";
+    case StageData::SortedChunks: return "sorted k-chunks";
+    case StageData::CandidateLists: return "per-block candidate lists";
+    case StageData::TopK: return "the top k";
+  }
+  return "?";
+}
+
+std::string MemoryHabits::describe() const {
+  std::string s;
+  auto add = [&](bool on, const char* what) {
+    if (on) s += (s.empty() ? "" : ", ") + std::string(what);
+  };
+  add(copy_model_every_query, "model copied per query");
+  add(scratch_per_query, "scratch per query");
+  add(sync_each_stage, "sync per stage");
+  add(pinned_host, "pinned host buffers");
+  return s.empty() ? "resident, pageable host buffers" : s;
+}
+
+std::vector<std::string> stage_problems(const TopkStage& s, const Table<TopkStage>& stages) {
+  std::vector<std::string> out;
+  const std::string me = std::string("top-k stage '") + s.name + "'";
+  if (!s.run || !s.temp_bytes) out.push_back(me + " has no run or scratch function");
+  if (s.input == StageData::TopK) out.push_back(me + " reads the top k (nothing left to do)");
+  if (s.input == StageData::Model && !s.scans_model) out.push_back(me + " reads the model but does not say it scans it");
+  const bool needs_before = s.input == StageData::SortedChunks || s.input == StageData::CandidateLists;
+  if (s.after) {
+    const TopkStage* a = stages.find(s.after);
+    if (!a)
+      out.push_back(me + " comes after unknown stage '" + s.after + "'");
+    else if (a->output != s.input)
+      out.push_back(me + " reads " + stage_data_name(s.input) + " but '" + a->name + "' leaves " +
+                    stage_data_name(a->output));
+  } else if (needs_before) {
+    out.push_back(me + " reads " + stage_data_name(s.input) + " and names no stage that makes it");
+  }
+  return out;
+}
+
+std::vector<std::string> pipeline_problems(const Pipeline& p, const Table<DotVariant>& dots,
+                                           const Table<TopkStage>& stages, const Table<Pipeline>& all) {
+  std::vector<std::string> out;
+  const std::string me = std::string("pipeline '") + p.name + "'";
+  if (p.dot && !dots.find(p.dot)) out.push_back(me + " names unknown dot variant '" + p.dot + "'");
+  if (p.topk.empty()) out.push_back(me + " has no top-k stage");
+  StageData have = p.dot ? StageData::Similarities : StageData::Model;
+  for (const char* name : p.topk) {
+    const TopkStage* s = stages.find(name);
+    if (!s) {
+      out.push_back(me + " names unknown top-k stage '" + name + "'");
+      return out;
+    }
+    if (s->input != have)
+      out.push_back(me + ": stage '" + name + "' reads " + stage_data_name(s->input) + " but gets " +
+                    stage_data_name(have));
+    have = s->output;
+  }
+  if (have != StageData::TopK) out.push_back(me + " ends with " + std::string(stage_data_name(have)) + ", not the top k");
+  // The fallback chain resolves and ends (no pipeline falls back to itself, directly or not).
+  const Pipeline* at = &p;
+  for (int hops = 0; at && at->fallback; ++hops) {
+    const Pipeline* next = all.find(at->fallback);
+    if (!next) {
+      out.push_back(me + " falls back to unknown pipeline '" + at->fallback + "'");
+      break;
+    }
+    if (hops > static_cast<int>(all.size())) {
+      out.push_back(me + "'s fallbacks go round in a circle");
+      break;
+    }
+    at = next;
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<std::string> batch_problems(const BatchPipeline& b, const Table<BatchPipeline>& all) {
+  std::vector<std::string> out;
+  const std::string me = std::string("batch pipeline '") + b.name + "'";
+  if (b.per_query && !pipelines().find(b.per_query)) out.push_back(me + " runs unknown pipeline '" + b.per_query + "'");
+  if (!b.fallback && !pipelines().find("fused")) out.push_back(me + " ends in the exact pipeline 'fused', which is not registered");
+  const BatchPipeline* at = &b;
+  for (int hops = 0; at && at->fallback; ++hops) {
+    const BatchPipeline* next = all.find(at->fallback);
+    if (!next) {
+      out.push_back(me + " falls back to unknown batch pipeline '" + at->fallback + "'");
+      break;
+    }
+    if (hops > static_cast<int>(all.size())) {
+      out.push_back(me + "'s fallbacks go round in a circle");
+      break;
+    }
+    at = next;
+  }
+  return out;
+}
+
+template <class Row, class Fn>
+std::vector<std::string> problems_of(const Table<Row>& t, Fn row_problems) {
+  std::vector<std::string> out;
+  registry::check_names(t, out);
+  for (const Row& r : t)
+    for (std::string& p : row_problems(r)) out.push_back(std::move(p));
+  return out;
+}
+
+template <class Row>
+registry::Family family_of(const Table<Row>& t, std::function<std::vector<std::string>(const Row&)> row_problems,
+                           std::function<std::string(const Row&)> requirements = nullptr) {
+  return {t.study(), t.family(), t.what(), [&t, requirements] { return registry::views(t, requirements); },
+          [&t, row_problems] { return problems_of(t, row_problems); }};
+}
+
+}  // namespace
+
+void registry::add_embeddings_families(std::vector<Family>& out) {
+  auto none = [](const auto&) { return std::vector<std::string>{}; };
+  out.push_back(family_of<DotVariant>(
+      dot_variants(),
+      [](const DotVariant& d) {
+        return d.launch ? std::vector<std::string>{}
+                        : std::vector<std::string>{std::string("dot variant '") + d.name + "' has no launch"};
+      },
+      [](const DotVariant& d) { return std::to_string(d.threads_per_row) + " threads/row"; }));
+  out.push_back(family_of<TopkStage>(
+      topk_stages(), [](const TopkStage& s) { return stage_problems(s, topk_stages()); },
+      [](const TopkStage& s) {
+        return std::string("reads ") + stage_data_name(s.input) + ", leaves " + stage_data_name(s.output);
+      }));
+  out.push_back(family_of<ListSelector>(list_selectors(), none, nullptr));
+  out.push_back(family_of<Pipeline>(
+      pipelines(), [](const Pipeline& p) { return pipeline_problems(p, dot_variants(), topk_stages(), pipelines()); },
+      [](const Pipeline& p) {
+        std::string r = std::string(storage_name(p.storage)) + " storage; " + p.habits.describe();
+        if (p.fallback) r += "; falls back to " + std::string(p.fallback);
+        return r;
+      }));
+  out.push_back(family_of<BatchPipeline>(
+      batch_pipelines(), [](const BatchPipeline& b) { return batch_problems(b, batch_pipelines()); },
+      [](const BatchPipeline& b) {
+        std::string r = b.per_query ? std::string("runs ") + b.per_query + " per query"
+                                    : std::string(gemm_input_name(b.input)) + " tiles";
+        if (b.fallback) r += "; falls back to " + std::string(b.fallback);
+        return r;
+      }));
+}
+
+}  // namespace distancies

@@ -1,0 +1,99 @@
+// The fused single-pass top-k (kernels/fused_scan_topk.cuh): policy and dispatch. Beyond
+// kMaxK the per-warp lists would not fit in shared memory, so it falls back to a separate
+// dot and CUB's sort: still exact, just not one pass.
+#include <algorithm>
+#include <utility>
+
+#include "harness/runtime/device.hpp"
+#include "kernels/embeddings/float4_warp_dot.cuh"
+#include "kernels/embeddings/fused_scan_topk.cuh"
+#include "kernels/embeddings/warp_select.cuh"
+#include "variants/embeddings/cub_sort.hpp"
+#include "variants/embeddings/grid.hpp"
+#include "variants/embeddings/list_select.hpp"
+#include "variants/embeddings/registry.hpp"
+#include "variants/embeddings/policy.hpp"
+
+namespace distancies {
+namespace {
+
+// Policy: variants/policy.hpp.
+using Scan = policy::Active::FusedScan;
+constexpr int kWarps = Scan::kWarps;
+constexpr int kRows = Scan::kRows;
+constexpr int kSegs = Scan::kSegs;
+constexpr int kBlocksPerSm = Scan::kBlocksPerSm;
+constexpr int kMaxK = WarpTopk::kMaxK;
+
+int scan_blocks(int n) { return persistent_blocks(n, kRows * kWarps, kBlocksPerSm); }
+
+std::size_t cub_temp(int n) { return cub_sort_temp_bytes(n); }
+
+// One candidate list per block.
+std::size_t fused_temp(int n, int k) {
+  if (k > kMaxK) return cub_temp(n);
+  return static_cast<std::size_t>(scan_blocks(n)) * k * (sizeof(float) + sizeof(int));
+}
+
+void run_fused(TopkState& s, cudaStream_t stream) {
+  if (!s.dot) throw Error("fused_scan_topk needs the model and query (TopkState::dot)");
+  if (s.n == 0) return;
+  const DotArgs& a = *s.dot;
+  if (s.k > kMaxK) {  // exact fallback: dot into sims, then a stable sort
+    DotArgs d = a;
+    d.sims = s.sims;
+    d.idx = s.idx;
+    dot_variant("float4_warp_dot").launch(d, stream);
+    return cub_sort_all(s, stream);  // beyond kMaxK: exact, not one pass
+  }
+  const int blocks = scan_blocks(s.n);
+  const int chunks = blocks;
+  float* cand_s = static_cast<float*>(s.temp);
+  int* cand_r = reinterpret_cast<int*>(cand_s + static_cast<std::size_t>(chunks) * s.k);
+  const std::size_t scan_smem = a.ld * sizeof(float) + lists_bytes(kWarps, s.k);
+  if (scan_smem > kDefaultDynamicSmemBytes) throw Error("fused_scan_topk: dimension too large for its shared-memory query");
+  fused_scan_topk_kernel<kWarps, kRows, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, scan_smem, stream>>>(a, s.k, cand_s, cand_r);
+  CUDA_CHECK_LAUNCH();
+  launch_select_from_lists(cand_s, cand_r, chunks, s.k, s.sims, s.idx, stream);
+  s.chunks = 1;
+}
+
+// Warp-select over the dot's similarity array: the same per-warp lists and merge, no dot.
+constexpr int kSelectWarps = policy::Active::WarpSelect::kWarps;
+constexpr int kSelectBlocksPerSm = policy::Active::WarpSelect::kBlocksPerSm;
+
+int select_blocks(int n) { return persistent_blocks(n, 32 * kSelectWarps, kSelectBlocksPerSm); }
+
+std::size_t select_temp(int n, int k) {
+  if (k > kMaxK) return cub_temp(n);
+  return static_cast<std::size_t>(select_blocks(n)) * k * (sizeof(float) + sizeof(int));
+}
+
+void run_warp_select(TopkState& s, cudaStream_t stream) {
+  if (s.n == 0) return;
+  if (s.k > kMaxK) return cub_sort_all(s, stream);  // beyond kMaxK: exact, not one pass
+  const int blocks = select_blocks(s.n);
+  const int chunks = blocks;
+  float* cand_s = static_cast<float*>(s.temp);
+  int* cand_r = reinterpret_cast<int*>(cand_s + static_cast<std::size_t>(chunks) * s.k);
+  const std::size_t smem = lists_bytes(kSelectWarps, s.k);
+  warp_select_kernel<kSelectWarps><<<blocks, kSelectWarps * 32, smem, stream>>>(s.sims, s.idx, s.n, s.k, cand_s, cand_r);
+  CUDA_CHECK_LAUNCH();
+  launch_select_from_lists(cand_s, cand_r, chunks, s.k, s.sims, s.idx, stream);
+  s.chunks = 1;
+}
+
+}  // namespace
+
+// Registered in topk_stages() (topk_stages.cu) through these entries.
+TopkStage fused_scan_topk_stage() {
+  return {"fused_scan_topk", "dot + per-warp top-k in one pass over the model, then a one-block select",
+          "beyond the study", StageData::Model, StageData::TopK, nullptr, fused_temp, run_fused, true};
+}
+
+TopkStage warp_select_stage() {
+  return {"warp_select", "per-warp top-k lists in shared memory over the similarity array, one-block select",
+          "beyond the study", StageData::Similarities, StageData::TopK, nullptr, select_temp, run_warp_select};
+}
+
+}  // namespace distancies

@@ -1,0 +1,111 @@
+// Pipelines: the study's versions V1-V4 and beyond, one line each. A pipeline is data: a dot
+// variant, top-k stages, and the memory habits of its version.
+#include <string>
+
+#include "harness/runtime/error.hpp"
+#include "variants/embeddings/registry.hpp"
+
+namespace distancies {
+
+namespace {
+
+constexpr unsigned kPinned = MemoryHabits::kPinnedHost;
+constexpr unsigned kScratch = MemoryHabits::kScratchPerQuery;
+constexpr unsigned kSync = MemoryHabits::kSyncEachStage;
+constexpr unsigned kCopyModel = MemoryHabits::kCopyModelEveryQuery;
+
+// A pipeline's names resolved to rows; what does not resolve stays null (check_all says so).
+void link(Pipeline& p) {
+  p.dot_variant = p.dot ? dot_variants().find(p.dot) : nullptr;
+  p.stages.clear();
+  for (const char* s : p.topk) p.stages.push_back(topk_stages().find(s));
+}
+
+Table<Pipeline>& pipeline_table() {
+  // name, description, origin, dot, top-k stages, memory habits, storage, fallback
+  static Table<Pipeline> table("embeddings", "pipeline", "pipeline", {
+      {"V1", "model copied host->device on every query; 1-thread dot; two-kernel top-k", "V1",
+       "thread_per_row_dot", {"first_merge", "botched_merge_sort"}, MemoryHabits(kCopyModel | kScratch | kSync)},
+      {"V2", "model resident; pinned buffers; 1-thread dot; per-query allocation", "V2", "thread_per_row_dot",
+       {"first_merge", "botched_merge_sort"}, MemoryHabits(kScratch | kSync | kPinned)},
+      {"V3", "8 threads/row, shared-memory reduction", "V3", "shared_reduce_dot",
+       {"first_merge", "botched_merge_sort"}, MemoryHabits(kScratch | kSync | kPinned)},
+      {"V4", "8 threads/row, warp shuffles; no per-query allocation or needless sync", "V4", "warp_shuffle_dot",
+       {"first_merge", "botched_merge_sort"}, MemoryHabits(kPinned)},
+      {"V4_cub_sort", "V4's dot, then CUB's stable radix sort of every row as the top-k", "beyond the study",
+       "warp_shuffle_dot", {"cub_radix_sort"}, MemoryHabits(kPinned)},
+      {"V4_warp_select", "V4's dot, then per-warp top-k lists and a one-block select", "beyond the study",
+       "warp_shuffle_dot", {"warp_select"}, MemoryHabits(kPinned)},
+      {"V4_radix_select", "V4's dot, then a radix select of the k-th similarity and a one-block order", "beyond the study",
+       "warp_shuffle_dot", {"radix_select"}, MemoryHabits(kPinned)},
+      {"fused", "one pass: 16-byte warp dot + per-warp top-k in shared memory, one-block select", "beyond the study",
+       nullptr, {"fused_scan_topk"}, MemoryHabits(kPinned)},
+      {"fused_f16", "fused scan of an fp16 copy (half the bytes), exact fp32 re-rank; falls back to fused",
+       "beyond the study", nullptr, {"reduced_scan_topk", "exact_rerank"}, MemoryHabits(kPinned), Storage::F16,
+       "fused"},
+      {"fused_bf16", "fused scan of a bf16 copy (half the bytes), exact fp32 re-rank; falls back to fused",
+       "beyond the study", nullptr, {"reduced_scan_topk", "exact_rerank"}, MemoryHabits(kPinned), Storage::BF16,
+       "fused"},
+  });
+  static const bool linked = [] {
+    for (const Pipeline& p : table.rows()) link(const_cast<Pipeline&>(p));
+    for (const Pipeline& p : table.rows())
+      const_cast<Pipeline&>(p).fallback_pipeline = p.fallback ? table.find(p.fallback) : nullptr;
+    return true;
+  }();
+  (void)linked;
+  return table;
+}
+
+void link(BatchPipeline& b, const Table<BatchPipeline>& all) {
+  b.per_query_pipeline = b.per_query ? pipelines().find(b.per_query) : nullptr;
+  b.fallback_pipeline = b.fallback ? all.find(b.fallback) : nullptr;
+}
+
+Table<BatchPipeline>& batch_table() {
+  // name, description, origin, GEMM input, one-query pipeline instead of tiles, fallback, scores
+  static Table<BatchPipeline> table("embeddings", "batch", "batch pipeline", {
+      {"batch_fused_loop", "the one-query `fused` pipeline once per query (the baseline batching must beat)",
+       "beyond the study", GemmInput::F32, "fused"},
+      {"batch_sgemm", "fp32 SGEMM tiles + per-query top-K after each tile + exact fp32 re-rank", "beyond the study",
+       GemmInput::F32},
+      {"batch_tf32", "TF32 tensor-core tiles + per-query top-K + exact fp32 re-rank", "beyond the study",
+       GemmInput::TF32, nullptr, "batch_sgemm"},
+      {"batch_bf16", "bf16 tensor-core tiles over the bf16 copy + top-K + exact fp32 re-rank", "beyond the study",
+       GemmInput::BF16, nullptr, "batch_sgemm"},
+      {"batch_f16", "fp16 tensor-core tiles over the fp16 copy + top-K + exact fp32 re-rank", "beyond the study",
+       GemmInput::F16, nullptr, "batch_sgemm"},
+      {"batch_f16_h", "batch_f16 with the tiles' scores written as fp16 (half the score traffic)", "beyond the study",
+       GemmInput::F16, nullptr, "batch_sgemm", Storage::F16},
+  });
+  static const bool linked = [] {
+    for (const BatchPipeline& b : table.rows()) link(const_cast<BatchPipeline&>(b), table);
+    return true;
+  }();
+  (void)linked;
+  return table;
+}
+
+}  // namespace
+
+const Table<Pipeline>& pipelines() { return pipeline_table(); }
+
+const Pipeline& exact_pipeline() {
+  static const Pipeline& exact = pipelines().at("fused");
+  return exact;
+}
+const Table<BatchPipeline>& batch_pipelines() { return batch_table(); }
+
+const Pipeline& add_pipeline(Pipeline p) {
+  Table<Pipeline>& t = pipeline_table();
+  link(p);
+  p.fallback_pipeline = p.fallback ? t.find(p.fallback) : nullptr;
+  return t.add(std::move(p));
+}
+
+const DotVariant& dot_variant(std::string_view name) { return dot_variants().at(name); }
+const TopkStage& topk_stage(std::string_view name) { return topk_stages().at(name); }
+const Pipeline& pipeline(std::string_view name) { return pipelines().at(name); }
+const BatchPipeline& batch_pipeline(std::string_view name) { return batch_pipelines().at(name); }
+
+}  // namespace distancies

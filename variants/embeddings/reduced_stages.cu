@@ -1,0 +1,100 @@
+// Reduced-precision storage with an exact fp32 re-rank: policy and dispatch. Kernels in
+// kernels/reduced_scan_topk.cuh; the bound is docs/variants.md's.
+#include <algorithm>
+
+#include "harness/runtime/device.hpp"
+#include "kernels/embeddings/fused_scan_topk.cuh"
+#include "kernels/embeddings/reduced_scan_topk.cuh"
+#include "variants/embeddings/grid.hpp"
+#include "variants/embeddings/registry.hpp"
+#include "variants/embeddings/policy.hpp"
+
+namespace distancies {
+namespace {
+
+// Policy: variants/policy.hpp.
+using Scan = policy::Active::ReducedScan;
+constexpr int kWarps = Scan::kWarps;
+constexpr int kPairs = Scan::kPairs;
+constexpr int kRows = 2 * kPairs;
+constexpr int kSegs = Scan::kSegs;
+constexpr int kBlocksPerSm = Scan::kBlocksPerSm;
+constexpr int kRerankWarps = Scan::kRerankWarps;
+
+// Candidates kept for the re-rank: enough margin over k for the bound to certify on
+// realistic data, within WarpTopk's limit.
+int candidates_for(int k) { return std::min(WarpTopk::kMaxK, std::max(64, 2 * k)); }
+bool too_large(int k) { return k > WarpTopk::kMaxK; }
+
+int scan_blocks(int n) { return persistent_blocks(n, kRows * kWarps, kBlocksPerSm); }
+
+// temp: one candidate list of K per scan block.
+struct Layout {
+  int K, chunks;
+  float* lists_s;
+  int* lists_r;
+};
+
+Layout layout(const TopkState& s) {
+  Layout l{};
+  l.K = candidates_for(s.k);
+  l.chunks = scan_blocks(s.n);
+  l.lists_s = static_cast<float*>(s.temp);
+  l.lists_r = reinterpret_cast<int*>(l.lists_s + static_cast<std::size_t>(l.chunks) * l.K);
+  return l;
+}
+
+std::size_t reduced_temp(int n, int k) {
+  const std::size_t K = static_cast<std::size_t>(candidates_for(k));
+  return static_cast<std::size_t>(scan_blocks(n)) * K * (sizeof(float) + sizeof(int));
+}
+
+void run_reduced_scan(TopkState& s, cudaStream_t stream) {
+  if (!s.dot || !s.reduced || !s.status) throw Error("reduced_scan_topk needs the 16-bit model and a status flag");
+  if (s.n == 0) {
+    CUDA_CHECK(cudaMemsetAsync(s.status, 0, sizeof(int), stream));
+    return;
+  }
+  if (too_large(s.k)) {  // cannot keep enough candidates: let the caller fall back
+    CUDA_CHECK(cudaMemsetAsync(s.status, 1, sizeof(int), stream));
+    return;
+  }
+  const Layout l = layout(s);
+  const DotArgs& a = *s.dot;
+  const std::size_t smem = s.reduced_ld * sizeof(float) + lists_bytes(kWarps, l.K);
+  const int blocks = scan_blocks(s.n);
+  const auto* vec8 = static_cast<const uint4*>(s.reduced);
+  if (s.storage == Storage::F16)
+    reduced_scan_topk_kernel<__half2, kWarps, kPairs, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
+        vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r, s.status);
+  else
+    reduced_scan_topk_kernel<__nv_bfloat162, kWarps, kPairs, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
+        vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r, s.status);
+  CUDA_CHECK_LAUNCH();
+}
+
+void run_exact_rerank(TopkState& s, cudaStream_t stream) {
+  if (!s.dot || !s.status) throw Error("exact_rerank needs the fp32 model and a status flag");
+  if (s.n == 0 || too_large(s.k)) return;
+  const Layout l = layout(s);
+  const DotArgs& a = *s.dot;
+  const std::size_t smem = exact_rerank_smem(a.ld, l.K, s.k);
+  select_rerank_kernel<kRerankWarps><<<1, kRerankWarps * 32, smem, stream>>>(
+      a, l.lists_s, l.lists_r, l.chunks, l.K, s.k, s.error_bound, s.sims, s.idx, s.status);
+  CUDA_CHECK_LAUNCH();
+  s.chunks = 1;
+}
+
+}  // namespace
+
+TopkStage reduced_scan_topk_stage() {
+  return {"reduced_scan_topk", "fused scan of the 16-bit model (fp32 accumulation), best K candidates per block",
+          "beyond the study", StageData::Model, StageData::CandidateLists, nullptr, reduced_temp, run_reduced_scan, true};
+}
+
+TopkStage exact_rerank_stage() {
+  return {"exact_rerank", "one block: best K of the scan's lists, their fp32 re-rank (bit-identical to the fused scan); certifies the top k",
+          "beyond the study", StageData::CandidateLists, StageData::TopK, "reduced_scan_topk", reduced_temp, run_exact_rerank, true};
+}
+
+}  // namespace distancies

@@ -1,0 +1,162 @@
+// The embeddings study's registry: every DotProduct variant, top-k stage, pipeline and batch
+// pipeline is a row of a typed table (variants/registry_model.hpp) with a name, a one-line
+// description and where it comes from. Tests, benchmark fixtures, `distancies list`, JSON and
+// tables iterate these tables; adding a variant is one kernel file plus one row.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/embeddings/dot_args.cuh"
+#include "kernels/embeddings/storage.hpp"
+#include "variants/registry_model.hpp"
+
+namespace distancies {
+
+using registry::Table;
+
+struct DotVariant {
+  const char* name;
+  const char* description;
+  const char* origin;  // study version it comes from ("V4"), "study, discarded", or "beyond the study"
+  int threads_per_row;
+  void (*launch)(const DotArgs&, cudaStream_t);
+};
+
+// What a top-k stage works on: `n` candidates in (sims, idx), buffers of `capacity` entries.
+struct TopkState {
+  int n = 0;
+  int k = 0;
+  std::size_t capacity = 0;      // >= max(n, chunks * k)
+  float* sims = nullptr;         // current candidates
+  int* idx = nullptr;
+  float* alt_sims = nullptr;     // ping-pong partner, same capacity
+  int* alt_idx = nullptr;
+  int chunks = 0;                // sorted k-chunks at the front of sims (0: unsorted)
+  void* temp = nullptr;          // stage scratch (CUB, candidate lists)
+  std::size_t temp_bytes = 0;
+  const DotArgs* dot = nullptr;  // model and query, for stages that scan the model themselves
+  const void* reduced = nullptr;  // 16-bit copy of the vectors (rows x reduced_ld), if the pipeline uses one
+  Storage storage = Storage::F32;
+  int reduced_ld = 0;
+  float error_bound = 0;          // max |reduced-precision similarity - fp32 similarity| (docs/variants.md)
+  int* status = nullptr;          // device flag: a stage sets 1 when its result is not certified exact;
+                                  // the pipeline's first stage that can set it clears it (no memset per query)
+};
+
+// What a stage reads and what it leaves: the tables are checked so that every stage's input is
+// what the stage (or dot variant) before it leaves, and a pipeline ends with the top k.
+enum class StageData {
+  Model,           // reads the model itself (a scan); nothing before it
+  Similarities,    // one similarity per row in state.sims/idx (a dot variant's output)
+  SortedChunks,    // sorted k-chunks at the front of state.sims/idx
+  CandidateLists,  // per-block candidate lists in the stage scratch (approximate scores)
+  TopK,            // the best k first in state.sims/idx: a pipeline's answer
+};
+const char* stage_data_name(StageData d);
+
+struct TopkStage {
+  const char* name;
+  const char* description;
+  const char* origin;
+  StageData input;
+  StageData output;
+  const char* after;                        // the stage that makes its input (checked), or nullptr
+  std::size_t (*temp_bytes)(int n, int k);  // scratch it needs
+  void (*run)(TopkState&, cudaStream_t);    // reads `input`, leaves `output`
+  bool scans_model = false;                 // reads the model (needs TopkState::dot)
+};
+
+// How a pipeline treats memory, the study's versions' habits by name (no positional bools).
+struct MemoryHabits {
+  enum Flag : unsigned {
+    kCopyModelEveryQuery = 1,  // V1: pageable host->device copy of the whole model per query
+    kScratchPerQuery = 2,      // cudaMalloc/cudaFree the workspace on every query
+    kSyncEachStage = 4,        // synchronise after every stage
+    kPinnedHost = 8,           // query/result through page-locked host buffers
+  };
+  bool copy_model_every_query = false;
+  bool scratch_per_query = false;
+  bool sync_each_stage = false;
+  bool pinned_host = false;
+  constexpr MemoryHabits() = default;
+  constexpr explicit MemoryHabits(unsigned f)
+      : copy_model_every_query(f & kCopyModelEveryQuery),
+        scratch_per_query(f & kScratchPerQuery),
+        sync_each_stage(f & kSyncEachStage),
+        pinned_host(f & kPinnedHost) {}
+  std::string describe() const;  // "pinned, scratch per query", or "resident"
+};
+
+struct Pipeline {
+  const char* name;
+  const char* description;
+  const char* origin;
+  const char* dot;                      // a dot_variants() name, or nullptr when a stage scans the model
+  std::vector<const char*> topk;        // topk_stages() names, run in order
+  MemoryHabits habits;
+  Storage storage = Storage::F32;       // which copy of the vectors its stages read
+  const char* fallback = nullptr;       // pipeline to rerun when a stage cannot certify its result
+
+  // Resolved when the table is built (names checked by registry::check_all()).
+  const DotVariant* dot_variant = nullptr;
+  std::vector<const TopkStage*> stages;
+  const Pipeline* fallback_pipeline = nullptr;
+};
+
+// Batched search: the tensor cores score tiles of the model against all B queries; a per-query
+// top-K follows each tile; an exact fp32 re-rank certifies the top k (docs/batch.md).
+
+struct BatchPipeline {
+  const char* name;
+  const char* description;
+  const char* origin;
+  GemmInput input = GemmInput::F32;
+  const char* per_query = nullptr;  // instead of tiles: this one-query pipeline, once per query
+  const char* fallback = nullptr;   // batch pipeline for the queries a run cannot certify;
+                                    // none: each such query reruns on the exact one-query `fused`
+  Storage scores = Storage::F32;    // how a tile's scores are written (F16: half the traffic)
+
+  // Resolved when the table is built.
+  const Pipeline* per_query_pipeline = nullptr;
+  const BatchPipeline* fallback_pipeline = nullptr;
+};
+
+// The exact fp32 pipeline every certified path falls back to in the end ("fused").
+const Pipeline& exact_pipeline();
+
+const Table<DotVariant>& dot_variants();
+const Table<TopkStage>& topk_stages();
+const Table<Pipeline>& pipelines();
+const Table<BatchPipeline>& batch_pipelines();
+
+// Look-ups by name; an unknown name is an Error listing the known ones.
+const DotVariant& dot_variant(std::string_view name);
+const TopkStage& topk_stage(std::string_view name);
+const Pipeline& pipeline(std::string_view name);
+const BatchPipeline& batch_pipeline(std::string_view name);
+
+// Adds a row after the built-in ones (a test's trivial entry, a plug-in) and resolves its
+// references; registry::check_all() then reports anything that does not resolve.
+const DotVariant& add_dot_variant(DotVariant v);
+const TopkStage& add_topk_stage(TopkStage s);
+const Pipeline& add_pipeline(Pipeline p);
+
+// Problems in rows given explicitly (the registry's check uses the global tables; tests pass
+// their own to show a bad row is caught).
+std::vector<std::string> pipeline_problems(const Pipeline& p, const Table<DotVariant>& dots,
+                                           const Table<TopkStage>& stages, const Table<Pipeline>& all);
+std::vector<std::string> stage_problems(const TopkStage& s, const Table<TopkStage>& stages);
+
+// Capacity (entries) of the candidate buffers a pipeline needs for n rows and top k.
+std::size_t topk_capacity(int n, int k);
+
+// The memory floor: reads `bytes` (a multiple of 16) once; writes partial sums to sink
+// (floor_sink_len() floats).
+void launch_read_floor(const void* data, std::size_t bytes, float* sink, cudaStream_t s);
+int floor_sink_len();
+
+}  // namespace distancies
