@@ -9,6 +9,7 @@ std::vector<Family>& catalog() {
   static std::vector<Family> families = [] {
     std::vector<Family> f;
     add_embeddings_families(f);
+    add_intersect_families(f);
     return f;
   }();
   return families;
