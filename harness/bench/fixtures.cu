@@ -250,6 +250,7 @@ void register_fixtures(bool gpu) {
     timed(add("sequence/CPU", sequence_fixture, static_cast<const Pipeline*>(nullptr)))->Iterations(1);
   }
   if (gpu) register_batch_fixtures();
+  register_intersect_fixtures(gpu);
 }
 
 }  // namespace distancies::bench

@@ -12,4 +12,7 @@ void register_batch_fixtures();
 // The one-block list selections (list_fixtures.cu).
 void register_list_fixtures();
 
+// The posting-list study's families (intersect_fixtures.cu); gpu: also its GPU rows.
+void register_intersect_fixtures(bool gpu);
+
 }  // namespace distancies::bench

@@ -21,5 +21,6 @@ struct SearchOptions {
 
 void add_model_commands(CLI::App& app);   // info, convert, gen
 void add_search_commands(CLI::App& app);  // query, repl
+void add_intersect_commands(CLI::App& app);  // intersect, intersect-gen (intersect_commands.cpp)
 
 }  // namespace distancies::cli

@@ -9,6 +9,7 @@
 #include "harness/device.hpp"
 #include "harness/error.hpp"
 #include "harness/intersect/cpu_intersect.hpp"
+#include "kernels/intersect/touched_floor.cuh"
 
 namespace distancies::intersect {
 

@@ -10,7 +10,6 @@
 
 #include "harness/intersect/index.hpp"
 #include "kernels/intersect/intersect_args.cuh"
-#include "kernels/intersect/touched_floor.cuh"
 #include "variants/intersect/intersect_registry.hpp"
 
 namespace distancies::intersect {

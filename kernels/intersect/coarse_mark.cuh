@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(kThreads) coarse_mark_kernel(IntersectArgs a) 
           if ((alive >> k & 1u) && !(__ldg(bits + (e[k] >> 5)) >> (e[k] & 31) & 1u)) alive &= ~(1u << k);
         continue;
       }
-      unsigned c = lower_bound_in(l, 0, n, e[__ffs(alive) - 1]);
+      unsigned c = lower_bound_in(l, 0, n, e[0]);  // e[0] <= every survivor (no dynamic register index)
 #pragma unroll
       for (int k = 0; k < kPer; ++k)
         if (alive >> k & 1u) {

@@ -2,14 +2,9 @@
 // at most kFloorChunk ids a block, and write one word per block so the reads cannot be elided.
 #pragma once
 
+#include "kernels/intersect/intersect_args.cuh"
+
 namespace distancies {
-
-constexpr unsigned kFloorChunk = 4096;
-
-struct FloorChunk {
-  unsigned long long begin;  // position in the index's ids
-  unsigned size;
-};
 
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads) touched_floor_kernel(const unsigned* ids, const FloorChunk* chunks,
