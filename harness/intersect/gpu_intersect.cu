@@ -96,8 +96,9 @@ IntersectArgs GpuIndex::args() const {
 
 GpuBatch::GpuBatch(const GpuIndex& index, const std::vector<Query>& queries) : index_(index) {
   const PostingIndex& ix = index.host();
-  std::vector<IntersectTile> tiles;
-  tile_begin_.push_back(0);
+  std::vector<IntersectTile> tiles, merged;
+  shortest_.begin.push_back(0);
+  merged_.begin.push_back(0);
   for (std::size_t qi = 0; qi < queries.size(); ++qi) {
     const std::vector<std::uint32_t> t = terms_by_length(ix, queries[qi]);
     if (t.empty() || t.size() > static_cast<std::size_t>(kIntersectMaxTerms))
@@ -110,7 +111,12 @@ GpuBatch::GpuBatch(const GpuIndex& index, const std::vector<Query>& queries) : i
     const unsigned n = static_cast<unsigned>(ix.length(t[0]));
     for (unsigned b = 0; b < n; b += kIntersectTile)
       tiles.push_back({static_cast<int>(qi), b, std::min<unsigned>(n, b + kIntersectTile)});
-    tile_begin_.push_back(static_cast<int>(tiles.size()));
+    shortest_.begin.push_back(static_cast<int>(tiles.size()));
+    // A merge with an empty list has no id to find: no tiles, as for an empty shortest list.
+    const unsigned m = n == 0 ? 0u : n + (t.size() > 1 ? static_cast<unsigned>(ix.length(t[1])) : 0u);
+    for (unsigned b = 0; b < m; b += kIntersectTile)
+      merged.push_back({static_cast<int>(qi), b, std::min<unsigned>(m, b + kIntersectTile)});
+    merged_.begin.push_back(static_cast<int>(merged.size()));
     shortest_ids_ += n;
     host_queries_.push_back(d);
     for (std::uint32_t term : queries[qi].terms) {
@@ -122,12 +128,14 @@ GpuBatch::GpuBatch(const GpuIndex& index, const std::vector<Query>& queries) : i
   const auto E = IndexMemory::Explicit;
   queries_ = GpuAllocation(host_queries_.size() * sizeof(DeviceQuery), E, "the queries");
   queries_.upload(host_queries_.data(), host_queries_.size() * sizeof(DeviceQuery));
-  tiles_ = GpuAllocation(tiles.size() * sizeof(IntersectTile), E, "the tiles");
-  tiles_.upload(tiles.data(), tiles.size() * sizeof(IntersectTile));
+  for (auto [tiling, host] : {std::pair{&shortest_, &tiles}, std::pair{&merged_, &merged}}) {
+    tiling->tiles = GpuAllocation(host->size() * sizeof(IntersectTile), E, "the tiles");
+    tiling->tiles.upload(host->data(), host->size() * sizeof(IntersectTile));
+    tiling->counts = GpuAllocation(host->size() * 4, E, "the tile counts");
+  }
   cand_ = GpuAllocation(shortest_ids_ * 4, E, "the candidates");
   flags_ = GpuAllocation(shortest_ids_, E, "the flags");
   out_ = GpuAllocation(shortest_ids_ * 4, E, "the answers");
-  tile_counts_ = GpuAllocation(tiles.size() * 4, E, "the tile counts");
   num_ = GpuAllocation((host_queries_.size() + 1) * 8, E, "the answer counts");
   CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, temp_bytes_, cand_.as<unsigned>(), flags_.as<unsigned char>(),
                                         out_.as<unsigned>(), num_.as<unsigned long long>(),
@@ -145,6 +153,8 @@ void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
   a.cand = cand_.as<unsigned>();
   a.flags = flags_.as<unsigned char>();
   last_batched_ = v.batched;
+  const Tiling& tl = v.method == IntersectMethod::MergePath ? merged_ : shortest_;
+  last_tiling_ = &tl;
   auto select = [&](std::uint64_t base, std::uint64_t n, unsigned long long* num) {
     std::size_t bytes = temp_bytes_;
     CUDA_CHECK(cub::DeviceSelect::Flagged(temp_.as<void>(), bytes, cand_.as<unsigned>() + base,
@@ -152,19 +162,19 @@ void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
                                           static_cast<long long>(n), stream));
   };
   if (v.batched) {
-    a.tiles = tiles_.as<IntersectTile>();
-    a.tile_counts = tile_counts_.as<unsigned>();
-    v.mark(a, tile_begin_.back(), stream);
+    a.tiles = tl.tiles.as<IntersectTile>();
+    a.tile_counts = tl.counts.as<unsigned>();
+    v.mark(a, tl.begin.back(), stream);
     if (shortest_ids_) select(0, shortest_ids_, num_.as<unsigned long long>());
     return;
   }
   // The study's habit: per query, a launch, a select and the count copied back.
   unsigned long long count = 0;
   for (std::size_t q = 0; q < host_queries_.size(); ++q) {
-    const int t0 = tile_begin_[q], nt = tile_begin_[q + 1] - t0;
+    const int t0 = tl.begin[q], nt = tl.begin[q + 1] - t0;
     if (nt == 0) continue;
-    a.tiles = tiles_.as<IntersectTile>() + t0;
-    a.tile_counts = tile_counts_.as<unsigned>() + t0;
+    a.tiles = tl.tiles.as<IntersectTile>() + t0;
+    a.tile_counts = tl.counts.as<unsigned>() + t0;
     v.mark(a, nt, stream);
     const std::uint64_t base = host_queries_[q].cand_base;
     const std::uint64_t n = (q + 1 < host_queries_.size() ? host_queries_[q + 1].cand_base : shortest_ids_) - base;
@@ -183,15 +193,16 @@ void GpuBatch::run_floor(cudaStream_t stream) {
 
 std::vector<std::vector<std::uint32_t>> GpuBatch::answers() {
   CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<unsigned> counts(tile_begin_.back());
-  CUDA_CHECK(cudaMemcpy(counts.data(), tile_counts_.as<unsigned>(), counts.size() * 4, cudaMemcpyDeviceToHost));
+  const Tiling& tl = *last_tiling_;
+  std::vector<unsigned> counts(tl.begin.back());
+  CUDA_CHECK(cudaMemcpy(counts.data(), tl.counts.as<unsigned>(), counts.size() * 4, cudaMemcpyDeviceToHost));
   std::vector<unsigned> out(shortest_ids_);
   CUDA_CHECK(cudaMemcpy(out.data(), out_.as<unsigned>(), out.size() * 4, cudaMemcpyDeviceToHost));
   std::vector<std::vector<std::uint32_t>> res(host_queries_.size());
   std::uint64_t packed = 0;  // a batch packs the answers query after query
   for (std::size_t q = 0; q < res.size(); ++q) {
     std::uint64_t n = 0;
-    for (int t = tile_begin_[q]; t < tile_begin_[q + 1]; ++t) n += counts[t];
+    for (int t = tl.begin[q]; t < tl.begin[q + 1]; ++t) n += counts[t];
     const std::uint64_t at = last_batched_ ? packed : host_queries_[q].cand_base;
     res[q].assign(out.begin() + at, out.begin() + at + n);
     packed += n;

@@ -69,10 +69,16 @@ class GpuBatch {
  private:
   const GpuIndex& index_;
   std::vector<DeviceQuery> host_queries_;
-  std::vector<int> tile_begin_;  // per query, +1
+  // Tiles of the shortest lists, or of the merges of the two shortest (merge-path rows).
+  struct Tiling {
+    std::vector<int> begin;  // per query, the index of its first tile; one more at the end
+    GpuAllocation tiles, counts;
+  };
+  Tiling shortest_, merged_;
+  const Tiling* last_tiling_ = &shortest_;
   std::vector<FloorChunk> host_chunks_;
   std::uint64_t touched_bytes_ = 0, shortest_ids_ = 0;
-  GpuAllocation queries_, tiles_, cand_, flags_, out_, tile_counts_, num_, temp_, chunks_, sink_;
+  GpuAllocation queries_, cand_, flags_, out_, num_, temp_, chunks_, sink_;
   std::size_t temp_bytes_ = 0;
   bool last_batched_ = true;
 };

@@ -11,7 +11,9 @@ constexpr int kIntersectMaxTerms = 5;
 constexpr unsigned kIntersectTile = 1024;  // shortest-list ids per block
 constexpr int kIntersectBuckets = 512;     // Hash(512): the id range cut in 512 slices
 
-enum class IntersectMethod { Svs, Adp, Hash, Gallop, Bitmap };
+// MergePath tiles are ranges of steps of the merge of a query's two shortest lists; the others'
+// are ranges of its shortest list.
+enum class IntersectMethod { Svs, Adp, Hash, Gallop, Bitmap, MergePath };
 
 struct DeviceQuery {
   unsigned terms[kIntersectMaxTerms];  // shortest list first

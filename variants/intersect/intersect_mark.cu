@@ -2,6 +2,7 @@
 #include "harness/cuda_check.hpp"
 #include "kernels/intersect/coarse_mark.cuh"
 #include "kernels/intersect/fine_mark.cuh"
+#include "kernels/intersect/merge_path_mark.cuh"
 #include "variants/intersect/intersect_registry.hpp"
 
 namespace distancies {
@@ -20,6 +21,12 @@ template <IntersectMethod M>
 void launch_fine_mark(const IntersectArgs& a, int ntiles, cudaStream_t s) {
   if (ntiles <= 0) return;
   fine_mark_kernel<M, 128><<<ntiles, 128, 0, s>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_merge_path_mark(const IntersectArgs& a, int ntiles, cudaStream_t s) {
+  if (ntiles <= 0) return;
+  merge_path_mark_kernel<128, kIntersectTile / 128><<<ntiles, 128, 0, s>>>(a);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -1,5 +1,5 @@
 // The table of intersection variants: the study's nine (serial, coarse, fine for SVS, ADP and
-// Hash(512)), the same kernels run as one batch, and two beyond the study.
+// Hash(512)), the same kernels run as one batch, and three beyond the study.
 #include <string>
 
 #include "variants/intersect/intersect_registry.hpp"
@@ -58,6 +58,10 @@ const registry::Table<IntersectVariant>& intersect_variants() {
            "beyond the study", M::Gallop, G::Coarse, true, launch_coarse_mark<M::Gallop>, nullptr},
           {"bitmap_coarse_batch", "long lists as bitmaps (one bit test an id), galloping in the others; one launch",
            "beyond the study", M::Bitmap, G::Coarse, true, launch_coarse_mark<M::Bitmap>, nullptr},
+          {"mergepath_coarse_batch",
+           "merge-path partitioning: each thread 8 steps of the merge of the two shortest lists (equal work), "
+           "galloping in the others; one launch",
+           "beyond the study", M::MergePath, G::Coarse, true, launch_merge_path_mark, nullptr},
       });
   return t;
 }
@@ -71,6 +75,7 @@ const char* method_name(IntersectMethod m) {
     case M::Hash: return "hash";
     case M::Gallop: return "gallop";
     case M::Bitmap: return "bitmap";
+    case M::MergePath: return "mergepath";
   }
   return "?";
 }
@@ -94,7 +99,8 @@ std::vector<std::string> intersect_variant_problems(const IntersectVariant& v) {
   if (v.grain == G::Serial && (!v.serial || v.mark)) out.push_back(me + " is serial but has no CPU function (or has a kernel)");
   if (v.grain != G::Serial && (!v.mark || v.serial)) out.push_back(me + " runs on the GPU but has no kernel (or has a CPU function)");
   if (v.grain == G::Serial && v.batched) out.push_back(me + " is serial and batched");
-  if (v.grain == G::Fine && (v.method == M::Gallop || v.method == M::Bitmap))
+  if (v.method == M::MergePath && v.grain == G::Serial) out.push_back(me + ": no serial merge-path row");
+  if (v.grain == G::Fine && (v.method == M::Gallop || v.method == M::Bitmap || v.method == M::MergePath))
     out.push_back(me + ": no fine-grained kernel for " + method_name(v.method));
   const std::string expect = std::string(method_name(v.method)) + "_" + grain_label(v);
   if (expect != v.name) out.push_back(me + " should be named '" + expect + "' (<algorithm>_<grain>)");
