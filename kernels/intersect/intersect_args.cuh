@@ -13,7 +13,7 @@ constexpr int kIntersectBuckets = 512;     // Hash(512): the id range cut in 512
 
 // MergePath tiles are ranges of steps of the merge of a query's two shortest lists; the others'
 // are ranges of its shortest list.
-enum class IntersectMethod { Svs, Adp, Hash, Gallop, Bitmap, MergePath };
+enum class IntersectMethod { Svs, Adp, Hash, Gallop, Bitmap, MergePath, Staged };
 
 struct DeviceQuery {
   unsigned terms[kIntersectMaxTerms];  // shortest list first

@@ -15,7 +15,19 @@ __device__ __forceinline__ unsigned lower_bound_in(const unsigned* l, unsigned l
   return lo;
 }
 
-// The same, found by doubling steps from `from` first (cheap when the answer is near): the
+// First position in [lo, hi) whose id is > x (hi when none).
+__device__ __forceinline__ unsigned upper_bound_in(const unsigned* l, unsigned lo, unsigned hi, unsigned x) {
+  while (lo < hi) {
+    const unsigned mid = lo + (hi - lo) / 2;
+    if (__ldg(l + mid) <= x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+// The same as lower_bound_in, found by doubling steps from `from` first (cheap when the answer is near): the
 // galloping (exponential) search of Bentley and Yao.
 __device__ __forceinline__ unsigned gallop_from(const unsigned* l, unsigned from, unsigned n, unsigned x) {
   if (from >= n || __ldg(l + from) >= x) return from;

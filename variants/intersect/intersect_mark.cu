@@ -3,6 +3,7 @@
 #include "kernels/intersect/coarse_mark.cuh"
 #include "kernels/intersect/fine_mark.cuh"
 #include "kernels/intersect/merge_path_mark.cuh"
+#include "kernels/intersect/staged_mark.cuh"
 #include "variants/intersect/intersect_registry.hpp"
 
 namespace distancies {
@@ -27,6 +28,13 @@ void launch_fine_mark(const IntersectArgs& a, int ntiles, cudaStream_t s) {
 void launch_merge_path_mark(const IntersectArgs& a, int ntiles, cudaStream_t s) {
   if (ntiles <= 0) return;
   merge_path_mark_kernel<128, kIntersectTile / 128><<<ntiles, 128, 0, s>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_staged_mark(const IntersectArgs& a, int ntiles, cudaStream_t s) {
+  if (ntiles <= 0) return;
+  // 4,096-id windows (16 KiB of shared memory); windows over 64 Ki ids are galloped through.
+  staged_mark_kernel<128, kIntersectTile / 128, 4096, 65536><<<ntiles, 128, 0, s>>>(a);
   CUDA_CHECK_LAUNCH();
 }
 

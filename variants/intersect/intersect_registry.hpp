@@ -35,7 +35,7 @@ struct IntersectVariant {
 const registry::Table<IntersectVariant>& intersect_variants();
 const IntersectVariant& intersect_variant(const std::string& name);  // unknown: one error line
 
-const char* method_name(IntersectMethod m);  // svs, adp, hash, gallop, bitmap, mergepath
+const char* method_name(IntersectMethod m);  // svs, adp, hash, gallop, bitmap, mergepath, staged
 const char* grain_name(IntersectGrain g);    // serial, coarse, fine
 // The fixture's <grain> part: serial, coarse, fine, coarse_batch, fine_batch.
 std::string grain_label(const IntersectVariant& v);
@@ -48,5 +48,6 @@ void launch_coarse_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 template <IntersectMethod M>
 void launch_fine_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 void launch_merge_path_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
+void launch_staged_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 
 }  // namespace distancies

@@ -1,5 +1,5 @@
 // The table of intersection variants: the study's nine (serial, coarse, fine for SVS, ADP and
-// Hash(512)), the same kernels run as one batch, and three beyond the study.
+// Hash(512)), the same kernels run as one batch, and four beyond the study.
 #include <string>
 
 #include "variants/intersect/intersect_registry.hpp"
@@ -62,6 +62,10 @@ const registry::Table<IntersectVariant>& intersect_variants() {
            "merge-path partitioning: each thread 8 steps of the merge of the two shortest lists (equal work), "
            "galloping in the others; one launch",
            "beyond the study", M::MergePath, G::Coarse, true, launch_merge_path_mark, nullptr},
+          {"staged_coarse_batch",
+           "a block reads each list's window for its 1,024 ids into shared memory (coalesced) and its threads "
+           "binary-search there; long windows galloped, bitmapped lists one bit test; one launch",
+           "beyond the study", M::Staged, G::Coarse, true, launch_staged_mark, nullptr},
       });
   return t;
 }
@@ -76,6 +80,7 @@ const char* method_name(IntersectMethod m) {
     case M::Gallop: return "gallop";
     case M::Bitmap: return "bitmap";
     case M::MergePath: return "mergepath";
+    case M::Staged: return "staged";
   }
   return "?";
 }
@@ -100,7 +105,8 @@ std::vector<std::string> intersect_variant_problems(const IntersectVariant& v) {
   if (v.grain != G::Serial && (!v.mark || v.serial)) out.push_back(me + " runs on the GPU but has no kernel (or has a CPU function)");
   if (v.grain == G::Serial && v.batched) out.push_back(me + " is serial and batched");
   if (v.method == M::MergePath && v.grain == G::Serial) out.push_back(me + ": no serial merge-path row");
-  if (v.grain == G::Fine && (v.method == M::Gallop || v.method == M::Bitmap || v.method == M::MergePath))
+  if (v.grain == G::Fine && (v.method == M::Gallop || v.method == M::Bitmap || v.method == M::MergePath ||
+                                v.method == M::Staged))
     out.push_back(me + ": no fine-grained kernel for " + method_name(v.method));
   const std::string expect = std::string(method_name(v.method)) + "_" + grain_label(v);
   if (expect != v.name) out.push_back(me + " should be named '" + expect + "' (<algorithm>_<grain>)");
