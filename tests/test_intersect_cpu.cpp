@@ -49,15 +49,19 @@ TEST(IntersectIndex, ReadsTheStudysFormat) {
 }
 
 TEST(IntersectIndex, EveryBadInputIsOneClearError) {
-  EXPECT_NE(error_of([] { parse_index("t", words({3, 1, 5}), nullptr); }).find("list 0 at byte 0 says 3 ids but only 2 words"),
+  EXPECT_NE(error_of([] {
+              parse_index("t", words({3, 1, 5}), nullptr);
+            }).find("list 0 at byte 0 says 3 ids but only 2 words"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_index("t", words({1, 7, 3, 1, 5, 4}), nullptr); })
-                .find("list 1: ids not increasing (4 after 5) at position 2 (byte 20)"),
+  EXPECT_NE(error_of([] {
+              parse_index("t", words({1, 7, 3, 1, 5, 4}), nullptr);
+            }).find("list 1: ids not increasing (4 after 5) at position 2 (byte 20)"),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_index("t", words({2, 5, 5}), nullptr); }).find("duplicate id 5"), std::string::npos);
   auto odd = words({1, 2});
   odd.push_back(0);
-  EXPECT_NE(error_of([&] { parse_index("t", odd, nullptr); }).find("not a whole number of uint32 words"), std::string::npos);
+  EXPECT_NE(error_of([&] { parse_index("t", odd, nullptr); }).find("not a whole number of uint32 words"),
+            std::string::npos);
   EXPECT_NE(error_of([] { read_index("/nonexistent/index.bin"); }).find("cannot open index"), std::string::npos);
 }
 
@@ -68,9 +72,11 @@ TEST(IntersectQueries, ReadsUpToFiveTermsAndCountsBlankLines) {
   EXPECT_EQ(q[1].terms, (std::vector<std::uint32_t>{4, 0, 2, 1, 3}));
   EXPECT_EQ(q[1].line, 3);
   EXPECT_EQ(rep.blank_lines, 1u);
-  EXPECT_NE(error_of([] { parse_queries("q", "1 2\n7 1\n", 5); }).find("q line 2: unknown term 7 (the index has 5 lists"),
+  EXPECT_NE(
+      error_of([] { parse_queries("q", "1 2\n7 1\n", 5); }).find("q line 2: unknown term 7 (the index has 5 lists"),
+      std::string::npos);
+  EXPECT_NE(error_of([] { parse_queries("q", "1 2 3 4 0 1\n", 5); }).find("line 1: more than 5 terms"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_queries("q", "1 2 3 4 0 1\n", 5); }).find("line 1: more than 5 terms"), std::string::npos);
   EXPECT_NE(error_of([] { parse_queries("q", "1 x\n", 5); }).find("'x' is not a term id"), std::string::npos);
   EXPECT_NE(error_of([] { parse_queries("q", "-1\n", 5); }).find("'-1' is not a term id"), std::string::npos);
 }

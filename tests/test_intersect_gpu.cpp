@@ -34,8 +34,8 @@ void expect_every_gpu_variant_exact(const DataSet& d, const std::string& what, I
     const auto got = b.answers();
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t q = 0; q < want.size(); ++q)
-      ASSERT_EQ(got[q], want[q]) << v.name << " on " << what << " (" << memory_name(mem) << "), query " << q
-                                 << " (" << want[q].size() << " ids expected, " << got[q].size() << " returned)";
+      ASSERT_EQ(got[q], want[q]) << v.name << " on " << what << " (" << memory_name(mem) << "), query " << q << " ("
+                                 << want[q].size() << " ids expected, " << got[q].size() << " returned)";
   }
 }
 
@@ -55,8 +55,7 @@ TEST(IntersectGpu, ExactOnTheAdversarialSets) {
 
 TEST(IntersectGpu, ExactAtEveryRatioAndQueryLength) {
   DISTANCIES_REQUIRE_GPU();
-  for (int r : {1, 3, 64, 1000})
-    expect_every_gpu_variant_exact(ratio_set(1500, r, 12), "ratio " + std::to_string(r));
+  for (int r : {1, 3, 64, 1000}) expect_every_gpu_variant_exact(ratio_set(1500, r, 12), "ratio " + std::to_string(r));
   for (int t = 1; t <= 5; ++t) expect_every_gpu_variant_exact(terms_set(t, 3000, 40), std::to_string(t) + " terms");
   // Shortest lists that are not a multiple of the tile, of a warp, or of a thread's share.
   for (std::size_t n : {1u, 7u, 33u, 1023u, 1025u, 4099u})

@@ -40,7 +40,8 @@ using Answers = std::vector<std::vector<std::uint32_t>>;
 // This family's one timing loop (the shared measurement engine replaces it here): warm-ups,
 // then per iteration CUDA events around the work (wall clock without a GPU), manual time, and
 // the rates over `bytes`. Returns the mean milliseconds.
-double time_work(benchmark::State& st, double bytes, const std::function<void(cudaStream_t)>& work, int warmups = kWarmups) {
+double time_work(benchmark::State& st, double bytes, const std::function<void(cudaStream_t)>& work,
+                 int warmups = kWarmups) {
   const bool gpu = device_status().available;
   for (int i = 0; i < warmups; ++i) work(nullptr);
   if (gpu) CUDA_CHECK(cudaDeviceSynchronize());
@@ -194,13 +195,13 @@ void register_intersect_fixtures(bool gpu) {
   for (const IntersectVariant& v : intersect_variants()) {
     if (!(v.batched && gpu) && std::string(v.name) != "svs_serial") continue;
     for (int r : {1, 4, 16, 64, 256}) {
-      auto* b = timed(add("intersect_shape/" + std::string(v.name) + "/ratio:" + std::to_string(r), intersect_fixture, &v,
-                          "ratio:" + std::to_string(r), IndexMemory::Explicit));
+      auto* b = timed(add("intersect_shape/" + std::string(v.name) + "/ratio:" + std::to_string(r), intersect_fixture,
+                          &v, "ratio:" + std::to_string(r), IndexMemory::Explicit));
       v.serial ? b->Iterations(3) : b->MinTime(kMinSeconds);
     }
     for (int k = 1; k <= 5; ++k) {
-      auto* b = timed(add("intersect_shape/" + std::string(v.name) + "/terms:" + std::to_string(k), intersect_fixture, &v,
-                          "terms:" + std::to_string(k), IndexMemory::Explicit));
+      auto* b = timed(add("intersect_shape/" + std::string(v.name) + "/terms:" + std::to_string(k), intersect_fixture,
+                          &v, "terms:" + std::to_string(k), IndexMemory::Explicit));
       v.serial ? b->Iterations(3) : b->MinTime(kMinSeconds);
     }
   }

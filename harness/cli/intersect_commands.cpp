@@ -82,7 +82,8 @@ void run_intersect(const IntersectOptions& o) {
     for (const IntersectVariant& v : intersect_variants())
       if (v.serial || gpu) run.push_back(&v);
     if (!gpu && !o.json)
-      std::fprintf(stderr, "no usable CUDA GPU (%s): running the serial variants only\n", device_status().reason.c_str());
+      std::fprintf(stderr, "no usable CUDA GPU (%s): running the serial variants only\n",
+                   device_status().reason.c_str());
   } else {
     run.push_back(&intersect_variant(o.algorithm == "auto" ? (gpu ? "svs_coarse_batch" : "svs_serial") : o.algorithm));
   }
@@ -150,9 +151,7 @@ void add_intersect_commands(CLI::App& app) {
     c->add_flag("--ids", o->ids, "Print each query's ids, not only their count");
     c->add_flag("--json", o->json, "One JSON object");
     c->add_flag("--check", o->check, "Compare every answer with the oracle (chained std::set_intersection)");
-    c->callback([o] {
-      run_intersect(*o);
-    });
+    c->callback([o] { run_intersect(*o); });
   }
   {
     auto set = std::make_shared<std::string>("small");
@@ -160,8 +159,9 @@ void add_intersect_commands(CLI::App& app) {
     auto seed = std::make_shared<std::uint64_t>(kDefaultSeed);
     auto lists = std::make_shared<std::size_t>(Gov2Shape{}.lists);
     auto* c = app.add_subcommand("intersect-gen", "Write the study's small set or a GOV2-shaped index and queries");
-    c->add_option("--set", *set, "small (1,000 lists of 50-100 ids, 300 queries of 5 terms) or gov2 (Zipf lengths, "
-                                 "mean 19,899.4, ids to 25,205,174, 1,000 queries of 2-5 terms)")
+    c->add_option("--set", *set,
+                  "small (1,000 lists of 50-100 ids, 300 queries of 5 terms) or gov2 (Zipf lengths, "
+                  "mean 19,899.4, ids to 25,205,174, 1,000 queries of 2-5 terms)")
         ->check(CLI::IsMember({"small", "gov2"}));
     c->add_option("--index", *index, "Index file to write")->required();
     c->add_option("--queries", *queries, "Query file to write")->required();

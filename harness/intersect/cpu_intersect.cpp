@@ -70,7 +70,8 @@ std::vector<std::uint32_t> adp_serial(const Lists& lists) {
   return out;
 }
 
-std::vector<std::uint32_t> hash_serial(const Lists& lists, const std::vector<std::uint32_t>& terms, const HashTables& h) {
+std::vector<std::uint32_t> hash_serial(const Lists& lists, const std::vector<std::uint32_t>& terms,
+                                       const HashTables& h) {
   std::vector<std::uint32_t> out;
   if (lists.empty()) return out;
   for (std::uint32_t e : lists[0]) {

@@ -38,6 +38,7 @@ std::vector<std::uint32_t> svs_serial(const Lists& lists);
 std::vector<std::uint32_t> adp_serial(const Lists& lists);
 // Hash(512): each id of the shortest list looked up in the other lists' buckets, then found by
 // binary search inside the bucket. `terms` are the lists' term ids (shortest first).
-std::vector<std::uint32_t> hash_serial(const Lists& lists, const std::vector<std::uint32_t>& terms, const HashTables& h);
+std::vector<std::uint32_t> hash_serial(const Lists& lists, const std::vector<std::uint32_t>& terms,
+                                       const HashTables& h);
 
 }  // namespace distancies::intersect

@@ -87,8 +87,8 @@ DataSet gov2_shaped(const Gov2Shape& s, std::uint64_t seed) {
 DataSet ratio_set(std::size_t short_len, int ratio, std::size_t queries, std::uint64_t seed) {
   DataSet d;
   std::mt19937_64 rng(seed);
-  const std::uint32_t max_id = static_cast<std::uint32_t>(std::min<std::uint64_t>(
-      25205174, std::max<std::uint64_t>(4 * short_len * ratio, 1000)));
+  const std::uint32_t max_id = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(25205174, std::max<std::uint64_t>(4 * short_len * ratio, 1000)));
   for (std::size_t q = 0; q < queries; ++q) {
     d.index.add(sorted_sample(short_len, max_id, rng()));
     d.index.add(sorted_sample(short_len * ratio, max_id, rng()));

@@ -33,8 +33,7 @@ GpuAllocation::~GpuAllocation() {
   if (ptr_) cudaFree(ptr_);
 }
 
-GpuAllocation::GpuAllocation(GpuAllocation&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), kind_(o.kind_) {}
+GpuAllocation::GpuAllocation(GpuAllocation&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), kind_(o.kind_) {}
 
 GpuAllocation& GpuAllocation::operator=(GpuAllocation&& o) noexcept {
   if (this != &o) {
@@ -122,7 +121,8 @@ GpuBatch::GpuBatch(const GpuIndex& index, const std::vector<Query>& queries) : i
     for (std::uint32_t term : queries[qi].terms) {
       touched_bytes_ += 4 * ix.length(term);
       for (std::uint64_t b = 0; b < ix.length(term); b += kFloorChunk)
-        host_chunks_.push_back({ix.offsets[term] + b, static_cast<unsigned>(std::min<std::uint64_t>(kFloorChunk, ix.length(term) - b))});
+        host_chunks_.push_back(
+            {ix.offsets[term] + b, static_cast<unsigned>(std::min<std::uint64_t>(kFloorChunk, ix.length(term) - b))});
     }
   }
   const auto E = IndexMemory::Explicit;

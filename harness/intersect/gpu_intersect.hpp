@@ -28,7 +28,9 @@ class GpuAllocation {
   GpuAllocation(const GpuAllocation&) = delete;
   GpuAllocation& operator=(const GpuAllocation&) = delete;
   template <class T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   void upload(const void* src, std::size_t bytes);  // a copy (explicit) or a host write (managed)
 
  private:
@@ -59,7 +61,7 @@ class GpuBatch {
   GpuBatch(const GpuIndex& index, const std::vector<Query>& queries);
   // Enqueues the variant on `stream` (a per-query variant synchronises after each query).
   void run(const IntersectVariant& v, cudaStream_t stream);
-  void run_floor(cudaStream_t stream);  // reads every touched list once
+  void run_floor(cudaStream_t stream);                // reads every touched list once
   std::vector<std::vector<std::uint32_t>> answers();  // of the last run (synchronises)
 
   std::size_t queries() const { return host_queries_.size(); }

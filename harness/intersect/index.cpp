@@ -15,8 +15,9 @@ std::string order_problem(const std::vector<std::uint32_t>& l, std::size_t* at) 
   for (std::size_t i = 1; i < l.size(); ++i)
     if (l[i] <= l[i - 1]) {
       *at = i;
-      return l[i] == l[i - 1] ? "duplicate id " + std::to_string(l[i])
-                              : "ids not increasing (" + std::to_string(l[i]) + " after " + std::to_string(l[i - 1]) + ")";
+      return l[i] == l[i - 1]
+                 ? "duplicate id " + std::to_string(l[i])
+                 : "ids not increasing (" + std::to_string(l[i]) + " after " + std::to_string(l[i - 1]) + ")";
     }
   return {};
 }
@@ -49,8 +50,8 @@ PostingIndex parse_index(const std::string& name, const std::vector<unsigned cha
     const std::size_t term = index.lists();
     const std::uint64_t len = word(w);
     if (len > words - w - 1)
-      throw Error("index " + name + ": list " + std::to_string(term) + " at byte " + std::to_string(4 * w) +
-                  " says " + std::to_string(len) + " ids but only " + std::to_string(words - w - 1) +
+      throw Error("index " + name + ": list " + std::to_string(term) + " at byte " + std::to_string(4 * w) + " says " +
+                  std::to_string(len) + " ids but only " + std::to_string(words - w - 1) +
                   " words are left in the file");
     list.resize(len);
     for (std::size_t i = 0; i < len; ++i) list[i] = word(w + 1 + i);

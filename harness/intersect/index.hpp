@@ -21,7 +21,7 @@ struct ListView {
 };
 
 struct PostingIndex {
-  std::vector<std::uint32_t> ids;        // every list, concatenated
+  std::vector<std::uint32_t> ids;         // every list, concatenated
   std::vector<std::uint64_t> offsets{0};  // list i is ids[offsets[i], offsets[i+1])
   std::uint32_t max_id = 0;               // largest id anywhere (0 for an index of empty lists)
 
@@ -42,7 +42,8 @@ struct IndexReport {
 
 // Throws Error naming the file, the list, the byte offset and what is wrong.
 PostingIndex read_index(const std::string& path, IndexReport* report = nullptr);
-PostingIndex parse_index(const std::string& name, const std::vector<unsigned char>& bytes, IndexReport* report = nullptr);
+PostingIndex parse_index(const std::string& name, const std::vector<unsigned char>& bytes,
+                         IndexReport* report = nullptr);
 void write_index(const std::string& path, const PostingIndex& index);
 
 struct Query {

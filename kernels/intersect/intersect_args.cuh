@@ -27,12 +27,12 @@ struct IntersectTile {
 };
 
 struct IntersectArgs {
-  const unsigned* ids;                  // every list, concatenated
-  const unsigned long long* offsets;    // lists + 1
-  const unsigned* hash_starts;          // per list, kIntersectBuckets + 1 offsets into the list
-  unsigned max_id;                      // for the bucket of an id
-  const long long* bitmap_slot;         // per list: its bitmap's index, or -1
-  const unsigned* bitmaps;              // slot * bitmap_words words, bit id set when id is in the list
+  const unsigned* ids;                // every list, concatenated
+  const unsigned long long* offsets;  // lists + 1
+  const unsigned* hash_starts;        // per list, kIntersectBuckets + 1 offsets into the list
+  unsigned max_id;                    // for the bucket of an id
+  const long long* bitmap_slot;       // per list: its bitmap's index, or -1
+  const unsigned* bitmaps;            // slot * bitmap_words words, bit id set when id is in the list
   unsigned long long bitmap_words;
   const DeviceQuery* queries;
   const IntersectTile* tiles;

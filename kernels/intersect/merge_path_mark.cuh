@@ -15,7 +15,7 @@ namespace distancies {
 
 // How many ids of A are among the first `diag` steps of the merge (A before equal B).
 __device__ __forceinline__ unsigned merge_path_split(const unsigned* A, unsigned na, const unsigned* B, unsigned nb,
-                                                      unsigned diag) {
+                                                     unsigned diag) {
   unsigned lo = diag > nb ? diag - nb : 0u, hi = min(diag, na);
   while (lo < hi) {
     const unsigned mid = lo + (hi - lo) / 2;

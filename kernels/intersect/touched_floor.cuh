@@ -7,8 +7,8 @@
 namespace distancies {
 
 template <int kThreads>
-__global__ void __launch_bounds__(kThreads) touched_floor_kernel(const unsigned* ids, const FloorChunk* chunks,
-                                                                   unsigned* sink) {
+__global__ void __launch_bounds__(kThreads)
+    touched_floor_kernel(const unsigned* ids, const FloorChunk* chunks, unsigned* sink) {
   const FloorChunk c = chunks[blockIdx.x];
   unsigned acc = 0;
   for (unsigned i = threadIdx.x; i < c.size; i += kThreads) acc ^= __ldg(ids + c.begin + i);

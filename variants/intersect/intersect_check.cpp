@@ -10,8 +10,8 @@ void registry::add_intersect_families(std::vector<Family>& out) {
   out.push_back({t.study(), t.family(), t.what(),
                  [&t] {
                    return registry::views<IntersectVariant>(t, [](const IntersectVariant& v) {
-                     return std::string(v.grain == IntersectGrain::Serial ? "CPU" : "GPU") + ", " + method_name(v.method) +
-                            ", " + grain_label(v);
+                     return std::string(v.grain == IntersectGrain::Serial ? "CPU" : "GPU") + ", " +
+                            method_name(v.method) + ", " + grain_label(v);
                    });
                  },
                  [&t] {
