@@ -25,11 +25,12 @@ if [ $sanitize = 1 ]; then
   filter='Registry/*d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*ties*:Registry/TopkStageTest*/*:FirstMerge*:ReadFloor*:ReducedPrecision.NearTies*:ReducedPrecision.Fp16*'
   batch_filter='Registry/*b5_d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*b9_d301*:BatchSearch.Uncertifiable*:BatchSearch.Splits*'
   for tool in memcheck racecheck initcheck synccheck; do
-    for t in test_gpu_variants test_batch test_list_select test_warp_primitives; do
+    for t in test_gpu_variants test_batch test_list_select test_warp_primitives test_intersect_gpu; do
       f=$filter
       [ $t = test_batch ] && f=$batch_filter
       [ $t = test_list_select ] && f='*'
       [ $t = test_warp_primitives ] && f='*'
+      [ $t = test_intersect_gpu ] && f='IntersectGpu.ExactOnTheSmallSet:IntersectGpu.ExactOnTheAdversarialSets'
       if compute-sanitizer --tool $tool --error-exitcode 99 "$dir/$t" --gtest_filter="$f" \
           --gtest_brief=1 >"$out/sanitize-$tool-$t.log" 2>&1; then r=clean; else r=ERRORS; status=1; fi
       echo "compute-sanitizer $tool $t: $r ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool-$t.log" | tail -1))"

@@ -10,6 +10,7 @@ std::vector<Family>& catalog() {
     std::vector<Family> f;
     add_embeddings_families(f);
     add_moments_families(f);
+    add_intersect_families(f);
     return f;
   }();
   return families;

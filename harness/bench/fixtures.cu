@@ -282,6 +282,7 @@ void register_fixtures(bool gpu) {
   }
   if (gpu) register_batch_fixtures();
   if (gpu) register_moments_fixtures();
+  register_intersect_fixtures(gpu);
 }
 
 }  // namespace distancies::bench

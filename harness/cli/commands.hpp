@@ -22,5 +22,6 @@ struct SearchOptions {
 void add_model_commands(CLI::App& app);   // info, convert, gen
 void add_search_commands(CLI::App& app);  // query, repl
 void add_moments_command(CLI::App& app);  // moments
+void add_intersect_commands(CLI::App& app);  // intersect, intersect-gen (intersect_commands.cpp)
 
 }  // namespace distancies::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   distancies::cli::add_model_commands(app);
   distancies::cli::add_search_commands(app);
   distancies::cli::add_moments_command(app);
+  distancies::cli::add_intersect_commands(app);
   try {
     distancies::registry::check_all();  // a bad registry row is an error here, never at launch
     app.parse(argc, argv);

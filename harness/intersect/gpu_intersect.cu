@@ -1,0 +1,212 @@
+#include "harness/intersect/gpu_intersect.hpp"
+
+#include <cub/device/device_select.cuh>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "harness/runtime/device.hpp"
+#include "harness/runtime/error.hpp"
+#include "variants/intersect/cpu_intersect.hpp"
+#include "kernels/intersect/touched_floor.cuh"
+
+namespace distancies::intersect {
+
+const char* memory_name(IndexMemory m) { return m == IndexMemory::Managed ? "managed" : "explicit"; }
+
+GpuAllocation::GpuAllocation(std::size_t bytes, IndexMemory kind, const char* what) : kind_(kind) {
+  bytes = std::max<std::size_t>(bytes, 4);
+  // An owning allocation of either kind (freed in the destructor); out of memory is the one
+  // OutOfMemory error every allocation raises.
+  const cudaError_t e = kind == IndexMemory::Managed ? cudaMallocManaged(&ptr_, bytes) : cudaMalloc(&ptr_, bytes);
+  if (e == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    ptr_ = nullptr;
+    throw_out_of_memory(MemoryKind::Device, std::string(what) + " (" + memory_name(kind) + " memory)", bytes);
+  }
+  CUDA_CHECK(e);
+}
+
+GpuAllocation::~GpuAllocation() {
+  if (ptr_) cudaFree(ptr_);
+}
+
+GpuAllocation::GpuAllocation(GpuAllocation&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), kind_(o.kind_) {}
+
+GpuAllocation& GpuAllocation::operator=(GpuAllocation&& o) noexcept {
+  if (this != &o) {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    kind_ = o.kind_;
+  }
+  return *this;
+}
+
+void GpuAllocation::upload(const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (kind_ == IndexMemory::Managed) {
+    CUDA_CHECK(cudaDeviceSynchronize());  // no kernel may be using the pages the host writes
+    std::memcpy(ptr_, src, bytes);
+  } else {
+    CUDA_CHECK(cudaMemcpy(ptr_, src, bytes, cudaMemcpyHostToDevice));
+  }
+}
+
+GpuIndex::GpuIndex(const PostingIndex& index, IndexMemory memory, std::size_t bitmap_budget) : index_(index) {
+  require_device();
+  ids_ = GpuAllocation(index.ids.size() * 4, memory, "the index ids");
+  ids_.upload(index.ids.data(), index.ids.size() * 4);
+  offsets_ = GpuAllocation(index.offsets.size() * 8, memory, "the index offsets");
+  offsets_.upload(index.offsets.data(), index.offsets.size() * 8);
+  const HashTables h = build_hash_tables(index);
+  hash_ = GpuAllocation(h.starts.size() * 4, memory, "the Hash(512) tables");
+  hash_.upload(h.starts.data(), h.starts.size() * 4);
+  // Bitmaps for the long lists: a bitmap costs (max_id + 1) / 8 bytes, 8 times a list of
+  // (max_id + 1) / 256 ids; shorter lists stay lists.
+  bitmap_words_ = static_cast<unsigned long long>(index.max_id) / 32 + 1;
+  const std::uint64_t min_len = std::max<std::uint64_t>(64, (std::uint64_t(index.max_id) + 1) / 256);
+  std::vector<long long> slot(index.lists(), -1);
+  for (std::size_t l = 0; l < index.lists(); ++l)
+    if (index.length(l) >= min_len && (bitmapped_ + 1) * bitmap_words_ * 4 <= bitmap_budget)
+      slot[l] = static_cast<long long>(bitmapped_++);
+  slots_ = GpuAllocation(slot.size() * 8, memory, "the bitmap slots");
+  slots_.upload(slot.data(), slot.size() * 8);
+  std::vector<unsigned> bits(bitmapped_ * bitmap_words_, 0u);
+  for (std::size_t l = 0; l < index.lists(); ++l)
+    if (slot[l] >= 0)
+      for (std::uint32_t id : index.list(l)) bits[slot[l] * bitmap_words_ + id / 32] |= 1u << (id % 32);
+  bitmaps_ = GpuAllocation(bits.size() * 4, memory, "the bitmaps");
+  bitmaps_.upload(bits.data(), bits.size() * 4);
+}
+
+IntersectArgs GpuIndex::args() const {
+  IntersectArgs a{};
+  a.ids = ids_.as<unsigned>();
+  a.offsets = offsets_.as<unsigned long long>();
+  a.hash_starts = hash_.as<unsigned>();
+  a.max_id = index_.max_id;
+  a.bitmap_slot = slots_.as<long long>();
+  a.bitmaps = bitmaps_.as<unsigned>();
+  a.bitmap_words = bitmap_words_;
+  return a;
+}
+
+GpuBatch::GpuBatch(const GpuIndex& index, const std::vector<Query>& queries) : index_(index) {
+  const PostingIndex& ix = index.host();
+  std::vector<IntersectTile> tiles, merged;
+  shortest_.begin.push_back(0);
+  merged_.begin.push_back(0);
+  for (std::size_t qi = 0; qi < queries.size(); ++qi) {
+    const std::vector<std::uint32_t> t = terms_by_length(ix, queries[qi]);
+    if (t.empty() || t.size() > static_cast<std::size_t>(kIntersectMaxTerms))
+      throw Error("query " + std::to_string(qi + 1) + " has " + std::to_string(t.size()) + " terms (1.." +
+                  std::to_string(kIntersectMaxTerms) + ")");
+    DeviceQuery d{};
+    for (std::size_t s = 0; s < t.size(); ++s) d.terms[s] = t[s];
+    d.nterms = static_cast<int>(t.size());
+    d.cand_base = shortest_ids_;
+    const unsigned n = static_cast<unsigned>(ix.length(t[0]));
+    for (unsigned b = 0; b < n; b += kIntersectTile)
+      tiles.push_back({static_cast<int>(qi), b, std::min<unsigned>(n, b + kIntersectTile)});
+    shortest_.begin.push_back(static_cast<int>(tiles.size()));
+    // A merge with an empty list has no id to find: no tiles, as for an empty shortest list.
+    const unsigned m = n == 0 ? 0u : n + (t.size() > 1 ? static_cast<unsigned>(ix.length(t[1])) : 0u);
+    for (unsigned b = 0; b < m; b += kIntersectTile)
+      merged.push_back({static_cast<int>(qi), b, std::min<unsigned>(m, b + kIntersectTile)});
+    merged_.begin.push_back(static_cast<int>(merged.size()));
+    shortest_ids_ += n;
+    host_queries_.push_back(d);
+    for (std::uint32_t term : queries[qi].terms) {
+      touched_bytes_ += 4 * ix.length(term);
+      for (std::uint64_t b = 0; b < ix.length(term); b += kFloorChunk)
+        host_chunks_.push_back(
+            {ix.offsets[term] + b, static_cast<unsigned>(std::min<std::uint64_t>(kFloorChunk, ix.length(term) - b))});
+    }
+  }
+  const auto E = IndexMemory::Explicit;
+  queries_ = GpuAllocation(host_queries_.size() * sizeof(DeviceQuery), E, "the queries");
+  queries_.upload(host_queries_.data(), host_queries_.size() * sizeof(DeviceQuery));
+  for (auto [tiling, host] : {std::pair{&shortest_, &tiles}, std::pair{&merged_, &merged}}) {
+    tiling->tiles = GpuAllocation(host->size() * sizeof(IntersectTile), E, "the tiles");
+    tiling->tiles.upload(host->data(), host->size() * sizeof(IntersectTile));
+    tiling->counts = GpuAllocation(host->size() * 4, E, "the tile counts");
+  }
+  cand_ = GpuAllocation(shortest_ids_ * 4, E, "the candidates");
+  flags_ = GpuAllocation(shortest_ids_, E, "the flags");
+  out_ = GpuAllocation(shortest_ids_ * 4, E, "the answers");
+  num_ = GpuAllocation((host_queries_.size() + 1) * 8, E, "the answer counts");
+  CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, temp_bytes_, cand_.as<unsigned>(), flags_.as<unsigned char>(),
+                                        out_.as<unsigned>(), num_.as<unsigned long long>(),
+                                        static_cast<long long>(std::max<std::uint64_t>(shortest_ids_, 1))));
+  temp_ = GpuAllocation(temp_bytes_, E, "the select scratch");
+  chunks_ = GpuAllocation(host_chunks_.size() * sizeof(FloorChunk), E, "the floor chunks");
+  chunks_.upload(host_chunks_.data(), host_chunks_.size() * sizeof(FloorChunk));
+  sink_ = GpuAllocation(host_chunks_.size() * 4, E, "the floor sink");
+}
+
+void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
+  if (!v.mark) throw Error(std::string("'") + v.name + "' is not a GPU variant");
+  IntersectArgs a = index_.args();
+  a.queries = queries_.as<DeviceQuery>();
+  a.cand = cand_.as<unsigned>();
+  a.flags = flags_.as<unsigned char>();
+  last_batched_ = v.batched;
+  const Tiling& tl = v.method == IntersectMethod::MergePath ? merged_ : shortest_;
+  last_tiling_ = &tl;
+  auto select = [&](std::uint64_t base, std::uint64_t n, unsigned long long* num) {
+    std::size_t bytes = temp_bytes_;
+    CUDA_CHECK(cub::DeviceSelect::Flagged(temp_.as<void>(), bytes, cand_.as<unsigned>() + base,
+                                          flags_.as<unsigned char>() + base, out_.as<unsigned>() + base, num,
+                                          static_cast<long long>(n), stream));
+  };
+  if (v.batched) {
+    a.tiles = tl.tiles.as<IntersectTile>();
+    a.tile_counts = tl.counts.as<unsigned>();
+    v.mark(a, tl.begin.back(), stream);
+    if (shortest_ids_) select(0, shortest_ids_, num_.as<unsigned long long>());
+    return;
+  }
+  // The study's habit: per query, a launch, a select and the count copied back.
+  unsigned long long count = 0;
+  for (std::size_t q = 0; q < host_queries_.size(); ++q) {
+    const int t0 = tl.begin[q], nt = tl.begin[q + 1] - t0;
+    if (nt == 0) continue;
+    a.tiles = tl.tiles.as<IntersectTile>() + t0;
+    a.tile_counts = tl.counts.as<unsigned>() + t0;
+    v.mark(a, nt, stream);
+    const std::uint64_t base = host_queries_[q].cand_base;
+    const std::uint64_t n = (q + 1 < host_queries_.size() ? host_queries_[q + 1].cand_base : shortest_ids_) - base;
+    select(base, n, num_.as<unsigned long long>() + q);
+    CUDA_CHECK(cudaMemcpyAsync(&count, num_.as<unsigned long long>() + q, 8, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+}
+
+void GpuBatch::run_floor(cudaStream_t stream) {
+  if (host_chunks_.empty()) return;
+  touched_floor_kernel<256><<<static_cast<unsigned>(host_chunks_.size()), 256, 0, stream>>>(
+      index_.args().ids, chunks_.as<FloorChunk>(), sink_.as<unsigned>());
+  CUDA_CHECK_LAUNCH();
+}
+
+std::vector<std::vector<std::uint32_t>> GpuBatch::answers() {
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const Tiling& tl = *last_tiling_;
+  std::vector<unsigned> counts(tl.begin.back());
+  CUDA_CHECK(cudaMemcpy(counts.data(), tl.counts.as<unsigned>(), counts.size() * 4, cudaMemcpyDeviceToHost));
+  std::vector<unsigned> out(shortest_ids_);
+  CUDA_CHECK(cudaMemcpy(out.data(), out_.as<unsigned>(), out.size() * 4, cudaMemcpyDeviceToHost));
+  std::vector<std::vector<std::uint32_t>> res(host_queries_.size());
+  std::uint64_t packed = 0;  // a batch packs the answers query after query
+  for (std::size_t q = 0; q < res.size(); ++q) {
+    std::uint64_t n = 0;
+    for (int t = tl.begin[q]; t < tl.begin[q + 1]; ++t) n += counts[t];
+    const std::uint64_t at = last_batched_ ? packed : host_queries_[q].cand_base;
+    res[q].assign(out.begin() + at, out.begin() + at + n);
+    packed += n;
+  }
+  return res;
+}
+
+}  // namespace distancies::intersect

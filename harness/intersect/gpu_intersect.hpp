@@ -1,0 +1,88 @@
+// Running the registered intersection variants on the GPU: the index resident on the device
+// (explicit cudaMalloc or managed memory, the study's two habits), a batch of queries cut into
+// tiles of their shortest lists, the marking kernel and cub::DeviceSelect::Flagged to pack
+// the answers. Also the floor: one read of every list each query touches.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "harness/intersect/index.hpp"
+#include "kernels/intersect/intersect_args.cuh"
+#include "variants/intersect/intersect_registry.hpp"
+
+namespace distancies::intersect {
+
+enum class IndexMemory { Explicit, Managed };
+const char* memory_name(IndexMemory m);  // explicit, managed
+
+// One device (or managed) allocation, freed with the owner.
+class GpuAllocation {
+ public:
+  GpuAllocation() = default;
+  GpuAllocation(std::size_t bytes, IndexMemory kind, const char* what);
+  ~GpuAllocation();
+  GpuAllocation(GpuAllocation&& o) noexcept;
+  GpuAllocation& operator=(GpuAllocation&& o) noexcept;
+  GpuAllocation(const GpuAllocation&) = delete;
+  GpuAllocation& operator=(const GpuAllocation&) = delete;
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+  void upload(const void* src, std::size_t bytes);  // a copy (explicit) or a host write (managed)
+
+ private:
+  void* ptr_ = nullptr;
+  IndexMemory kind_ = IndexMemory::Explicit;
+};
+
+// The index on the device, with its Hash(512) tables and bitmaps of its long lists (lists of
+// at least (max_id + 1) / 256 ids, while they fit in bitmap_budget bytes).
+class GpuIndex {
+ public:
+  GpuIndex(const PostingIndex& index, IndexMemory memory, std::size_t bitmap_budget = std::size_t(1) << 30);
+  IntersectArgs args() const;  // the index fields filled in
+  std::size_t bitmapped_lists() const { return bitmapped_; }
+  const PostingIndex& host() const { return index_; }
+
+ private:
+  const PostingIndex& index_;
+  GpuAllocation ids_, offsets_, hash_, slots_, bitmaps_;
+  unsigned long long bitmap_words_ = 0;
+  std::size_t bitmapped_ = 0;
+};
+
+// A batch of queries on the device, ready to run any GPU variant (and the CPU ones, for
+// symmetry: run_serial). Answers are per query, ids increasing.
+class GpuBatch {
+ public:
+  GpuBatch(const GpuIndex& index, const std::vector<Query>& queries);
+  // Enqueues the variant on `stream` (a per-query variant synchronises after each query).
+  void run(const IntersectVariant& v, cudaStream_t stream);
+  void run_floor(cudaStream_t stream);                // reads every touched list once
+  std::vector<std::vector<std::uint32_t>> answers();  // of the last run (synchronises)
+
+  std::size_t queries() const { return host_queries_.size(); }
+  std::uint64_t touched_bytes() const { return touched_bytes_; }
+  std::uint64_t shortest_ids() const { return shortest_ids_; }
+
+ private:
+  const GpuIndex& index_;
+  std::vector<DeviceQuery> host_queries_;
+  // Tiles of the shortest lists, or of the merges of the two shortest (merge-path rows).
+  struct Tiling {
+    std::vector<int> begin;  // per query, the index of its first tile; one more at the end
+    GpuAllocation tiles, counts;
+  };
+  Tiling shortest_, merged_;
+  const Tiling* last_tiling_ = &shortest_;
+  std::vector<FloorChunk> host_chunks_;
+  std::uint64_t touched_bytes_ = 0, shortest_ids_ = 0;
+  GpuAllocation queries_, cand_, flags_, out_, num_, temp_, chunks_, sink_;
+  std::size_t temp_bytes_ = 0;
+  bool last_batched_ = true;
+};
+
+}  // namespace distancies::intersect

@@ -1,0 +1,56 @@
+// What the posting-list kernels read and write. The index sits on the device as one array of
+// ids with per-list offsets; a batch is a set of queries (terms shortest first) cut into tiles
+// of at most kIntersectTile ids of each query's shortest list. A marking kernel writes, for
+// each id of each shortest list, the id and a flag (1: in every list), and each tile's count;
+// cub::DeviceSelect::Flagged then packs the flagged ids, query after query, in order.
+#pragma once
+
+namespace distancies {
+
+constexpr int kIntersectMaxTerms = 5;
+constexpr unsigned kIntersectTile = 1024;  // shortest-list ids per block
+constexpr int kIntersectBuckets = 512;     // Hash(512): the id range cut in 512 slices
+
+// MergePath tiles are ranges of steps of the merge of a query's two shortest lists; the others'
+// are ranges of its shortest list.
+enum class IntersectMethod { Svs, Adp, Hash, Gallop, Bitmap, MergePath, Staged };
+
+struct DeviceQuery {
+  unsigned terms[kIntersectMaxTerms];  // shortest list first
+  int nterms;
+  unsigned long long cand_base;  // where this query's shortest list starts in cand/flags
+};
+
+struct IntersectTile {
+  int query;
+  unsigned begin, end;  // positions in the query's shortest list
+};
+
+struct IntersectArgs {
+  const unsigned* ids;                // every list, concatenated
+  const unsigned long long* offsets;  // lists + 1
+  const unsigned* hash_starts;        // per list, kIntersectBuckets + 1 offsets into the list
+  unsigned max_id;                    // for the bucket of an id
+  const long long* bitmap_slot;       // per list: its bitmap's index, or -1
+  const unsigned* bitmaps;            // slot * bitmap_words words, bit id set when id is in the list
+  unsigned long long bitmap_words;
+  const DeviceQuery* queries;
+  const IntersectTile* tiles;
+  unsigned* cand;         // the shortest lists' ids, at each query's cand_base
+  unsigned char* flags;   // 1: the id is in every list of its query
+  unsigned* tile_counts;  // ids found per tile
+};
+
+// The floor reads every touched list in chunks of at most kFloorChunk ids, a block each.
+constexpr unsigned kFloorChunk = 4096;
+struct FloorChunk {
+  unsigned long long begin;  // position in the index's ids
+  unsigned size;
+};
+
+__device__ __forceinline__ unsigned intersect_bucket(unsigned id, unsigned max_id) {
+  return static_cast<unsigned>(static_cast<unsigned long long>(id) * kIntersectBuckets /
+                               (static_cast<unsigned long long>(max_id) + 1ull));
+}
+
+}  // namespace distancies

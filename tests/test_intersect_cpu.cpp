@@ -1,0 +1,198 @@
+// The posting-list study on the CPU: the index and query readers (every bad input one clear
+// error), the generators (shapes and determinism) and the serial algorithms against the
+// std::set_intersection oracle on random, adversarial and real-shaped data.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <string>
+
+#include "harness/runtime/error.hpp"
+#include "variants/intersect/cpu_intersect.hpp"
+#include "harness/intersect/generate.hpp"
+#include "harness/intersect/index.hpp"
+#include "variants/intersect/intersect_registry.hpp"
+#include "variants/registry_model.hpp"
+
+using namespace distancies;
+using namespace distancies::intersect;
+
+namespace {
+
+std::vector<unsigned char> words(std::initializer_list<std::uint32_t> w) {
+  std::vector<unsigned char> b;
+  for (std::uint32_t v : w)
+    for (int i = 0; i < 4; ++i) b.push_back(static_cast<unsigned char>(v >> (8 * i)));
+  return b;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(IntersectIndex, ReadsTheStudysFormat) {
+  IndexReport rep;
+  const PostingIndex ix = parse_index("t", words({3, 1, 5, 9, 0, 2, 4, 0xFFFFFFFFu}), &rep);
+  ASSERT_EQ(ix.lists(), 3u);
+  EXPECT_EQ(ix.length(0), 3u);
+  EXPECT_EQ(ix.length(1), 0u);
+  EXPECT_EQ(ix.list(2).ids[1], 0xFFFFFFFFu);
+  EXPECT_EQ(ix.max_id, 0xFFFFFFFFu);
+  EXPECT_EQ(rep.empty_lists, 1u);  // kept and counted
+}
+
+TEST(IntersectIndex, EveryBadInputIsOneClearError) {
+  EXPECT_NE(error_of([] {
+              parse_index("t", words({3, 1, 5}), nullptr);
+            }).find("list 0 at byte 0 says 3 ids but only 2 words"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_index("t", words({1, 7, 3, 1, 5, 4}), nullptr);
+            }).find("list 1: ids not increasing (4 after 5) at position 2 (byte 20)"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_index("t", words({2, 5, 5}), nullptr); }).find("duplicate id 5"), std::string::npos);
+  auto odd = words({1, 2});
+  odd.push_back(0);
+  EXPECT_NE(error_of([&] { parse_index("t", odd, nullptr); }).find("not a whole number of uint32 words"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { read_index("/nonexistent/index.bin"); }).find("cannot open index"), std::string::npos);
+}
+
+TEST(IntersectQueries, ReadsUpToFiveTermsAndCountsBlankLines) {
+  QueryReport rep;
+  const auto q = parse_queries("q", "1 2 3\n\n4\t0  2 1 3\r\n", 5, &rep);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[1].terms, (std::vector<std::uint32_t>{4, 0, 2, 1, 3}));
+  EXPECT_EQ(q[1].line, 3);
+  EXPECT_EQ(rep.blank_lines, 1u);
+  EXPECT_NE(
+      error_of([] { parse_queries("q", "1 2\n7 1\n", 5); }).find("q line 2: unknown term 7 (the index has 5 lists"),
+      std::string::npos);
+  EXPECT_NE(error_of([] { parse_queries("q", "1 2 3 4 0 1\n", 5); }).find("line 1: more than 5 terms"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_queries("q", "1 x\n", 5); }).find("'x' is not a term id"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_queries("q", "-1\n", 5); }).find("'-1' is not a term id"), std::string::npos);
+}
+
+TEST(IntersectIndex, WritesWhatItReads) {
+  const DataSet d = small_set();
+  const std::string ip = ::testing::TempDir() + "/isect_index.bin", qp = ::testing::TempDir() + "/isect_q.txt";
+  write_index(ip, d.index);
+  write_queries(qp, d.queries);
+  const PostingIndex back = read_index(ip);
+  EXPECT_EQ(back.ids, d.index.ids);
+  EXPECT_EQ(back.offsets, d.index.offsets);
+  const auto q = read_queries(qp, back.lists());
+  ASSERT_EQ(q.size(), d.queries.size());
+  EXPECT_EQ(q[17].terms, d.queries[17].terms);
+}
+
+TEST(IntersectGenerate, SmallSetHasTheStudysShape) {
+  const DataSet d = small_set();
+  ASSERT_EQ(d.index.lists(), 1000u);
+  ASSERT_EQ(d.queries.size(), 300u);
+  for (std::size_t i = 0; i < d.index.lists(); ++i) {
+    EXPECT_GE(d.index.length(i), 50u);
+    EXPECT_LE(d.index.length(i), 100u);
+  }
+  for (const Query& q : d.queries) EXPECT_EQ(std::set<std::uint32_t>(q.terms.begin(), q.terms.end()).size(), 5u);
+  EXPECT_EQ(small_set().index.ids, d.index.ids);  // deterministic
+  EXPECT_NE(small_set(1).index.ids, d.index.ids);
+}
+
+TEST(IntersectGenerate, Gov2ShapeHasTheStatedMeanAndMaximum) {
+  Gov2Shape s;
+  s.lists = 100;  // the full 2,000 lists are the bench's; the shape is the same
+  s.queries = 200;
+  const DataSet d = gov2_shaped(s);
+  EXPECT_EQ(d.index.ids.size(), 1989940u);  // 19,899.4 x 100
+  EXPECT_DOUBLE_EQ(d.index.mean_length(), 19899.4);
+  EXPECT_EQ(d.index.max_id, 25205174u);
+  std::size_t longest = 0, shortest = SIZE_MAX;
+  for (std::size_t i = 0; i < d.index.lists(); ++i) {
+    longest = std::max(longest, d.index.length(i));
+    shortest = std::min(shortest, d.index.length(i));
+  }
+  EXPECT_GT(longest, 50 * shortest);  // a Zipf-like spread
+  for (const Query& q : d.queries) {
+    EXPECT_GE(q.terms.size(), 2u);
+    EXPECT_LE(q.terms.size(), 5u);
+  }
+}
+
+void expect_all_serial_exact(const DataSet& d, const std::string& what) {
+  const HashTables h = build_hash_tables(d.index);
+  for (const IntersectVariant& v : intersect_variants()) {
+    if (v.grain != IntersectGrain::Serial) continue;
+    for (const Query& q : d.queries) {
+      const Lists l = lists_of(d.index, q);
+      ASSERT_EQ(v.serial(l, terms_by_length(d.index, q), h), oracle_intersect(l))
+          << v.name << " on " << what << " query line " << q.line;
+    }
+  }
+}
+
+TEST(IntersectSerial, OracleIsChainedSetIntersection) {
+  PostingIndex ix;
+  ix.add({13, 16, 17, 40, 50});  // the study's "2014 NBA Final"
+  ix.add({4, 8, 11, 13, 14, 16, 17, 39, 40, 42, 50});
+  ix.add({1, 2, 3, 5, 9, 10, 13, 16, 18, 20, 40, 50});
+  const Query q{{2, 0, 1}, 1};
+  EXPECT_EQ(terms_by_length(ix, q), (std::vector<std::uint32_t>{0, 1, 2}));
+  EXPECT_EQ(oracle_intersect(lists_of(ix, q)), (std::vector<std::uint32_t>{13, 16, 40, 50}));
+  expect_all_serial_exact({ix, {q}}, "the study's example");
+}
+
+TEST(IntersectSerial, ExactOnSmallRandomAndAdversarialSets) {
+  expect_all_serial_exact(small_set(), "the small set");
+  expect_all_serial_exact(small_set(99), "the small set, seed 99");
+  for (auto& [name, d] : adversarial_sets()) expect_all_serial_exact(d, name);
+  for (int r : {1, 16, 256}) expect_all_serial_exact(ratio_set(100, r, 20), "ratio " + std::to_string(r));
+  for (int t = 1; t <= 5; ++t) expect_all_serial_exact(terms_set(t, 500, 20), std::to_string(t) + " terms");
+}
+
+TEST(IntersectSerial, ExactOnAGov2ShapedSlice) {
+  Gov2Shape s;
+  s.lists = 60;
+  s.queries = 60;
+  s.mean_length = 2000;
+  s.max_id = 200000;  // denser, so answers are not empty
+  expect_all_serial_exact(gov2_shaped(s), "a GOV2-shaped slice");
+}
+
+TEST(IntersectSerial, HashBucketsCoverTheIdRange) {
+  EXPECT_EQ(hash_bucket(0, 1000), 0u);
+  EXPECT_EQ(hash_bucket(1000, 1000), 511u);
+  EXPECT_EQ(hash_bucket(0xFFFFFFFFu, 0xFFFFFFFFu), 511u);
+}
+
+TEST(IntersectRegistry, RowsAreConsistentAndInTheCatalog) {
+  for (const IntersectVariant& v : intersect_variants())
+    EXPECT_TRUE(intersect_variant_problems(v).empty()) << intersect_variant_problems(v).front();
+  bool listed = false;
+  for (const auto& f : registry::catalog())
+    if (f.study == "intersect") {
+      listed = true;
+      EXPECT_TRUE(f.problems().empty());
+      EXPECT_EQ(f.entries().size(), intersect_variants().size());
+    }
+  EXPECT_TRUE(listed);
+  EXPECT_NO_THROW(registry::check_all());
+  IntersectVariant bad = intersect_variant("svs_coarse");
+  bad.name = "svs_fine";
+  EXPECT_FALSE(intersect_variant_problems(bad).empty());
+  bad = intersect_variant("svs_serial");
+  bad.serial = nullptr;
+  EXPECT_FALSE(intersect_variant_problems(bad).empty());
+  EXPECT_NE(error_of([] { intersect_variant("svs_turbo"); }).find("unknown intersection variant 'svs_turbo'"),
+            std::string::npos);
+}
+
+}  // namespace

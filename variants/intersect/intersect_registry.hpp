@@ -1,0 +1,53 @@
+// The posting-list study's registry: every way to intersect a query's lists, a row of one
+// table. Serial rows run on the CPU; GPU rows launch a marking kernel over tiles (a tile is up
+// to kIntersectTile ids of one query's shortest list). `batched` rows run a whole batch of
+// queries in one launch; the others launch per query and copy each count back, as the study
+// did. Tests, fixtures, `distancies intersect` and `distancies list` iterate this table.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "variants/intersect/cpu_intersect.hpp"
+#include "kernels/intersect/intersect_args.cuh"
+#include "variants/registry_model.hpp"
+
+namespace distancies {
+
+enum class IntersectGrain { Serial, Coarse, Fine };
+
+struct IntersectVariant {
+  const char* name;  // <algorithm>_<grain>[_batch]
+  const char* description;
+  const char* origin;  // "study" or "beyond the study"
+  IntersectMethod method;
+  IntersectGrain grain;
+  bool batched;  // GPU: all queries in one launch (else a launch, a select and a copy per query)
+  // GPU rows: the marking kernel over `ntiles` tiles starting at args.tiles.
+  void (*mark)(const IntersectArgs& args, int ntiles, cudaStream_t stream);
+  // Serial rows: the query's lists shortest first and their term ids.
+  std::vector<std::uint32_t> (*serial)(const intersect::Lists& lists, const std::vector<std::uint32_t>& terms,
+                                       const intersect::HashTables& hash);
+};
+
+const registry::Table<IntersectVariant>& intersect_variants();
+const IntersectVariant& intersect_variant(const std::string& name);  // unknown: one error line
+
+const char* method_name(IntersectMethod m);  // svs, adp, hash, gallop, bitmap, mergepath, staged
+const char* grain_name(IntersectGrain g);    // serial, coarse, fine
+// The fixture's <grain> part: serial, coarse, fine, coarse_batch, fine_batch.
+std::string grain_label(const IntersectVariant& v);
+// Problems with a row (empty: none): launch or serial function as its grain needs, its name.
+std::vector<std::string> intersect_variant_problems(const IntersectVariant& v);
+
+// Marking launchers (intersect_mark.cu).
+template <IntersectMethod M>
+void launch_coarse_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
+template <IntersectMethod M>
+void launch_fine_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
+void launch_merge_path_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
+void launch_staged_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
+
+}  // namespace distancies

@@ -1,0 +1,132 @@
+// The table of intersection variants: the study's nine (serial, coarse, fine for SVS, ADP and
+// Hash(512)), the same kernels run as one batch, and four beyond the study.
+#include <string>
+
+#include "variants/intersect/intersect_registry.hpp"
+
+namespace distancies {
+namespace {
+
+using intersect::HashTables;
+using intersect::Lists;
+using Ids = std::vector<std::uint32_t>;
+
+Ids run_svs(const Lists& l, const Ids&, const HashTables&) { return intersect::svs_serial(l); }
+Ids run_adp(const Lists& l, const Ids&, const HashTables&) { return intersect::adp_serial(l); }
+Ids run_hash(const Lists& l, const Ids& t, const HashTables& h) { return intersect::hash_serial(l, t, h); }
+
+using M = IntersectMethod;
+using G = IntersectGrain;
+
+}  // namespace
+
+const registry::Table<IntersectVariant>& intersect_variants() {
+  static const registry::Table<IntersectVariant> t(
+      "intersect", "intersect", "intersection variant",
+      {
+          {"svs_serial", "SVS on the CPU: the two shortest lists zipped, then the survivors with each next list",
+           "study", M::Svs, G::Serial, false, nullptr, run_svs},
+          {"adp_serial", "ADP on the CPU: each id of the shortest list looked for in every list, a cursor per list",
+           "study", M::Adp, G::Serial, false, nullptr, run_adp},
+          {"hash_serial", "Hash(512) on the CPU: the id's bucket in each list, a binary search inside it", "study",
+           M::Hash, G::Serial, false, nullptr, run_hash},
+          {"svs_coarse",
+           "SVS, a thread per 8 ids of the shortest list, start by binary search, zipper per list; a launch per query",
+           "study", M::Svs, G::Coarse, false, launch_coarse_mark<M::Svs>, nullptr},
+          {"adp_coarse", "ADP, a thread per 8 ids of the shortest list, a cursor per list; a launch per query", "study",
+           M::Adp, G::Coarse, false, launch_coarse_mark<M::Adp>, nullptr},
+          {"hash_coarse",
+           "Hash(512), a thread per 8 ids of the shortest list, bucket then binary search; a launch per query", "study",
+           M::Hash, G::Coarse, false, launch_coarse_mark<M::Hash>, nullptr},
+          {"svs_fine", "SVS, a warp compares one id with 32 ids of a list per step, list by list; a launch per query",
+           "study", M::Svs, G::Fine, false, launch_fine_mark<M::Svs>, nullptr},
+          {"adp_fine", "ADP, a warp compares one id with 32 ids of each list per step; a launch per query", "study",
+           M::Adp, G::Fine, false, launch_fine_mark<M::Adp>, nullptr},
+          {"hash_fine", "Hash(512), a warp scans the id's bucket 32 ids a step; a launch per query", "study", M::Hash,
+           G::Fine, false, launch_fine_mark<M::Hash>, nullptr},
+          {"svs_coarse_batch",
+           "svs_coarse with every query of the batch in one launch, work split by the shortest lists",
+           "beyond the study", M::Svs, G::Coarse, true, launch_coarse_mark<M::Svs>, nullptr},
+          {"adp_coarse_batch", "adp_coarse with every query of the batch in one launch", "beyond the study", M::Adp,
+           G::Coarse, true, launch_coarse_mark<M::Adp>, nullptr},
+          {"hash_coarse_batch", "hash_coarse with every query of the batch in one launch", "beyond the study", M::Hash,
+           G::Coarse, true, launch_coarse_mark<M::Hash>, nullptr},
+          {"svs_fine_batch", "svs_fine with every query of the batch in one launch", "beyond the study", M::Svs,
+           G::Fine, true, launch_fine_mark<M::Svs>, nullptr},
+          {"adp_fine_batch", "adp_fine with every query of the batch in one launch", "beyond the study", M::Adp,
+           G::Fine, true, launch_fine_mark<M::Adp>, nullptr},
+          {"hash_fine_batch", "hash_fine with every query of the batch in one launch", "beyond the study", M::Hash,
+           G::Fine, true, launch_fine_mark<M::Hash>, nullptr},
+          {"gallop_coarse_batch",
+           "a thread per 8 ids, galloping (exponential) search from its cursor in each list; one launch",
+           "beyond the study", M::Gallop, G::Coarse, true, launch_coarse_mark<M::Gallop>, nullptr},
+          {"bitmap_coarse_batch", "long lists as bitmaps (one bit test an id), galloping in the others; one launch",
+           "beyond the study", M::Bitmap, G::Coarse, true, launch_coarse_mark<M::Bitmap>, nullptr},
+          {"mergepath_coarse_batch",
+           "merge-path partitioning: each thread 8 steps of the merge of the two shortest lists (equal work), "
+           "galloping in the others; one launch",
+           "beyond the study", M::MergePath, G::Coarse, true, launch_merge_path_mark, nullptr},
+          {"staged_coarse_batch",
+           "a block reads each list's window for its 1,024 ids into shared memory (coalesced) and its threads "
+           "binary-search there; long windows galloped, bitmapped lists one bit test; one launch",
+           "beyond the study", M::Staged, G::Coarse, true, launch_staged_mark, nullptr},
+      });
+  return t;
+}
+
+const IntersectVariant& intersect_variant(const std::string& name) { return intersect_variants().at(name); }
+
+const char* method_name(IntersectMethod m) {
+  switch (m) {
+    case M::Svs:
+      return "svs";
+    case M::Adp:
+      return "adp";
+    case M::Hash:
+      return "hash";
+    case M::Gallop:
+      return "gallop";
+    case M::Bitmap:
+      return "bitmap";
+    case M::MergePath:
+      return "mergepath";
+    case M::Staged:
+      return "staged";
+  }
+  return "?";
+}
+
+const char* grain_name(IntersectGrain g) {
+  switch (g) {
+    case G::Serial:
+      return "serial";
+    case G::Coarse:
+      return "coarse";
+    case G::Fine:
+      return "fine";
+  }
+  return "?";
+}
+
+std::string grain_label(const IntersectVariant& v) {
+  return std::string(grain_name(v.grain)) + (v.batched ? "_batch" : "");
+}
+
+std::vector<std::string> intersect_variant_problems(const IntersectVariant& v) {
+  std::vector<std::string> out;
+  const std::string me = std::string("intersection variant '") + v.name + "'";
+  if (v.grain == G::Serial && (!v.serial || v.mark))
+    out.push_back(me + " is serial but has no CPU function (or has a kernel)");
+  if (v.grain != G::Serial && (!v.mark || v.serial))
+    out.push_back(me + " runs on the GPU but has no kernel (or has a CPU function)");
+  if (v.grain == G::Serial && v.batched) out.push_back(me + " is serial and batched");
+  if (v.method == M::MergePath && v.grain == G::Serial) out.push_back(me + ": no serial merge-path row");
+  if (v.grain == G::Fine &&
+      (v.method == M::Gallop || v.method == M::Bitmap || v.method == M::MergePath || v.method == M::Staged))
+    out.push_back(me + ": no fine-grained kernel for " + method_name(v.method));
+  const std::string expect = std::string(method_name(v.method)) + "_" + grain_label(v);
+  if (expect != v.name) out.push_back(me + " should be named '" + expect + "' (<algorithm>_<grain>)");
+  return out;
+}
+
+}  // namespace distancies
