@@ -2,13 +2,13 @@
 # On a GPU host, from a portable folder (scripts/pack_portable.sh): runs every test binary,
 # compute-sanitizer's four tools over the registry, and a short benchmark; logs go to $OUT
 # (or ./gpu-check-out).
-#   gpu_check.sh [PORTABLE_DIR=.] [--no-sanitize] [--no-bench]
+#   gpu_check.sh [PORTABLE_DIR=.] [--no-tests] [--no-sanitize] [--no-bench]
 set -uo pipefail
 dir=${1:-.}
 shift || true
-sanitize=1 bench=1
+tests=1 sanitize=1 bench=1
 for a in "$@"; do
-  case $a in --no-sanitize) sanitize=0 ;; --no-bench) bench=0 ;; esac
+  case $a in --no-tests) tests=0 ;; --no-sanitize) sanitize=0 ;; --no-bench) bench=0 ;; esac
 done
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
@@ -16,6 +16,7 @@ mkdir -p "$out"
 status=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --format=csv | tee "$out/nvidia-smi.csv"
 for t in "$dir"/test_*; do
+  [ $tests = 1 ] || break
   name=$(basename "$t")
   if "$t" --gtest_brief=1 >"$out/$name.log" 2>&1; then r=ok; else r=FAILED; status=1; fi
   echo "$name: $r ($(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$name.log" | tr '\n' ' '))"

@@ -195,15 +195,15 @@ std::vector<std::vector<std::uint32_t>> GpuBatch::answers() {
   const Tiling& tl = *last_tiling_;
   std::vector<unsigned> counts(tl.begin.back());
   CUDA_CHECK(cudaMemcpy(counts.data(), tl.counts.as<unsigned>(), counts.size() * 4, cudaMemcpyDeviceToHost));
-  std::vector<unsigned> out(shortest_ids_);
-  CUDA_CHECK(cudaMemcpy(out.data(), out_.as<unsigned>(), out.size() * 4, cudaMemcpyDeviceToHost));
+  // Only the ids the kernels wrote are read back (the rest of the output is never written).
   std::vector<std::vector<std::uint32_t>> res(host_queries_.size());
   std::uint64_t packed = 0;  // a batch packs the answers query after query
   for (std::size_t q = 0; q < res.size(); ++q) {
     std::uint64_t n = 0;
     for (int t = tl.begin[q]; t < tl.begin[q + 1]; ++t) n += counts[t];
     const std::uint64_t at = last_batched_ ? packed : host_queries_[q].cand_base;
-    res[q].assign(out.begin() + at, out.begin() + at + n);
+    res[q].resize(n);
+    if (n) CUDA_CHECK(cudaMemcpy(res[q].data(), out_.as<unsigned>() + at, n * 4, cudaMemcpyDeviceToHost));
     packed += n;
   }
   return res;
