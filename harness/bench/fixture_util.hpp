@@ -64,4 +64,11 @@ inline benchmark::internal::Benchmark* timed(benchmark::internal::Benchmark* b) 
   return b;
 }
 
+// A family's minimum time per repetition, unless noise-based stopping decides the samples
+// itself (then every fixture runs one Google Benchmark iteration, and Google Benchmark refuses
+// a minimum time beside a fixed iteration count).
+inline benchmark::internal::Benchmark* min_time(benchmark::internal::Benchmark* b, double seconds) {
+  return measure_config().stopping.enabled() ? b : b->MinTime(seconds);
+}
+
 }  // namespace distancies::bench

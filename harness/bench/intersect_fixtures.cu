@@ -176,7 +176,7 @@ void register_intersect_fixtures(bool gpu) {
   std::vector<std::string> sets = {"small", "gov2"};
   if (std::getenv("DISTANCIES_INTERSECT_REAL")) sets.push_back("real");
   for (const std::string& set : sets) {
-    if (gpu) timed(add("intersect/floor/set:" + set, floor_fixture, set))->MinTime(kMinSeconds);
+    if (gpu) min_time(timed(add("intersect/floor/set:" + set, floor_fixture, set)), kMinSeconds);
     for (const IntersectVariant& v : intersect_variants()) {
       if (!v.serial && !gpu) continue;
       const std::string name = std::string("intersect/") + method_name(v.method) + "/" + grain_label(v) + "/set:" + set;
@@ -184,9 +184,9 @@ void register_intersect_fixtures(bool gpu) {
       if (v.serial)
         b->Iterations(set == "small" ? 20 : 2);
       else
-        b->MinTime(kMinSeconds);
+        min_time(b, kMinSeconds);
       if (v.mark && !v.batched)  // the study's memory comparison, on its per-query variants
-        timed(add(name + "/mem:managed", intersect_fixture, &v, set, IndexMemory::Managed))->MinTime(kMinSeconds);
+        min_time(timed(add(name + "/mem:managed", intersect_fixture, &v, set, IndexMemory::Managed)), kMinSeconds);
     }
   }
   // Time against list-length ratio and query length: the batched GPU rows and serial SVS.
@@ -195,12 +195,12 @@ void register_intersect_fixtures(bool gpu) {
     for (int r : {1, 4, 16, 64, 256}) {
       auto* b = timed(add("intersect_shape/" + std::string(v.name) + "/ratio:" + std::to_string(r), intersect_fixture,
                           &v, "ratio:" + std::to_string(r), IndexMemory::Explicit));
-      v.serial ? b->Iterations(3) : b->MinTime(kMinSeconds);
+      v.serial ? b->Iterations(3) : min_time(b, kMinSeconds);
     }
     for (int k = 1; k <= 5; ++k) {
       auto* b = timed(add("intersect_shape/" + std::string(v.name) + "/terms:" + std::to_string(k), intersect_fixture,
                           &v, "terms:" + std::to_string(k), IndexMemory::Explicit));
-      v.serial ? b->Iterations(3) : b->MinTime(kMinSeconds);
+      v.serial ? b->Iterations(3) : min_time(b, kMinSeconds);
     }
   }
 }

@@ -124,9 +124,9 @@ void register_moments_fixtures() {
     for (int lg : kMomentsLog2Elements) {
       const long long rows = std::max(1LL, ((1LL << lg) + cols - 1) / cols);
       const std::string tail = "/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols);
-      timed(add("moments/floor" + tail, floor_fixture, rows, cols))->MinTime(kMomentsMinTime);
+      min_time(timed(add("moments/floor" + tail, floor_fixture, rows, cols)), kMomentsMinTime);
       for (const MomentsVariant& v : moments_variants())
-        timed(add("moments/" + std::string(v.name) + tail, variant_fixture, &v, rows, cols))->MinTime(kMomentsMinTime);
+        min_time(timed(add("moments/" + std::string(v.name) + tail, variant_fixture, &v, rows, cols)), kMomentsMinTime);
     }
 }
 
