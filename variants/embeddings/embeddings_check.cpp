@@ -53,6 +53,28 @@ std::vector<std::string> stage_problems(const TopkStage& s, const Table<TopkStag
   return out;
 }
 
+namespace {
+
+// A row's fallback chain resolves and ends (no row falls back to itself, directly or not).
+template <class Row>
+void fallback_chain_problems(const Row& row, const Table<Row>& all, const std::string& me, std::vector<std::string>& out) {
+  const Row* at = &row;
+  for (int hops = 0; at->fallback; ++hops) {
+    const Row* next = all.find(at->fallback);
+    if (!next) {
+      out.push_back(me + " falls back to unknown " + all.what() + " '" + at->fallback + "'");
+      return;
+    }
+    if (hops > static_cast<int>(all.size())) {
+      out.push_back(me + "'s fallbacks go round in a circle");
+      return;
+    }
+    at = next;
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> pipeline_problems(const Pipeline& p, const Table<DotVariant>& dots,
                                            const Table<TopkStage>& stages, const Table<Pipeline>& all) {
   std::vector<std::string> out;
@@ -72,20 +94,7 @@ std::vector<std::string> pipeline_problems(const Pipeline& p, const Table<DotVar
     have = s->output;
   }
   if (have != StageData::TopK) out.push_back(me + " ends with " + std::string(stage_data_name(have)) + ", not the top k");
-  // The fallback chain resolves and ends (no pipeline falls back to itself, directly or not).
-  const Pipeline* at = &p;
-  for (int hops = 0; at && at->fallback; ++hops) {
-    const Pipeline* next = all.find(at->fallback);
-    if (!next) {
-      out.push_back(me + " falls back to unknown pipeline '" + at->fallback + "'");
-      break;
-    }
-    if (hops > static_cast<int>(all.size())) {
-      out.push_back(me + "'s fallbacks go round in a circle");
-      break;
-    }
-    at = next;
-  }
+  fallback_chain_problems(p, all, me, out);
   return out;
 }
 
@@ -96,19 +105,7 @@ std::vector<std::string> batch_problems(const BatchPipeline& b, const Table<Batc
   const std::string me = std::string("batch pipeline '") + b.name + "'";
   if (b.per_query && !pipelines().find(b.per_query)) out.push_back(me + " runs unknown pipeline '" + b.per_query + "'");
   if (!b.fallback && !pipelines().find("fused")) out.push_back(me + " ends in the exact pipeline 'fused', which is not registered");
-  const BatchPipeline* at = &b;
-  for (int hops = 0; at && at->fallback; ++hops) {
-    const BatchPipeline* next = all.find(at->fallback);
-    if (!next) {
-      out.push_back(me + " falls back to unknown batch pipeline '" + at->fallback + "'");
-      break;
-    }
-    if (hops > static_cast<int>(all.size())) {
-      out.push_back(me + "'s fallbacks go round in a circle");
-      break;
-    }
-    at = next;
-  }
+  fallback_chain_problems(b, all, me, out);
   return out;
 }
 
