@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <map>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "harness/bench/measure.hpp"
@@ -50,8 +51,15 @@ void guarded(benchmark::State& st, Fn fn, Args... args) {
   }
 }
 
+// Every fixture name this process registered, in order (what the registry gave the bench).
+inline std::vector<std::string>& registered_fixtures() {
+  static std::vector<std::string> names;
+  return names;
+}
+
 template <class Fn, class... Args>
 benchmark::internal::Benchmark* add(const std::string& name, Fn fn, Args... args) {
+  registered_fixtures().push_back(name);
   return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { guarded(st, fn, args...); });
 }
 

@@ -1,0 +1,39 @@
+// The registry reaches the fixtures: with the trivial rows of tests/trivial_entry.cpp added
+// (a top-k stage and a pipeline, nowhere else), registering the bench's families gives them
+// their fixtures, named as every other row's, with no other change. Runs on the CPU: fixtures
+// are registered here, not run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "harness/bench/bench_state.hpp"
+#include "harness/bench/fixture_util.hpp"
+#include "harness/bench/fixtures.hpp"
+#include "trivial_entry.hpp"
+
+using namespace distancies;
+
+namespace {
+
+TEST(BenchRegistry, AnAddedRowGetsItsFixtures) {
+  bench::BenchConfig c;
+  c.rows = 1000;  // a small model: only the names matter here
+  c.dim = 8;
+  bench::init_bench_state(c);
+  bench::register_fixtures(true);  // the GPU families too: registering them needs no GPU
+  const auto& names = bench::registered_fixtures();
+  auto has = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+  const std::string stage = distancies::testing::kTrivialStage, pipe = distancies::testing::kTrivialPipeline;
+  for (const std::string& want : {"topk/" + stage + "/k:1", "topk/" + stage + "/k:10", "topk/" + stage + "/k:1024",
+                                  "topk/" + stage + "/rows:65536/k:100", "pipeline/" + pipe})
+    EXPECT_TRUE(has(want)) << want << " was not registered";
+  // The built-in rows are named the same way, and the other studies' families are there too.
+  EXPECT_TRUE(has("topk/fused_scan_topk/k:10"));
+  EXPECT_TRUE(has("pipeline/fused_f16"));
+  EXPECT_TRUE(has("batch/batch_f16_h/batch:1024"));
+  EXPECT_TRUE(std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.rfind("moments/one_pass/", 0) == 0; }));
+  EXPECT_TRUE(std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.rfind("intersect/", 0) == 0; }));
+}
+
+}  // namespace
