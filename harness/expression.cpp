@@ -71,11 +71,37 @@ std::vector<Term> parse_expression(std::string_view text) {
   return terms;
 }
 
+namespace {
+
+// The text read as an expression, when every word is known (for the note only).
+bool reads_as_expression(const Model& m, std::string_view text) {
+  try {
+    const std::vector<Term> terms = parse_expression(text);
+    if (terms.size() < 2) return false;
+    for (const Term& t : terms)
+      if (m.find(t.word) < 0) return false;
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
 Query make_query(const Model& m, std::string_view text) {
   Query q;
   q.text = std::string(text);
   q.vector.assign(static_cast<std::size_t>(m.dim), 0.0f);
-  for (const Term& t : parse_expression(text)) {
+  std::vector<Term> terms;
+  if (text.find(' ') != std::string_view::npos && m.find(text) >= 0) {
+    terms.push_back({+1, std::string(text)});  // the whole text is a word of the vocabulary
+    if (reads_as_expression(m, text))
+      q.note = "'" + q.text + "' is a word of the vocabulary and also an expression of its words: searched as the word" +
+               " (quote each word for the expression)";
+  } else {
+    terms = parse_expression(text);
+  }
+  for (const Term& t : terms) {
     std::int64_t r = m.find(t.word);
     if (r < 0) throw Error("unknown word: '" + t.word + "'");
     const float* v = m.row(r);

@@ -25,8 +25,13 @@ struct Query {
   std::vector<float> vector;            // dim floats
   float norm = 0;                       // fp64 norm rounded to float
   std::vector<std::int32_t> word_rows;  // rows of the expression's words (excluded by default)
+  std::string note;                     // which reading was taken, when the text has two
 };
 
+// The text as people type it: when the whole text (spaces and operators included) is a word of
+// the vocabulary, it is that word (GloVe 840B has words with spaces); otherwise it is an
+// expression. When it is a word and also an expression of known words, `note` says the word
+// was taken (quote the words, `"king" - "man"`, for the expression).
 // Looks every word up (unknown word -> Error naming it) and sums the signed row vectors in
 // float32, as the study does. A zero result is an Error (cosine is undefined).
 Query make_query(const Model& m, std::string_view text);

@@ -100,3 +100,24 @@ TEST(Synthetic, DeterministicAndContainsStudyWords) {
     }
   EXPECT_TRUE(differs) << "the seed changes nothing";
 }
+
+// Expressions as people type them: the whole text is a word when the vocabulary has it (with
+// a note when it also reads as an expression), an expression otherwise.
+TEST(Expression, WholeTextIsAWordWhenTheVocabularyHasIt) {
+  Model m;
+  m.allocate(4, 3);
+  m.words = {"king", "king - man", "man", "woman"};  // sorted byte-wise
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    for (int j = 0; j < m.dim; ++j) m.row(r)[j] = float(r + 1) * (j == r % 3 ? 2.0f : 0.5f);
+    m.norms[static_cast<std::size_t>(r)] = vector_norm(m.row(r), m.dim);
+  }
+  const Query word = make_query(m, "king - man");
+  EXPECT_EQ(word.word_rows, (std::vector<std::int32_t>{1}));
+  EXPECT_THAT(word.note, HasSubstr("searched as the word"));
+  const Query expr = make_query(m, "man + woman");  // not a word: the expression, no note
+  EXPECT_EQ(expr.word_rows, (std::vector<std::int32_t>{2, 3}));
+  EXPECT_TRUE(expr.note.empty());
+  const Query quoted = make_query(m, "\"king\" - \"man\"");  // quoted words: always the expression
+  EXPECT_EQ(quoted.word_rows, (std::vector<std::int32_t>{0, 2}));
+  EXPECT_TRUE(make_query(m, "king").note.empty());
+}

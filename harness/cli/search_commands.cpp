@@ -67,8 +67,11 @@ void add_search_commands(CLI::App& app) {
         if (failed) throw Error(std::to_string(failed) + " of " + std::to_string(lines.size()) + " queries failed");
         return;
       }
-      std::string text;
-      for (const auto& w : *words) text += (text.empty() ? "" : " ") + (w.find(' ') != std::string::npos ? '"' + w + '"' : w);
+      // One argument is the text as typed ("king - man + woman": an expression unless that exact
+      // string is a word); among several, an argument with spaces is one word.
+      std::string text = words->size() == 1 ? words->front() : std::string();
+      if (words->size() > 1)
+        for (const auto& w : *words) text += (text.empty() ? "" : " ") + (w.find(' ') != std::string::npos ? '"' + w + '"' : w);
       Session s(*o);
       s.run(text, o->also_cpu);
     });

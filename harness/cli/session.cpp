@@ -114,6 +114,7 @@ void Session::run(const std::string& text, bool also_cpu) {
     return;
   }
   const Query q = make_query(model_, text);
+  if (!q.note.empty()) std::fprintf(stderr, "distancies: note: %s\n", q.note.c_str());
   Answer a;
   a.query = text;
   a.k = o_.k;
@@ -139,6 +140,8 @@ int Session::run_batch(const std::vector<BatchLine>& lines, bool also_cpu) {
     a.k = o_.k;
     try {
       queries.push_back(make_query(model_, l.text));
+      if (!queries.back().note.empty())
+        std::fprintf(stderr, "distancies: note: line %d: %s\n", l.line, queries.back().note.c_str());
       slot.push_back(out.size());
     } catch (const Error& e) {
       a.error = e.what();
