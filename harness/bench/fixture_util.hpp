@@ -51,6 +51,21 @@ void guarded(benchmark::State& st, Fn fn, Args... args) {
   }
 }
 
+// Device work that must read `bytes` at least, timed by the engine: counters kernel_ms (the
+// mean sample) and gb_per_s (the bytes over that mean). Returns the mean ms, 0 when the engine
+// refused the figure (the fixture is then an error).
+inline double exec_kernel(benchmark::State& st, const DeviceWork& work, double bytes) {
+  Means m;
+  ExecOptions o;
+  o.min_bytes = bytes;
+  o.on_sample = [&](double ms) { m.add("kernel_ms", ms); };
+  if (!exec(st, work, o)) return 0;
+  m.publish(st);
+  const double ms = m.mean("kernel_ms");
+  if (ms > 0) st.counters["gb_per_s"] = bytes / (ms * 1e6);
+  return ms;
+}
+
 // Every fixture name this process registered, in order (what the registry gave the bench).
 inline std::vector<std::string>& registered_fixtures() {
   static std::vector<std::string> names;

@@ -38,20 +38,6 @@ using namespace intersect;
 constexpr double kMinSeconds = 0.2;
 using Answers = std::vector<std::vector<std::uint32_t>>;
 
-// GPU rows are timed by the shared engine (harness/bench/measure.hpp); returns the mean
-// milliseconds per batch, 0 when the engine refused the figure (the fixture is then an error).
-double time_device(benchmark::State& st, double bytes, const DeviceWork& work) {
-  Means m;
-  ExecOptions o;
-  o.min_bytes = bytes;
-  o.on_sample = [&](double ms) { m.add("ms", ms); };
-  if (!exec(st, work, o)) return 0;
-  m.publish(st);
-  const double ms = m.mean("ms");
-  if (ms > 0) st.counters["gb_per_s"] = bytes / (ms / 1e3) / 1e9;
-  return ms;
-}
-
 // The serial CPU rows: one untimed run, then the host clock around each iteration.
 double time_host(benchmark::State& st, double bytes, const std::function<void()>& work) {
   work();
@@ -159,14 +145,14 @@ void intersect_fixture(benchmark::State& st, const IntersectVariant* v, std::str
   GpuBatch& b = s.gpu(mem);
   b.run(*v, nullptr);
   if (b.answers() != s.oracle) throw Error(std::string(v->name) + " differs from the oracle on set " + set);
-  const double ms = time_device(st, double(s.bytes), [&](cudaStream_t stream) { b.run(*v, stream); });
+  const double ms = exec_kernel(st, [&](cudaStream_t stream) { b.run(*v, stream); }, double(s.bytes));
   if (ms > 0) publish(st, s, ms, true);
 }
 
 void floor_fixture(benchmark::State& st, std::string set) {
   SetState& s = set_state(set);
   GpuBatch& b = s.gpu(IndexMemory::Explicit);
-  const double ms = time_device(st, double(s.bytes), [&](cudaStream_t stream) { b.run_floor(stream); });
+  const double ms = exec_kernel(st, [&](cudaStream_t stream) { b.run_floor(stream); }, double(s.bytes));
   if (ms > 0) publish(st, s, ms, false);
 }
 

@@ -26,21 +26,6 @@ const int kMomentsLog2Elements[] = {10, 14, 18, 22, 26, 28};
 constexpr std::uint64_t kMomentsSeed = 1;
 constexpr double kMomentsMinTime = 0.05;  // seconds of device time per fixture: the family stays ~2 minutes
 
-// Timed by the shared engine (harness/bench/measure.hpp): kernel_ms and gb_per_s per sample;
-// returns the mean milliseconds per call (0 when the engine refused the figure).
-double measure_moments(benchmark::State& st, double bytes, const DeviceWork& work) {
-  Means m;
-  ExecOptions o;
-  o.min_bytes = bytes;
-  o.on_sample = [&](double ms) {
-    m.add("kernel_ms", ms);
-    m.add("gb_per_s", bytes / (ms * 1e6));
-  };
-  if (!exec(st, work, o)) return 0;
-  m.publish(st);
-  return m.mean("kernel_ms");
-}
-
 // The matrix of the current shape in both layouts, its oracle and its read floor; fixtures
 // run in registration order, grouped by shape, so one shape is kept at a time.
 struct Shape {
@@ -91,9 +76,9 @@ void shape_counters(benchmark::State& st, const Shape& s, double ms) {
 void floor_fixture(benchmark::State& st, long long rows, int cols) {
   const Shape& s = shape(rows, cols, false);
   DeviceBuffer sink(static_cast<std::size_t>(floor_sink_len()) * sizeof(float), "floor sink");
-  const double ms = measure_moments(st, s.bytes(), [&](cudaStream_t stream) {
+  const double ms = exec_kernel(st, [&](cudaStream_t stream) {
     launch_read_floor(s.row_major.get(), static_cast<std::size_t>(s.bytes()), sink.as<float>(), stream);
-  });
+  }, s.bytes());
   if (ms > 0) shape_counters(st, s, ms);
 }
 
@@ -107,7 +92,7 @@ void variant_fixture(benchmark::State& st, const MomentsVariant* v, long long ro
   // The error against the oracle, once and untimed.
   v->launch(in, out.view(), scratch, nullptr);
   const MomentErrors e = moment_errors(out.download(), s.oracle);
-  const double ms = measure_moments(st, s.bytes(), [&](cudaStream_t stream) { v->launch(in, out.view(), scratch, stream); });
+  const double ms = exec_kernel(st, [&](cudaStream_t stream) { v->launch(in, out.view(), scratch, stream); }, s.bytes());
   if (ms == 0) return;
   shape_counters(st, s, ms);
   st.counters["rel_error_mean"] = e.mean;
