@@ -102,15 +102,17 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
   const std::size_t temp = plan.temp_bytes;
   const bool pinned = plan.habits.pinned_host && !opt_.force_pageable;
   const DeviceModel::Reduced* reduced = p.storage == Storage::F32 ? nullptr : &model_.reduced(p.storage);
-  if (reduced && reduced->out_of_range) {  // the 16-bit copy cannot hold this model's values
-    if (!plan.fallback) throw Error(std::string(p.name) + ": the model's values do not fit " + storage_name(p.storage));
-    ++counts_.refused;
-    return search(*plan.fallback, query, query_norm, k, bd);
-  }
-  if (reduced && !reduced_in_range(query_norm, model_.norm_range())) {
-    // Products or norms could leave fp32's normal range, where the bound does not hold
-    // (harness/precision.hpp): the exact pipeline answers.
-    if (!plan.fallback) throw Error(std::string(p.name) + ": the query and the model's norms leave fp32's normal range");
+  // The reduced path is refused (the exact fallback answers, counted) when the 16-bit copy cannot
+  // hold this model's values, or when products or norms could leave fp32's normal range, where
+  // the bound does not hold (harness/runtime/precision.hpp).
+  const std::string refused = !reduced ? std::string()
+                              : reduced->out_of_range
+                                  ? std::string("the model's values do not fit ") + storage_name(p.storage)
+                              : !reduced_in_range(query_norm, model_.norm_range())
+                                  ? std::string("the query and the model's norms leave fp32's normal range")
+                                  : std::string();
+  if (!refused.empty()) {
+    if (!plan.fallback) throw Error(std::string(p.name) + ": " + refused);
     ++counts_.refused;
     return search(*plan.fallback, query, query_norm, k, bd);
   }
