@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <string>
 
 #include "harness/runtime/cublas_check.hpp"
 #include "harness/runtime/launch.hpp"
@@ -145,6 +146,154 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
   return out;
 }
 
+// Host staging of one pass in the pinned buffer: queries and norms in, results and status out.
+struct BatchSearcher::Staging {
+  float* queries;
+  float* norms;
+  float* sims;
+  int* rows;
+  int* status;
+};
+
+// Why no query of this batch can be certified by the tiles (empty: they may answer): too many
+// results to keep candidates for, a 16-bit copy that cannot hold the model's values, fp16 scores
+// that can overflow where a row's norm nears fp16's largest value, or model norms outside the
+// range guard.
+std::string BatchSearcher::batch_refusal(const BatchPipeline& p, const DeviceModel::Reduced* red, int kk) const {
+  const NormRange& range = model_.norm_range();
+  if (kk > BatchPolicy::kMaxK) return "k is above the batch selection's largest";
+  if (red && red->out_of_range) return "the model's values do not fit its 16-bit copy";
+  if (p.scores == Storage::F16 && !(range.max_norm <= 60000.0f)) return "fp16 scores could overflow";
+  if (!reduced_in_range(1.0f, range)) return "the model's norms leave fp32's normal range";
+  return {};
+}
+
+// The device scratch of a pass of n queries, kept while the next pass fits in it.
+void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile) {
+  auto& w = buf_->pass;
+  const int dim = model_.dim;
+  // A smaller pass can want more slices per query than the allocation had room for.
+  const std::size_t entries = static_cast<std::size_t>(n) * BatchPolicy::slices(n, tile) * BatchPolicy::candidates(kk);
+  if (w.input == p.input && w.scores_type == p.scores && w.batch >= n && w.k == kk && w.tile == tile &&
+      w.list_entries >= entries)
+    return;
+  w = Buffers::Pass{};
+  const std::size_t need = batch_workspace_bytes(p.input, p.scores, n, dim, model_.ld, kk, tile);
+  if (opt_.scratch_limit && need > opt_.scratch_limit)
+    throw OutOfMemory("GPU out of memory: a batch of " + std::to_string(n) + " needs " + std::to_string(need >> 20) +
+                      " MiB of scratch, the limit is " + std::to_string(opt_.scratch_limit >> 20) + " MiB");
+  const bool f32 = gemm_storage(p.input) == Storage::F32;
+  const int ldg = f32 ? model_.ld : reduced_leading_dim(dim);
+  const int K = BatchPolicy::candidates(kk), S = BatchPolicy::slices(n, tile);
+  const std::size_t N = static_cast<std::size_t>(n);
+  w.queries = DeviceBuffer(N * dim * sizeof(float), "batch queries");
+  w.norms = DeviceBuffer(N * sizeof(float), "batch query norms");
+  w.queries_g = DeviceBuffer(N * ldg * (f32 ? 4 : 2), "normalised queries");
+  for (auto& sc : w.scores) sc = DeviceBuffer(N * tile * (p.scores == Storage::F32 ? 4 : 2), "a tile of scores");
+  w.list_entries = N * S * K;
+  w.lists_s = DeviceBuffer(w.list_entries * sizeof(float), "candidate lists");
+  w.lists_r = DeviceBuffer(w.list_entries * sizeof(int), "candidate lists");
+  w.out_s = DeviceBuffer(N * kk * sizeof(float), "batch results");
+  w.out_r = DeviceBuffer(N * kk * sizeof(int), "batch results");
+  w.status = DeviceBuffer(N * sizeof(int), "batch status");
+  w.input = p.input;
+  w.scores_type = p.scores;
+  w.batch = n;
+  w.k = kk;
+  w.tile = tile;
+}
+
+// Queries [first, first + n) and their norms copied into the pinned buffer (grown when needed).
+BatchSearcher::Staging BatchSearcher::stage_pass(const float* queries, const float* norms, int first, int n, int kk) {
+  const int dim = model_.dim;
+  const std::size_t in_floats = static_cast<std::size_t>(n) * (dim + 1);
+  const std::size_t out_bytes = static_cast<std::size_t>(n) * (kk * 8 + 4);
+  PinnedBuffer& pinned = buf_->pinned;
+  if (pinned.bytes() < in_floats * 4 + out_bytes) {
+    pinned = PinnedBuffer();  // the old one goes first
+    pinned = PinnedBuffer(in_floats * 4 + out_bytes, "batch staging");
+  }
+  Staging h;
+  h.queries = pinned.as<float>();
+  h.norms = h.queries + static_cast<std::size_t>(n) * dim;
+  std::memcpy(h.queries, queries + static_cast<std::size_t>(first) * dim, static_cast<std::size_t>(n) * dim * 4);
+  std::memcpy(h.norms, norms + first, static_cast<std::size_t>(n) * 4);
+  h.sims = h.queries + in_floats;
+  h.rows = reinterpret_cast<int*>(h.sims + static_cast<std::size_t>(n) * kk);
+  h.status = h.rows + static_cast<std::size_t>(n) * kk;
+  return h;
+}
+
+// The scan's arguments for a pass: the model copy the GEMM reads, the exact fp32 model for the
+// re-rank, and this pass's scratch.
+BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel::Reduced* red, int n, int kk, int tile,
+                                       float bound) const {
+  const auto& w = buf_->pass;
+  const int dim = model_.dim;
+  BatchScanArgs a;
+  a.input = p.input;
+  a.model = red ? red->data.get() : model_.vectors.get();
+  a.ldg = red ? reduced_leading_dim(dim) : model_.ld;
+  a.exact = DotArgs{model_.d_vectors(), model_.d_norms(), static_cast<int>(model_.rows), dim, model_.ld, nullptr, 0.0f,
+                    nullptr, nullptr};
+  a.inv_norms = buf_->inv_norms.as<float>();
+  a.queries = w.queries.as<float>();
+  a.query_norms = w.norms.as<float>();
+  a.queries_g = w.queries_g.get();
+  a.batch = n;
+  a.k = kk;
+  a.K = BatchPolicy::candidates(kk);
+  a.tile_rows = tile;
+  a.slices = BatchPolicy::slices(n, tile);
+  a.scores_type = p.scores;
+  a.scores[0] = w.scores[0].get();
+  a.scores[1] = w.scores[1].get();
+  a.lists_s = w.lists_s.as<float>();
+  a.lists_r = w.lists_r.as<int>();
+  a.error_bound = bound;
+  a.out_s = w.out_s.as<float>();
+  a.out_r = w.out_r.as<int>();
+  a.status = w.status.as<int>();
+  a.gemm_only = opt_.gemm_only;
+  return a;
+}
+
+// One pass on the device: upload, prepare, GEMM tiles with their selection, re-rank, download;
+// each step between two events (its Breakdown stages), then a wait for the results.
+void BatchSearcher::run_pass(const BatchScanArgs& a, const Staging& h, Breakdown* bd) {
+  Buffers& b = *buf_;
+  const std::size_t n = static_cast<std::size_t>(a.batch), kk = static_cast<std::size_t>(a.k);
+  Event* m = b.marks;
+  m[0].record(stream_);
+  CUDA_CHECK(cudaMemcpyAsync(b.pass.queries.get(), h.queries, n * model_.dim * 4, cudaMemcpyHostToDevice, stream_));
+  CUDA_CHECK(cudaMemcpyAsync(b.pass.norms.get(), h.norms, n * 4, cudaMemcpyHostToDevice, stream_));
+  m[1].record(stream_);
+  batch_prepare(a, stream_);
+  CUDA_CHECK(cudaMemsetAsync(a.status, 0, n * sizeof(int), stream_));
+  m[2].record(stream_);
+  const TileEvents ev{{b.tile_events[0].get(), b.tile_events[1].get()}, {b.tile_events[2].get(), b.tile_events[3].get()}};
+  batch_score_tiles(b.cublas.get(), a, stream_, side_, ev);
+  m[3].record(stream_);
+  if (!a.gemm_only) batch_rerank(a, stream_);
+  m[4].record(stream_);
+  if (!a.gemm_only) {
+    CUDA_CHECK(cudaMemcpyAsync(h.sims, a.out_s, n * kk * 4, cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(h.rows, a.out_r, n * kk * 4, cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(h.status, a.status, n * 4, cudaMemcpyDeviceToHost, stream_));
+  }
+  m[5].record(stream_);
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (!bd) return;
+  Breakdown pass;
+  pass.stages = {{"query_h2d", true, elapsed_ms(m[0], m[1])},
+                 {"prepare", false, elapsed_ms(m[1], m[2])},
+                 {"scan", false, elapsed_ms(m[2], m[3])},
+                 {"rerank", false, elapsed_ms(m[3], m[4])},
+                 {"result_d2h", true, elapsed_ms(m[4], m[5])}};
+  pass.total_ms = elapsed_ms(m[0], m[5]);
+  add_stages(*bd, pass);
+}
+
 std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, const float* queries,
                                                        const float* norms, int batch, int k, Breakdown* bd) {
   std::vector<std::vector<Hit>> out(static_cast<std::size_t>(batch));
@@ -152,24 +301,18 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
   const std::int64_t rows = model_.rows;
   if (rows > INT32_MAX) throw Error("batched search supports at most 2^31 - 1 rows");
   const int kk = static_cast<int>(std::min<std::int64_t>(k, std::max<std::int64_t>(rows, 1)));
-  std::vector<int> all(static_cast<std::size_t>(batch));
-  for (int i = 0; i < batch; ++i) all[i] = i;
-  // No certificate is possible: too many results to keep candidates for, or a 16-bit copy
-  // that cannot hold the model's values.
   const DeviceModel::Reduced* red =
       p.input == GemmInput::BF16 || p.input == GemmInput::F16 ? &model_.reduced(gemm_storage(p.input)) : nullptr;
-  // fp16 scores can overflow where a row's norm nears fp16's largest value.
-  const NormRange& range = model_.norm_range();
-  const bool scores_overflow = p.scores == Storage::F16 && !(range.max_norm <= 60000.0f);
-  if (kk > BatchPolicy::kMaxK || (red && red->out_of_range) || scores_overflow || !reduced_in_range(1.0f, range)) {
-    refused_ = kk > BatchPolicy::kMaxK ? 0 : batch;
+  if (!batch_refusal(p, red, kk).empty()) {
+    std::vector<int> all(static_cast<std::size_t>(batch));
+    for (int i = 0; i < batch; ++i) all[i] = i;
+    refused_ = kk > BatchPolicy::kMaxK ? 0 : batch;  // a k too large is not a refusal of the copy
     return run_fallback(p, queries, norms, all, k, bd);
   }
 
-  const int dim = model_.dim;
+  const NormRange& range = model_.norm_range();
   const int tile = opt_.tile_rows > 0 ? round_up(opt_.tile_rows, 8) : BatchPolicy::tile_rows(batch);
-  const float bound = gemm_error_bound(p.input, dim, range.min_norm, p.scores);
-  Buffers& b = *buf_;
+  const float bound = gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores);
   // Queries outside the range guard run with the others (their scores may be Inf or NaN, which
   // the selection tolerates) and are then redone by the fallback, whatever their status.
   std::vector<int> uncertified;
@@ -183,112 +326,14 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
   for (int first = 0; first < batch;) {
     const int n = std::min(chunk, batch - first);
     try {
-      auto& w = b.pass;
-      // A smaller pass can want more slices per query than the allocation had room for.
-      const std::size_t entries = static_cast<std::size_t>(n) * BatchPolicy::slices(n, tile) * BatchPolicy::candidates(kk);
-      if (w.input != p.input || w.scores_type != p.scores || w.batch < n || w.k != kk || w.tile != tile ||
-          w.list_entries < entries) {
-        w = Buffers::Pass{};
-        const std::size_t need = batch_workspace_bytes(p.input, p.scores, n, dim, model_.ld, kk, tile);
-        if (opt_.scratch_limit && need > opt_.scratch_limit)
-          throw OutOfMemory("GPU out of memory: a batch of " + std::to_string(n) + " needs " +
-                            std::to_string(need >> 20) + " MiB of scratch, the limit is " +
-                            std::to_string(opt_.scratch_limit >> 20) + " MiB");
-        const int ldg = gemm_storage(p.input) == Storage::F32 ? model_.ld : reduced_leading_dim(dim);
-        const int K = BatchPolicy::candidates(kk), S = BatchPolicy::slices(n, tile);
-        const std::size_t N = static_cast<std::size_t>(n);
-        w.queries = DeviceBuffer(N * dim * sizeof(float), "batch queries");
-        w.norms = DeviceBuffer(N * sizeof(float), "batch query norms");
-        w.queries_g = DeviceBuffer(N * ldg * (gemm_storage(p.input) == Storage::F32 ? 4 : 2),
-                                   "normalised queries");
-        for (auto& s : w.scores) s = DeviceBuffer(N * tile * (p.scores == Storage::F32 ? 4 : 2), "a tile of scores");
-        w.list_entries = N * S * K;
-        w.lists_s = DeviceBuffer(w.list_entries * sizeof(float), "candidate lists");
-        w.lists_r = DeviceBuffer(w.list_entries * sizeof(int), "candidate lists");
-        w.out_s = DeviceBuffer(N * kk * sizeof(float), "batch results");
-        w.out_r = DeviceBuffer(N * kk * sizeof(int), "batch results");
-        w.status = DeviceBuffer(N * sizeof(int), "batch status");
-        w.input = p.input;
-        w.scores_type = p.scores;
-        w.batch = n;
-        w.k = kk;
-        w.tile = tile;
-      }
-      const std::size_t in_floats = static_cast<std::size_t>(n) * (dim + 1);
-      const std::size_t out_bytes = static_cast<std::size_t>(n) * (kk * 8 + 4);
-      if (b.pinned.bytes() < in_floats * 4 + out_bytes) {
-        b.pinned = PinnedBuffer();  // the old one goes first
-        b.pinned = PinnedBuffer(in_floats * 4 + out_bytes, "batch staging");
-      }
-      float* hq = b.pinned.as<float>();
-      std::memcpy(hq, queries + static_cast<std::size_t>(first) * dim, static_cast<std::size_t>(n) * dim * 4);
-      std::memcpy(hq + static_cast<std::size_t>(n) * dim, norms + first, static_cast<std::size_t>(n) * 4);
-      float* hs = hq + in_floats;
-      int* hr = reinterpret_cast<int*>(hs + static_cast<std::size_t>(n) * kk);
-      int* hst = hr + static_cast<std::size_t>(n) * kk;
-
-      BatchScanArgs a;
-      a.input = p.input;
-      a.model = red ? red->data.get() : model_.vectors.get();
-      a.ldg = red ? reduced_leading_dim(dim) : model_.ld;
-      a.exact = DotArgs{model_.d_vectors(), model_.d_norms(), static_cast<int>(rows), dim, model_.ld, nullptr, 0.0f,
-                        nullptr, nullptr};
-      a.inv_norms = b.inv_norms.as<float>();
-      a.queries = w.queries.as<float>();
-      a.query_norms = w.norms.as<float>();
-      a.queries_g = w.queries_g.get();
-      a.batch = n;
-      a.k = kk;
-      a.K = BatchPolicy::candidates(kk);
-      a.tile_rows = tile;
-      a.slices = BatchPolicy::slices(n, tile);
-      a.scores_type = p.scores;
-      a.scores[0] = w.scores[0].get();
-      a.scores[1] = w.scores[1].get();
-      a.lists_s = w.lists_s.as<float>();
-      a.lists_r = w.lists_r.as<int>();
-      a.error_bound = bound;
-      a.out_s = w.out_s.as<float>();
-      a.out_r = w.out_r.as<int>();
-      a.status = w.status.as<int>();
-      a.gemm_only = opt_.gemm_only;
-
-      Event* m = b.marks;
-      m[0].record(stream_);
-      CUDA_CHECK(cudaMemcpyAsync(w.queries.get(), hq, static_cast<std::size_t>(n) * dim * 4, cudaMemcpyHostToDevice,
-                                 stream_));
-      CUDA_CHECK(cudaMemcpyAsync(w.norms.get(), hq + static_cast<std::size_t>(n) * dim, static_cast<std::size_t>(n) * 4,
-                                 cudaMemcpyHostToDevice, stream_));
-      m[1].record(stream_);
-      batch_prepare(a, stream_);
-      CUDA_CHECK(cudaMemsetAsync(a.status, 0, static_cast<std::size_t>(n) * sizeof(int), stream_));
-      m[2].record(stream_);
-      const TileEvents ev{{b.tile_events[0].get(), b.tile_events[1].get()}, {b.tile_events[2].get(), b.tile_events[3].get()}};
-      batch_score_tiles(b.cublas.get(), a, stream_, side_, ev);
-      m[3].record(stream_);
-      if (!opt_.gemm_only) batch_rerank(a, stream_);
-      m[4].record(stream_);
-      if (!opt_.gemm_only) {
-        CUDA_CHECK(cudaMemcpyAsync(hs, a.out_s, static_cast<std::size_t>(n) * kk * 4, cudaMemcpyDeviceToHost, stream_));
-        CUDA_CHECK(cudaMemcpyAsync(hr, a.out_r, static_cast<std::size_t>(n) * kk * 4, cudaMemcpyDeviceToHost, stream_));
-        CUDA_CHECK(cudaMemcpyAsync(hst, a.status, static_cast<std::size_t>(n) * 4, cudaMemcpyDeviceToHost, stream_));
-      }
-      m[5].record(stream_);
-      CUDA_CHECK(cudaStreamSynchronize(stream_));
-      if (bd) {
-        Breakdown pass;
-        pass.stages = {{"query_h2d", true, elapsed_ms(m[0], m[1])},
-                       {"prepare", false, elapsed_ms(m[1], m[2])},
-                       {"scan", false, elapsed_ms(m[2], m[3])},
-                       {"rerank", false, elapsed_ms(m[3], m[4])},
-                       {"result_d2h", true, elapsed_ms(m[4], m[5])}};
-        pass.total_ms = elapsed_ms(m[0], m[5]);
-        add_stages(*bd, pass);
-      }
+      ensure_pass(p, n, kk, tile);
+      const Staging h = stage_pass(queries, norms, first, n, kk);
+      run_pass(scan_args(p, red, n, kk, tile, bound), h, bd);
       if (!opt_.gemm_only)
         for (int i = 0; i < n; ++i) {
-          out[first + i] = hits_from(hs + static_cast<std::size_t>(i) * kk, hr + static_cast<std::size_t>(i) * kk, kk, rows);
-          if (hst[i] != 0 || refused[first + i]) uncertified.push_back(first + i);
+          const std::size_t at = static_cast<std::size_t>(i) * kk;
+          out[first + i] = hits_from(h.sims + at, h.rows + at, kk, rows);
+          if (h.status[i] != 0 || refused[first + i]) uncertified.push_back(first + i);
         }
       first += n;
     } catch (const OutOfMemory& e) {
@@ -296,7 +341,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
       cudaStreamSynchronize(side_);
       cudaStreamSynchronize(stream_);
       cudaGetLastError();
-      b.pass = Buffers::Pass{};
+      buf_->pass = Buffers::Pass{};
       if (n == 1) throw Error(std::string(e.what()) + " (even one query at a time does not fit)");
       chunk = ceil_div(n, 2);
     }

@@ -3,12 +3,15 @@
 // query: the re-rank is fp32 with the same arithmetic, and what it cannot certify is redone.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "harness/gpu_search.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies {
+
+struct BatchScanArgs;  // variants/embeddings/batch_scan.hpp
 
 class BatchSearcher {
  public:
@@ -39,6 +42,14 @@ class BatchSearcher {
 
  private:
   struct Buffers;
+  struct Staging;
+  // The named steps of run_tiles(), in order (batch_search.cu).
+  std::string batch_refusal(const BatchPipeline& p, const DeviceModel::Reduced* red, int kk) const;
+  void ensure_pass(const BatchPipeline& p, int n, int kk, int tile);
+  Staging stage_pass(const float* queries, const float* norms, int first, int n, int kk);
+  BatchScanArgs scan_args(const BatchPipeline& p, const DeviceModel::Reduced* red, int n, int kk, int tile,
+                          float bound) const;
+  void run_pass(const BatchScanArgs& a, const Staging& h, Breakdown* bd);
   std::vector<std::vector<Hit>> run_tiles(const BatchPipeline& p, const float* queries, const float* norms, int batch,
                                           int k, Breakdown* bd);
   std::vector<std::vector<Hit>> run_per_query(const Pipeline& p, const float* queries, const float* norms, int batch,

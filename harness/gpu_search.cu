@@ -91,144 +91,199 @@ GpuSearcher::GpuSearcher(const DeviceModel& model, const Model* host, Options op
 
 GpuSearcher::~GpuSearcher() = default;
 
-std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, float query_norm, int k, Breakdown* bd) {
-  using clock = std::chrono::steady_clock;
-  const auto wall0 = clock::now();
-  const int n = static_cast<int>(model_.rows);
-  const int dim = model_.dim;
-  const Plan plan = make_plan(p, n, dim, k);
-  const DotVariant* dv = plan.dot;
-  const std::vector<const TopkStage*>& stages = plan.stages;
-  const std::size_t temp = plan.temp_bytes;
-  const bool pinned = plan.habits.pinned_host && !opt_.force_pageable;
-  const DeviceModel::Reduced* reduced = p.storage == Storage::F32 ? nullptr : &model_.reduced(p.storage);
-  // The reduced path is refused (the exact fallback answers, counted) when the 16-bit copy cannot
-  // hold this model's values, or when products or norms could leave fp32's normal range, where
-  // the bound does not hold (harness/runtime/precision.hpp).
-  const std::string refused = !reduced ? std::string()
-                              : reduced->out_of_range
-                                  ? std::string("the model's values do not fit ") + storage_name(p.storage)
-                              : !reduced_in_range(query_norm, model_.norm_range())
-                                  ? std::string("the query and the model's norms leave fp32's normal range")
-                                  : std::string();
-  if (!refused.empty()) {
-    if (!plan.fallback) throw Error(std::string(p.name) + ": " + refused);
-    ++counts_.refused;
-    return search(*plan.fallback, query, query_norm, k, bd);
-  }
+// One search call's state: the plan, the model it reads, the workspace, where the result lands.
+struct GpuSearcher::Call {
+  Plan plan;
+  const DeviceModel::Reduced* reduced = nullptr;  // the pipeline's 16-bit copy, if it uses one
+  bool pinned = false;
+  int n = 0, dim = 0, k = 0, kk = 0;  // kk: results that exist (fewer rows than k)
+  const float* vectors = nullptr;     // the model this call reads (resident, or V1's fresh copy)
+  const float* norms = nullptr;
+  DeviceBuffer fresh_vectors, fresh_norms;  // V1's per-query copy
+  Workspace local;                          // per-query scratch (V1-V3's habit)
+  Workspace* ws = nullptr;
+  DotArgs args{};
+  TopkState state;
+  std::vector<float> host_sims;  // result staging when not pinned
+  std::vector<int> host_idx;
+  int host_status = 0;
+  float* res_sims = nullptr;
+  int* res_idx = nullptr;
+  int* res_status = nullptr;
+  Event* start = nullptr;
+  Event* end = nullptr;
+};
 
+// Records `fn` between two events when timed; syncs after it when the pipeline's habit says so.
+template <class F>
+void GpuSearcher::step(const Call& c, const char* name, bool transfer, F&& fn) {
   Timer& t = *timer_;
-  t.reset();
-  const bool timed = bd != nullptr;
-  auto mark = [&](const char* name, bool transfer, auto&& fn) {
-    Event* a = timed ? t.next() : nullptr;
-    Event* b = timed ? t.next() : nullptr;
-    if (a) a->record(stream_);
-    fn();
-    if (b) b->record(stream_);
-    if (timed) t.marks.push_back({name, transfer, a, b});
-    if (plan.habits.sync_each_stage) CUDA_CHECK(cudaStreamSynchronize(stream_));
-  };
-  Event* start = timed ? t.next() : nullptr;
-  Event* end = timed ? t.next() : nullptr;
-  if (start) start->record(stream_);
+  Event* a = c.start ? t.next() : nullptr;
+  Event* b = c.start ? t.next() : nullptr;
+  if (a) a->record(stream_);
+  fn();
+  if (b) b->record(stream_);
+  if (a) t.marks.push_back({name, transfer, a, b});
+  if (c.plan.habits.sync_each_stage) CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
 
-  DeviceBuffer fresh_vectors, fresh_norms;
-  const float* vectors = model_.d_vectors();
-  const float* norms = model_.d_norms();
-  if (plan.habits.copy_model_every_query) {
-    if (!host_) throw Error(std::string("pipeline ") + p.name + " copies the host model on every query; none is loaded");
-    fresh_vectors = DeviceBuffer(model_.vector_bytes(), "the per-query model copy");
-    fresh_norms = DeviceBuffer(static_cast<std::size_t>(n) * sizeof(float), "the per-query norms copy");
-    mark("model_h2d", true, [&] {
-      CUDA_CHECK(cudaMemcpyAsync(fresh_vectors.get(), host_->vectors.data(), model_.vector_bytes(),
-                                 cudaMemcpyHostToDevice, stream_));
-      CUDA_CHECK(cudaMemcpyAsync(fresh_norms.get(), host_->norms.data(), static_cast<std::size_t>(n) * sizeof(float),
-                                 cudaMemcpyHostToDevice, stream_));
-    });
-    vectors = fresh_vectors.as<float>();
-    norms = fresh_norms.as<float>();
+// Why the reduced path may not answer this query (empty: it may). The exact fallback answers
+// instead, counted: the 16-bit copy cannot hold the model's values, or products or norms could
+// leave fp32's normal range, where the bound does not hold (harness/runtime/precision.hpp).
+std::string GpuSearcher::refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, float query_norm) const {
+  if (!reduced) return {};
+  if (reduced->out_of_range) return std::string("the model's values do not fit ") + storage_name(p.storage);
+  if (!reduced_in_range(query_norm, model_.norm_range()))
+    return "the query and the model's norms leave fp32's normal range";
+  return {};
+}
+
+// The model this call reads: the resident one, or (V1's habit) a fresh copy of the host model.
+void GpuSearcher::bind_model(Call& c, const Pipeline& p) {
+  c.vectors = model_.d_vectors();
+  c.norms = model_.d_norms();
+  if (!c.plan.habits.copy_model_every_query) return;
+  if (!host_) throw Error(std::string("pipeline ") + p.name + " copies the host model on every query; none is loaded");
+  const std::size_t norm_bytes = static_cast<std::size_t>(c.n) * sizeof(float);
+  c.fresh_vectors = DeviceBuffer(model_.vector_bytes(), "the per-query model copy");
+  c.fresh_norms = DeviceBuffer(norm_bytes, "the per-query norms copy");
+  step(c, "model_h2d", true, [&] {
+    CUDA_CHECK(cudaMemcpyAsync(c.fresh_vectors.get(), host_->vectors.data(), model_.vector_bytes(),
+                               cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(c.fresh_norms.get(), host_->norms.data(), norm_bytes, cudaMemcpyHostToDevice, stream_));
+  });
+  c.vectors = c.fresh_vectors.as<float>();
+  c.norms = c.fresh_norms.as<float>();
+}
+
+// The workspace (kept across queries, or per query by the pipeline's habit) and the result
+// slots (pinned staging reused across queries, or pageable vectors).
+void GpuSearcher::bind_buffers(Call& c) {
+  const std::size_t temp = c.plan.temp_bytes;
+  c.ws = &ws_;
+  if (c.plan.habits.scratch_per_query) {
+    c.local.allocate(c.n, c.k, c.dim, temp);
+    c.ws = &c.local;
+  } else if (!ws_.fits(c.n, c.k, c.dim, temp)) {
+    ws_.allocate(c.n, c.k, c.dim, std::max(temp, ws_.temp_bytes));
   }
-
-  Workspace local;
-  Workspace* ws = &ws_;
-  if (plan.habits.scratch_per_query) {
-    local.allocate(n, k, dim, temp);
-    ws = &local;
-  } else if (!ws_.fits(n, k, dim, temp)) {
-    ws_.allocate(n, k, dim, std::max(temp, ws_.temp_bytes));
-  }
-
-  const std::size_t query_bytes = static_cast<std::size_t>(dim) * sizeof(float);
-  const int kk = std::min(k, n);
-  const std::size_t result_bytes = static_cast<std::size_t>(kk) * (sizeof(float) + sizeof(int)) + sizeof(int);
-  if (pinned && pinned_bytes_ < query_bytes + result_bytes) {
+  const std::size_t query_bytes = static_cast<std::size_t>(c.dim) * sizeof(float);
+  const std::size_t result_bytes = static_cast<std::size_t>(c.kk) * (sizeof(float) + sizeof(int)) + sizeof(int);
+  if (c.pinned && pinned_bytes_ < query_bytes + result_bytes) {
     pinned_ = std::make_unique<PinnedBuffer>(query_bytes + result_bytes);
     pinned_bytes_ = query_bytes + result_bytes;
   }
-  std::vector<float> host_sims(static_cast<std::size_t>(kk));
-  std::vector<int> host_idx(static_cast<std::size_t>(kk));
-  float* res_sims = pinned ? reinterpret_cast<float*>(pinned_->as<char>() + query_bytes) : host_sims.data();
-  int* res_idx = pinned ? reinterpret_cast<int*>(res_sims + kk) : host_idx.data();
-  int host_status = 0;
-  int* res_status = pinned ? res_idx + kk : &host_status;
+  c.host_sims.resize(static_cast<std::size_t>(c.kk));
+  c.host_idx.resize(static_cast<std::size_t>(c.kk));
+  c.res_sims = c.pinned ? reinterpret_cast<float*>(pinned_->as<char>() + query_bytes) : c.host_sims.data();
+  c.res_idx = c.pinned ? reinterpret_cast<int*>(c.res_sims + c.kk) : c.host_idx.data();
+  c.res_status = c.pinned ? c.res_idx + c.kk : &c.host_status;
+}
 
-  mark("query_h2d", true, [&] {
+void GpuSearcher::upload_query(Call& c, const float* query) {
+  const std::size_t query_bytes = static_cast<std::size_t>(c.dim) * sizeof(float);
+  step(c, "query_h2d", true, [&] {
     const float* src = query;
-    if (pinned) {
+    if (c.pinned) {
       std::memcpy(pinned_->as<float>(), query, query_bytes);
       src = pinned_->as<float>();
     }
-    CUDA_CHECK(cudaMemcpyAsync(ws->query.get(), src, query_bytes, cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(c.ws->query.get(), src, query_bytes, cudaMemcpyHostToDevice, stream_));
   });
+}
 
-  const DotArgs args{vectors, norms, n, dim, model_.ld, ws->query.as<float>(), query_norm, ws->sims.as<float>(),
-                     ws->idx.as<int>()};
-  if (dv) mark("dot", false, [&] { dv->launch(args, stream_); });
-
-  TopkState st = ws->topk_state();
-  st.n = n;
-  st.k = k;
-  st.dot = &args;
-  if (reduced) {
-    st.reduced = reduced->data.get();
-    st.storage = p.storage;
-    st.reduced_ld = reduced_leading_dim(dim);
-    st.error_bound = reduced_error_bound(p.storage, dim, query, query_norm, reduced->min_norm);
+// The dot variant (if any), then the stages in order. Only stages that declare reads_model get
+// the model (TopkState::model); the others see an empty one.
+void GpuSearcher::run_stages(Call& c, const Pipeline& p, const float* query, float query_norm) {
+  c.args = DotArgs{c.vectors, c.norms, c.n, c.dim, model_.ld, c.ws->query.as<float>(), query_norm,
+                   c.ws->sims.as<float>(), c.ws->idx.as<int>()};
+  if (c.plan.dot) step(c, "dot", false, [&] { c.plan.dot->launch(c.args, stream_); });
+  ModelInputs model;
+  model.dot = &c.args;
+  if (c.reduced) {
+    model.reduced = c.reduced->data.get();
+    model.storage = p.storage;
+    model.reduced_ld = reduced_leading_dim(c.dim);
+    model.error_bound = reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm);
   }
-  for (const TopkStage* s : stages) mark(s->name, false, [&] { s->run(st, stream_); });
+  c.state = c.ws->topk_state();
+  c.state.n = c.n;
+  c.state.k = c.k;
+  for (const TopkStage* s : c.plan.stages) {
+    c.state.model = s->reads_model ? model : ModelInputs{};
+    step(c, s->name, false, [&] { s->run(c.state, stream_); });
+  }
+}
 
-  mark("result_d2h", true, [&] {
-    if (kk == 0) return;
-    CUDA_CHECK(cudaMemcpyAsync(res_sims, st.sims, kk * sizeof(float), cudaMemcpyDeviceToHost, stream_));
-    CUDA_CHECK(cudaMemcpyAsync(res_idx, st.idx, kk * sizeof(int), cudaMemcpyDeviceToHost, stream_));
-    if (plan.fallback) CUDA_CHECK(cudaMemcpyAsync(res_status, st.status, sizeof(int), cudaMemcpyDeviceToHost, stream_));
+// The top k (and the certificate flag, when there is a fallback) back to the host; then the
+// per-query frees, which belong to the query's cost (the study's V1-V3 paid them).
+void GpuSearcher::download_result(Call& c) {
+  step(c, "result_d2h", true, [&] {
+    if (c.kk == 0) return;
+    CUDA_CHECK(cudaMemcpyAsync(c.res_sims, c.state.sims, c.kk * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(c.res_idx, c.state.idx, c.kk * sizeof(int), cudaMemcpyDeviceToHost, stream_));
+    if (c.plan.fallback)
+      CUDA_CHECK(cudaMemcpyAsync(c.res_status, c.state.status, sizeof(int), cudaMemcpyDeviceToHost, stream_));
   });
   CUDA_CHECK(cudaStreamSynchronize(stream_));
-  // Per-query frees belong to the query's cost (the study's V1-V3 paid them).
-  local = Workspace();
-  fresh_vectors = DeviceBuffer();
-  fresh_norms = DeviceBuffer();
-  if (end) end->record(stream_);
+  c.local = Workspace();
+  c.fresh_vectors = DeviceBuffer();
+  c.fresh_norms = DeviceBuffer();
+  if (c.end) c.end->record(stream_);
+}
 
-  std::vector<Hit> hits = hits_from(res_sims, res_idx, kk, n);
+void GpuSearcher::fill_breakdown(const Call& c, Breakdown& bd, double wall_ms) const {
+  bd.stages.clear();
+  for (const auto& m : timer_->marks) bd.stages.push_back({m.name, m.transfer, elapsed_ms(*m.a, *m.b)});
+  bd.total_ms = elapsed_ms(*c.start, *c.end);
+  bd.wall_ms = wall_ms;
+}
 
-  if (bd) {
-    bd->stages.clear();
-    for (const auto& m : t.marks) bd->stages.push_back({m.name, m.transfer, elapsed_ms(*m.a, *m.b)});
-    bd->total_ms = elapsed_ms(*start, *end);
-    bd->wall_ms = std::chrono::duration<double, std::milli>(clock::now() - wall0).count();
+std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, float query_norm, int k, Breakdown* bd) {
+  using clock = std::chrono::steady_clock;
+  const auto wall0 = clock::now();
+  auto wall_ms = [&] { return std::chrono::duration<double, std::milli>(clock::now() - wall0).count(); };
+  Call c;
+  c.n = static_cast<int>(model_.rows);
+  c.dim = model_.dim;
+  c.k = k;
+  c.kk = std::min(k, c.n);
+  c.plan = make_plan(p, c.n, c.dim, k);
+  c.pinned = c.plan.habits.pinned_host && !opt_.force_pageable;
+  c.reduced = p.storage == Storage::F32 ? nullptr : &model_.reduced(p.storage);
+
+  const std::string refused = refusal(p, c.reduced, query_norm);
+  if (!refused.empty()) {
+    if (!c.plan.fallback) throw Error(std::string(p.name) + ": " + refused);
+    ++counts_.refused;
+    return search(*c.plan.fallback, query, query_norm, k, bd);
   }
-  if (reduced && plan.fallback) ++(*res_status != 0 ? counts_.uncertified : counts_.certified);
-  if (plan.fallback && *res_status != 0) {
+
+  timer_->reset();
+  if (bd) {
+    c.start = timer_->next();
+    c.end = timer_->next();
+    c.start->record(stream_);
+  }
+  bind_model(c, p);
+  bind_buffers(c);
+  upload_query(c, query);
+  run_stages(c, p, query, query_norm);
+  download_result(c);
+  std::vector<Hit> hits = hits_from(c.res_sims, c.res_idx, c.kk, c.n);
+  if (bd) fill_breakdown(c, *bd, wall_ms());
+
+  const bool certified = *c.res_status == 0;
+  if (c.reduced && c.plan.fallback) ++(certified ? counts_.certified : counts_.uncertified);
+  if (c.plan.fallback && !certified) {
     // Not certified exact (near-ties within the error bound, or k too large): the fallback
     // pipeline answers; its whole time is added to this query's as one "fallback" stage.
     Breakdown fb;
-    hits = search(*plan.fallback, query, query_norm, k, bd ? &fb : nullptr);
+    hits = search(*c.plan.fallback, query, query_norm, k, bd ? &fb : nullptr);
     if (bd) {
       bd->stages.push_back({"fallback", false, fb.total_ms});
       bd->total_ms += fb.total_ms;
-      bd->wall_ms = std::chrono::duration<double, std::milli>(clock::now() - wall0).count();
+      bd->wall_ms = wall_ms();
     }
   }
   return hits;

@@ -73,6 +73,18 @@ class GpuSearcher {
 
  private:
   struct Timer;
+  struct Call;
+  // The named steps of search(), in order (gpu_search.cu).
+  std::string refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, float query_norm) const;
+  void bind_model(Call& c, const Pipeline& p);
+  void bind_buffers(Call& c);
+  void upload_query(Call& c, const float* query);
+  void run_stages(Call& c, const Pipeline& p, const float* query, float query_norm);
+  void download_result(Call& c);
+  void fill_breakdown(const Call& c, Breakdown& bd, double wall_ms) const;
+  template <class F>
+  void step(const Call& c, const char* name, bool transfer, F&& fn);
+
   const DeviceModel& model_;
   const Model* host_;
   Options opt_;

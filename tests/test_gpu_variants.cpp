@@ -183,7 +183,7 @@ TEST_P(TopkStageTest, SelectsExactlyTheBestKInOrder) {
 std::vector<std::string> names_of_final_stages() {
   std::vector<std::string> v;
   for (const auto& t : topk_stages())
-    if (t.output == StageData::TopK && !t.scans_model)  // works on a similarity array, leaves the top k
+    if (t.output == StageData::TopK && !t.reads_model)  // works on a similarity array, leaves the top k
       v.push_back(t.name);
   return v;
 }

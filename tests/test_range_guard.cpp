@@ -175,11 +175,11 @@ TEST(Certificate, NanCandidateNeverCertifiesOnTheGpu) {
       TopkState s = ws.topk_state();
       s.n = n;
       s.k = k;
-      s.dot = &args;
-      s.reduced = dm.reduced(st).data.get();
-      s.storage = st;
-      s.reduced_ld = reduced_leading_dim(64);
-      s.error_bound = reduced_error_bound(st, 64, q.data(), qn, dm.reduced(st).min_norm);
+      s.model.dot = &args;
+      s.model.reduced = dm.reduced(st).data.get();
+      s.model.storage = st;
+      s.model.reduced_ld = reduced_leading_dim(64);
+      s.model.error_bound = reduced_error_bound(st, 64, q.data(), qn, dm.reduced(st).min_norm);
       scan.run(s, nullptr);
       rerank.run(s, nullptr);
       CUDA_CHECK(cudaDeviceSynchronize());

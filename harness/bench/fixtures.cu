@@ -107,14 +107,16 @@ void topk_fixture(benchmark::State& st, const TopkStage* stage, int k, int rows)
   dot_variant("warp_shuffle_dot").launch(args, nullptr);
   TopkState input = ws.topk_state();
   // Stages that scan the model themselves time the whole pass; 16-bit ones read the fp16 copy.
+  const bool model_read = stage->reads_model || (stage->after && topk_stage(stage->after).reads_model);
   auto attach_model = [&](TopkState& t) {
-    t.dot = &args;
-    if (stage->scans_model) {
+    if (model_read) {
       const auto& half = s.device->reduced(Storage::F16);
-      t.reduced = half.data.get();
-      t.storage = Storage::F16;
-      t.reduced_ld = reduced_leading_dim(s.host.dim);
-      t.error_bound = reduced_error_bound(Storage::F16, s.host.dim, s.query.vector.data(), s.query.norm, half.min_norm);
+      t.model.dot = &args;
+      t.model.reduced = half.data.get();
+      t.model.storage = Storage::F16;
+      t.model.reduced_ld = reduced_leading_dim(s.host.dim);
+      t.model.error_bound =
+          reduced_error_bound(Storage::F16, s.host.dim, s.query.vector.data(), s.query.norm, half.min_norm);
     }
   };
   attach_model(input);
@@ -148,7 +150,7 @@ void topk_fixture(benchmark::State& st, const TopkStage* stage, int k, int rows)
   o.prepare = restore;
   // At least: the 16-bit copy for a scan of the model, every similarity for a selection; a
   // stage that works on another's lists has no bound here.
-  o.min_bytes = stage->after ? 0.0 : stage->scans_model ? vector_bytes(s, n, Storage::F16) : double(n) * sizeof(float);
+  o.min_bytes = stage->after ? 0.0 : stage->reads_model ? vector_bytes(s, n, Storage::F16) : double(n) * sizeof(float);
   o.on_sample = [&](double ms) {
     m.add("kernel_ms", ms);
     m.add("distances_per_ms", double(n) / ms);

@@ -38,7 +38,7 @@ std::vector<std::string> stage_problems(const TopkStage& s, const Table<TopkStag
   const std::string me = std::string("top-k stage '") + s.name + "'";
   if (!s.run || !s.temp_bytes) out.push_back(me + " has no run or scratch function");
   if (s.input == StageData::TopK) out.push_back(me + " reads the top k (nothing left to do)");
-  if (s.input == StageData::Model && !s.scans_model) out.push_back(me + " reads the model but does not say it scans it");
+  if (s.input == StageData::Model && !s.reads_model) out.push_back(me + " reads the model but does not say it scans it");
   const bool needs_before = s.input == StageData::SortedChunks || s.input == StageData::CandidateLists;
   if (s.after) {
     const TopkStage* a = stages.find(s.after);

@@ -36,9 +36,9 @@ std::size_t fused_temp(int n, int k) {
 }
 
 void run_fused(TopkState& s, cudaStream_t stream) {
-  if (!s.dot) throw Error("fused_scan_topk needs the model and query (TopkState::dot)");
+  if (!s.model.dot) throw Error("fused_scan_topk needs the model and query (TopkState::model)");
   if (s.n == 0) return;
-  const DotArgs& a = *s.dot;
+  const DotArgs& a = *s.model.dot;
   if (s.k > kMaxK) {  // exact fallback: dot into sims, then a stable sort
     DotArgs d = a;
     d.sims = s.sims;

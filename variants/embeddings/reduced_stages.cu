@@ -50,7 +50,7 @@ std::size_t reduced_temp(int n, int k) {
 }
 
 void run_reduced_scan(TopkState& s, cudaStream_t stream) {
-  if (!s.dot || !s.reduced || !s.status) throw Error("reduced_scan_topk needs the 16-bit model and a status flag");
+  if (!s.model.dot || !s.model.reduced || !s.status) throw Error("reduced_scan_topk needs the 16-bit model and a status flag");
   if (s.n == 0) {
     CUDA_CHECK(cudaMemsetAsync(s.status, 0, sizeof(int), stream));
     return;
@@ -60,27 +60,27 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
     return;
   }
   const Layout l = layout(s);
-  const DotArgs& a = *s.dot;
-  const std::size_t smem = s.reduced_ld * sizeof(float) + lists_bytes(kWarps, l.K);
+  const DotArgs& a = *s.model.dot;
+  const std::size_t smem = s.model.reduced_ld * sizeof(float) + lists_bytes(kWarps, l.K);
   const int blocks = scan_blocks(s.n);
-  const auto* vec8 = static_cast<const uint4*>(s.reduced);
-  if (s.storage == Storage::F16)
+  const auto* vec8 = static_cast<const uint4*>(s.model.reduced);
+  if (s.model.storage == Storage::F16)
     reduced_scan_topk_kernel<__half2, kWarps, kPairs, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
-        vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r, s.status);
+        vec8, s.model.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r, s.status);
   else
     reduced_scan_topk_kernel<__nv_bfloat162, kWarps, kPairs, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
-        vec8, s.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r, s.status);
+        vec8, s.model.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r, s.status);
   CUDA_CHECK_LAUNCH();
 }
 
 void run_exact_rerank(TopkState& s, cudaStream_t stream) {
-  if (!s.dot || !s.status) throw Error("exact_rerank needs the fp32 model and a status flag");
+  if (!s.model.dot || !s.status) throw Error("exact_rerank needs the fp32 model and a status flag");
   if (s.n == 0 || too_large(s.k)) return;
   const Layout l = layout(s);
-  const DotArgs& a = *s.dot;
+  const DotArgs& a = *s.model.dot;
   const std::size_t smem = exact_rerank_smem(a.ld, l.K, s.k);
   select_rerank_kernel<kRerankWarps><<<1, kRerankWarps * 32, smem, stream>>>(
-      a, l.lists_s, l.lists_r, l.chunks, l.K, s.k, s.error_bound, s.sims, s.idx, s.status);
+      a, l.lists_s, l.lists_r, l.chunks, l.K, s.k, s.model.error_bound, s.sims, s.idx, s.status);
   CUDA_CHECK_LAUNCH();
   s.chunks = 1;
 }

@@ -26,8 +26,9 @@ struct DotVariant {
   void (*launch)(const DotArgs&, cudaStream_t);
 };
 
-// What a top-k stage works on: `n` candidates in (sims, idx), buffers of `capacity` entries.
-struct TopkState {
+// The candidates every top-k stage works on: `n` of them in (sims, idx), buffers of `capacity`
+// entries, the stage scratch and the certificate flag.
+struct CandidateBuffers {
   int n = 0;
   int k = 0;
   std::size_t capacity = 0;      // >= max(n, chunks * k)
@@ -38,13 +39,24 @@ struct TopkState {
   int chunks = 0;                // sorted k-chunks at the front of sims (0: unsorted)
   void* temp = nullptr;          // stage scratch (CUB, candidate lists)
   std::size_t temp_bytes = 0;
-  const DotArgs* dot = nullptr;  // model and query, for stages that scan the model themselves
-  const void* reduced = nullptr;  // 16-bit copy of the vectors (rows x reduced_ld), if the pipeline uses one
+  int* status = nullptr;         // device flag: a stage sets 1 when its result is not certified exact;
+                                 // the pipeline's first stage that can set it clears it (no memset per query)
+};
+
+// What a stage that reads the model gets (TopkStage::reads_model): the fp32 model and query,
+// and the reduced copy with its error bound when the pipeline uses one.
+struct ModelInputs {
+  const DotArgs* dot = nullptr;
+  const void* reduced = nullptr;  // reduced-precision copy of the vectors (rows x reduced_ld)
   Storage storage = Storage::F32;
   int reduced_ld = 0;
   float error_bound = 0;          // max |reduced-precision similarity - fp32 similarity| (docs/variants.md)
-  int* status = nullptr;          // device flag: a stage sets 1 when its result is not certified exact;
-                                  // the pipeline's first stage that can set it clears it (no memset per query)
+};
+
+// A stage's whole input. `model` is left empty for stages that do not declare reads_model
+// (GpuSearcher hands them none), so an undeclared read fails the stage's own check.
+struct TopkState : CandidateBuffers {
+  ModelInputs model;
 };
 
 // What a stage reads and what it leaves: the tables are checked so that every stage's input is
@@ -67,7 +79,8 @@ struct TopkStage {
   const char* after;                        // the stage that makes its input (checked), or nullptr
   std::size_t (*temp_bytes)(int n, int k);  // scratch it needs
   void (*run)(TopkState&, cudaStream_t);    // reads `input`, leaves `output`
-  bool scans_model = false;                 // reads the model (needs TopkState::dot)
+  bool reads_model = false;                 // reads the model: a scan, or a re-rank of candidate rows
+                                            // (gets TopkState::model)
 };
 
 // How a pipeline treats memory, the study's versions' habits by name (no positional bools).
