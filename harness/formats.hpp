@@ -16,8 +16,23 @@ Format parse_format(const std::string& name);  // "auto", "glove", "study-text",
 // Called now and then while reading: (bytes done, bytes total).
 using Progress = std::function<void(std::uint64_t, std::uint64_t)>;
 
+// Receives a native model's vector section as it is read, from the reading threads, chunk by
+// chunk in any order (every chunk whole rows, padding zeroed): the GPU upload overlapped with
+// the read (harness/runtime/device_upload.hpp). Other formats are assembled on the host first
+// and do not call it.
+struct VectorSink {
+  virtual ~VectorSink() = default;
+  // Before the first chunk: the model's shape and how many threads will call chunk().
+  virtual void begin(std::int64_t rows, int dim, int ld, unsigned readers) = 0;
+  // `bytes` of rows starting `offset` bytes into the vector section; `reader` < readers.
+  virtual void chunk(unsigned reader, std::uint64_t offset, const void* data, std::size_t bytes) = 0;
+  // After the last chunk (not called when the read fails).
+  virtual void end() = 0;
+};
+
 struct LoadOptions {
   Format format = Format::Auto;
+  VectorSink* sink = nullptr;  // native models only; see VectorSink
   // Skip bad rows (NaN/Inf, zero vectors, duplicated words) instead of failing; counts reported.
   bool skip_bad_rows = false;
   bool allow_zero_vectors = true;  // zero rows are legal (similarity 0); false makes them errors
@@ -29,6 +44,12 @@ struct LoadReport {
   std::int64_t skipped_duplicates = 0;
   std::int64_t zero_vectors = 0;         // zero rows seen (kept, or skipped when disallowed)
   std::int64_t skipped_empty_words = 0;  // rows whose word is empty (e.g. a blank keys line)
+  // Native models: wall time of the vector section's read (sink included) and of the rest
+  // (header, vocabulary, norms, validation), and the reading threads.
+  double vectors_ms = 0;
+  double rest_ms = 0;
+  std::uint64_t vector_bytes = 0;
+  unsigned readers = 0;
 };
 
 // What Format::Auto reads `path` as (docs/formats.md, "Detection"); throws like load_model.

@@ -9,7 +9,7 @@ out=${2:-portable}
 rm -rf "$out"
 mkdir -p "$out"
 bins=()
-for b in "$build"/harness/cli/distancies "$build"/harness/bench/distancies-bench "$build"/tests/test_*; do
+for b in "$build"/harness/cli/distancies "$build"/harness/bench/distancies-bench "$build"/tests/test_* "$build"/tests/hold_gpu_memory; do
   [ -f "$b" ] && [ -x "$b" ] && bins+=("$b")
 done
 [ ${#bins[@]} -gt 0 ] || { echo "pack_portable: nothing built in '$build'" >&2; exit 1; }
@@ -25,5 +25,5 @@ done | sort -u | while read -r lib; do
     *) cp -L "$lib" "$out"/ ;;
   esac
 done
-cp scripts/gpu_check.sh scripts/gpu_env.sh "$out"/ 2>/dev/null || true
+cp scripts/gpu_check.sh scripts/gpu_env.sh tests/two_processes.sh "$out"/ 2>/dev/null || true
 echo "packed $(ls "$out" | wc -l) files into $out ($(du -sh "$out" | cut -f1))"

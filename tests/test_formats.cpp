@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -736,3 +737,89 @@ TEST(RealModel, GloVe6B50dLoadsThroughTheWord2VecReader) {
 }
 
 }  // namespace
+
+// The native reader hands a sink (the GPU upload) every row of the vector section exactly once,
+// in whole rows, from its reading threads, with the padding zeroed even where the file has
+// other bytes there; what the sink sees is what the host model holds.
+namespace {
+struct RecordingSink : VectorSink {
+  std::int64_t rows = 0;
+  int dim = 0, ld = 0;
+  unsigned readers = 0;
+  bool ended = false;
+  std::mutex mu;
+  std::vector<float> got;
+  std::vector<std::pair<std::uint64_t, std::size_t>> chunks;
+  void begin(std::int64_t r, int d, int l, unsigned n) override {
+    rows = r, dim = d, ld = l, readers = n;
+    got.assign(static_cast<std::size_t>(r) * l, std::numeric_limits<float>::quiet_NaN());
+  }
+  void chunk(unsigned reader, std::uint64_t offset, const void* data, std::size_t bytes) override {
+    EXPECT_LT(reader, readers);
+    std::lock_guard<std::mutex> lock(mu);
+    chunks.emplace_back(offset, bytes);
+    std::memcpy(reinterpret_cast<char*>(got.data()) + offset, data, bytes);
+  }
+  void end() override { ended = true; }
+};
+}  // namespace
+
+TEST_F(Formats, NativeVectorsReachTheSinkOnceInWholeRowsWithZeroPadding) {
+  for (int dim : {301, 7}) {
+    // dim 301: three 16 MiB read chunks, the last not full; dim 7: one chunk.
+    const int rows = 40001;
+    Rows r = random_rows(rows, dim, 5);
+    write_w2v_binary(path("w.bin"), r);
+    const Model src = load_model(path("w.bin"));
+    save_native(src, path("n.dst"));
+    // Non-zero bytes in the padding of the first and last rows: the reader must zero them.
+    const std::uint64_t size = fs::file_size(path("n.dst"));
+    const std::uint64_t row_bytes = static_cast<std::uint64_t>(src.ld) * 4;
+    const std::uint64_t vectors_at = size - row_bytes * rows;
+    {
+      std::fstream f(path("n.dst"), std::ios::in | std::ios::out | std::ios::binary);
+      const float junk = 42.0f;
+      for (std::uint64_t row : {std::uint64_t{0}, std::uint64_t(rows - 1)}) {
+        f.seekp(static_cast<std::streamoff>(vectors_at + row * row_bytes + 4 * dim));
+        f.write(reinterpret_cast<const char*>(&junk), 4);
+      }
+    }
+    RecordingSink sink;
+    LoadOptions opt;
+    opt.sink = &sink;
+    LoadReport rep;
+    const Model m = load_model(path("n.dst"), opt, &rep);
+    ASSERT_TRUE(sink.ended);
+    EXPECT_EQ(sink.rows, rows);
+    EXPECT_EQ(sink.dim, dim);
+    EXPECT_EQ(sink.ld, m.ld);
+    EXPECT_GE(sink.readers, 1u);
+    EXPECT_EQ(rep.vector_bytes, row_bytes * rows);
+    std::sort(sink.chunks.begin(), sink.chunks.end());
+    std::uint64_t next = 0;
+    for (const auto& [off, bytes] : sink.chunks) {
+      EXPECT_EQ(off, next) << "chunks must tile the vector section without gaps or overlaps";
+      EXPECT_EQ(bytes % row_bytes, 0u) << "chunks are whole rows";
+      next = off + bytes;
+    }
+    EXPECT_EQ(next, row_bytes * rows);
+    if (dim == 301) EXPECT_GT(sink.chunks.size(), 1u);
+    ASSERT_EQ(sink.got.size(), static_cast<std::size_t>(rows) * m.ld);
+    EXPECT_EQ(0, std::memcmp(sink.got.data(), m.vectors.data(), sink.got.size() * 4)) << "sink and host model differ";
+    EXPECT_EQ(0, std::memcmp(m.vectors.data(), src.vectors.data(), sink.got.size() * 4)) << "not the saved model";
+    for (std::int64_t row : {std::int64_t{0}, std::int64_t(rows - 1)})
+      for (int j = dim; j < m.ld; ++j) EXPECT_EQ(m.row(row)[j], 0.0f) << "padding of row " << row;
+  }
+}
+
+// Other formats are assembled on the host: the sink is never called.
+TEST_F(Formats, OnlyTheNativeReaderFeedsASink) {
+  Rows r = random_rows(20, 5, 3);
+  write_text(path("g.txt"), r);
+  RecordingSink sink;
+  LoadOptions opt;
+  opt.sink = &sink;
+  load_model(path("g.txt"), opt);
+  EXPECT_EQ(sink.readers, 0u);
+  EXPECT_TRUE(sink.chunks.empty());
+}

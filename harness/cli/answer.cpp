@@ -9,10 +9,12 @@ nlohmann::json timing_json(const GpuTiming& g) {
   const Breakdown& bd = g.breakdown;
   nlohmann::json stages = nlohmann::json::object();
   for (const auto& s : bd.stages) stages[s.name] = stages.value(s.name, 0.0) + s.ms;
-  return {{"pipeline", g.pipeline},        {"device", g.device},
-          {"total_ms", bd.total_ms},       {"wall_ms", bd.wall_ms},
-          {"kernel_ms", bd.kernel_ms()},   {"transfer_ms", bd.transfer_ms()},
-          {"overhead_ms", bd.overhead_ms()}, {"stages_ms", stages}};
+  nlohmann::json j = {{"pipeline", g.pipeline},        {"device", g.device},
+                      {"total_ms", bd.total_ms},       {"wall_ms", bd.wall_ms},
+                      {"kernel_ms", bd.kernel_ms()},   {"transfer_ms", bd.transfer_ms()},
+                      {"overhead_ms", bd.overhead_ms()}, {"stages_ms", stages}};
+  if (!g.chosen_by.empty()) j["chosen_by"] = "auto: " + g.chosen_by;
+  return j;
 }
 
 // Stage times summed by name, in the order the stages first ran.
@@ -29,6 +31,7 @@ void print_timing(const GpuTiming& g) {
     std::printf(" %s %.3f", s.name.c_str(), bd.stage_ms(s.name));
   }
   std::printf(")\n");
+  if (!g.chosen_by.empty()) std::printf("  (auto chose %s: %s)\n", g.pipeline.c_str(), g.chosen_by.c_str());
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ namespace distancies::cli {
 
 struct GpuTiming {
   std::string pipeline;
+  std::string chosen_by;  // non-empty under --variant auto: why this pipeline
   std::string device;
   Breakdown breakdown;
 };

@@ -11,12 +11,13 @@ struct SearchOptions {
   std::string model;
   int k = 10;
   std::string device = "auto";  // auto | gpu | cpu
-  std::string variant;          // a pipeline or batch pipeline name (empty: V4, or batch_tf32 for batches)
+  std::string variant = "auto";  // a pipeline or batch pipeline name, or auto (variants/embeddings/auto_plan.hpp)
   bool also_cpu = false;
   bool keep_query_words = false;
   bool pageable = false;
   bool json = false;
   std::string format = "auto";
+  bool timings = false;  // a line on where the load's time went, against its floors
 };
 
 void add_model_commands(CLI::App& app);   // info, convert, gen

@@ -19,7 +19,11 @@ void add_search_options(CLI::App* c, SearchOptions& o) {
   c->add_option("--device", o.device, "gpu, cpu, or auto (the GPU when there is one)")
       ->check(CLI::IsMember({"auto", "gpu", "cpu"}));
   c->add_option("--variant", o.variant,
-                 "GPU pipeline or batch pipeline (see `distancies list`; default V4, batch_tf32 for batches)");
+                 "GPU pipeline or batch pipeline (see `distancies list`), or auto: the fastest exact one for the "
+                 "work at hand (default)");
+  c->add_flag("--timings", o.timings,
+              "Say where loading went (read, copy) against its floors: a plain sequential read of the file and a "
+              "pinned host-to-device copy (measured after the load, so it adds their time)");
   c->add_flag("--keep-query-words", o.keep_query_words, "Keep the query's own words in the results (the study did)");
   c->add_flag("--pageable", o.pageable, "Pageable host memory instead of pinned (the study's V2 switch)");
   c->add_flag("--json", o.json, "One JSON object per query");

@@ -10,6 +10,8 @@
 #include "harness/runtime/error.hpp"
 #include "harness/expression.hpp"
 #include "harness/formats.hpp"
+#include "harness/model_upload.hpp"
+#include "variants/embeddings/auto_plan.hpp"
 
 namespace distancies::cli {
 namespace {
@@ -60,32 +62,67 @@ Session::Session(const SearchOptions& o) : o_(o) {
   if (o.k < 1) throw Error("-k must be at least 1");
   if (o.device != "auto" && o.device != "gpu" && o.device != "cpu")
     throw Error("--device must be gpu, cpu or auto, not '" + o.device + "'");
-  if (o.variant.empty()) {  // V4 for single queries, batch_tf32 for batches
-    one_ = &pipeline("V4");
-    many_ = &batch_pipeline("batch_tf32");
-  } else {
+  auto_ = o.variant.empty() || o.variant == "auto";
+  if (auto_)
+    one_ = &pipeline("fused");  // chosen again per query on the GPU; on the CPU, one query at a time
+  else
     resolve_variant(o.variant, one_, many_);  // an unknown name fails before the model loads
-  }
   if (o.device == "gpu") require_device();
-  LoadOptions lo;
-  lo.format = parse_format(o.format);
-  auto t0 = clock_type::now();
-  model_ = load_model(o.model, lo);
-  std::fprintf(stderr, "loaded %s: %lld x %d (%s) in %.1f ms\n", o.model.c_str(), static_cast<long long>(model_.rows),
-               model_.dim, model_.format.c_str(), ms_since(t0));
   use_gpu_ = o.device == "gpu" || (o.device == "auto" && device_status().available);
   if (o.device == "auto" && !use_gpu_)
     std::fprintf(stderr, "no usable CUDA GPU (%s): searching on the CPU\n", device_status().reason.c_str());
-  if (use_gpu_) {
-    require_device();
-    t0 = clock_type::now();
-    dm_ = std::make_unique<DeviceModel>(upload_model(model_, !o.pageable));
-    GpuSearcher::Options so;
-    so.force_pageable = o.pageable;
-    gpu_ = std::make_unique<GpuSearcher>(*dm_, &model_, so);
-    std::fprintf(stderr, "uploaded to %s (%s host memory) in %.1f ms\n", describe_device(device_status()).c_str(),
-                 o.pageable ? "pageable" : "pinned", ms_since(t0));
+  load(o);
+}
+
+void Session::load(const SearchOptions& o) {
+  LoadOptions lo;
+  lo.format = parse_format(o.format);
+  if (!use_gpu_) {
+    const auto t0 = clock_type::now();
+    model_ = load_model(o.model, lo);
+    std::fprintf(stderr, "loaded %s: %lld x %d (%s) in %.1f ms\n", o.model.c_str(),
+                 static_cast<long long>(model_.rows), model_.dim, model_.format.c_str(), ms_since(t0));
+    return;
   }
+  ResidentModel r = load_resident(o.model, lo, !o.pageable);
+  model_ = std::move(r.host);
+  dm_ = std::move(r.device);
+  const LoadTimings& t = r.timings;
+  std::fprintf(stderr, "loaded %s: %lld x %d (%s) and made it resident on %s in %.1f ms (%s host memory%s)\n",
+               o.model.c_str(), static_cast<long long>(model_.rows), model_.dim, model_.format.c_str(),
+               describe_device(device_status()).c_str(), t.total_ms, o.pageable ? "pageable" : "pinned",
+               t.overlapped ? ", upload overlapped with the read" : "");
+  if (o.timings) {
+    const LoadFloors f = measure_load_floors(o.model);
+    const double gb = t.vector_bytes / 1e9;
+    const double copy_floor_ms = f.copy_gb_per_s > 0 ? gb / f.copy_gb_per_s * 1e3 : 0;
+    std::fprintf(stderr,
+                 "timings: load %.1f ms = vectors %.1f ms (%.2f GB by %u threads, %.1f GB/s, copy overlapped) + rest "
+                 "%.1f ms (vocabulary, norms, validation) + upload tail %.1f ms; floors: sequential read of the "
+                 "file %.1f ms (%.1f GB/s), pinned copy of the vectors %.1f ms (%.1f GB/s); load = %.2f x (read + "
+                 "copy floors)\n",
+                 t.total_ms, t.read_ms, gb, t.readers, t.read_ms > 0 ? gb / t.read_ms * 1e3 : 0.0, t.rest_ms,
+                 t.upload_ms, f.read_ms, f.read_gb_per_s, copy_floor_ms, f.copy_gb_per_s,
+                 t.total_ms / (f.read_ms + copy_floor_ms));
+  }
+  GpuSearcher::Options so;
+  so.force_pageable = o.pageable;
+  gpu_ = std::make_unique<GpuSearcher>(*dm_, &model_, so);
+}
+
+void Session::choose_one() {
+  if (!auto_) return;
+  const AutoChoice c = auto_one_query(o_.k, ++queries_seen_, dm_ && dm_->has_reduced(Storage::F16));
+  one_ = c.one;
+  many_ = nullptr;
+  chosen_by_ = c.why;
+}
+
+void Session::choose_batch(int batch) {
+  if (!auto_) return;
+  const AutoChoice c = auto_batch(batch, o_.k, dm_ && dm_->has_reduced(Storage::F16));
+  many_ = c.many;
+  chosen_by_ = c.why;
 }
 
 Session::~Session() = default;
@@ -105,10 +142,11 @@ void Session::add_cpu(Answer& a, const Query& q, bool beside_gpu) const {
 }
 
 GpuTiming Session::gpu_timing(const char* pipeline, Breakdown bd) const {
-  return {pipeline, device_status().props.name, std::move(bd)};
+  return {pipeline, auto_ ? chosen_by_ : std::string(), device_status().props.name, std::move(bd)};
 }
 
 void Session::run(const std::string& text, bool also_cpu) {
+  if (use_gpu_) choose_one();
   if (!one_) {  // a batch pipeline answers a single query as a batch of one
     if (run_batch({{1, text}}, also_cpu)) throw Error("the query failed");
     return;
@@ -155,6 +193,7 @@ int Session::run_batch(const std::vector<BatchLine>& lines, bool also_cpu) {
   summary.k = o_.k;
   const auto t0 = clock_type::now();
   if (use_gpu_) {
+    choose_batch(static_cast<int>(queries.size()));
     Breakdown bd;
     std::vector<std::vector<Hit>> hits;
     if (many_) {

@@ -37,6 +37,11 @@ class Session {
   // The study's sequential CPU search: the answer (alone) or a check beside the GPU's hits.
   void add_cpu(Answer& a, const Query& q, bool beside_gpu) const;
   GpuTiming gpu_timing(const char* pipeline, Breakdown bd) const;
+  // Under --variant auto: the pipeline for the next query or batch (variants/embeddings/auto_plan.hpp).
+  void choose_one();
+  void choose_batch(int batch);
+  // Model read and made resident on the GPU (the upload overlapped with a native file's read).
+  void load(const SearchOptions& o);
   void print(const Answer& a) const;
 
   SearchOptions o_;
@@ -44,6 +49,9 @@ class Session {
   const Pipeline* one_ = nullptr;        // answers single queries (none: many_ as a batch of one)
   const BatchPipeline* many_ = nullptr;  // answers batches (none: one_ once per query)
   bool use_gpu_ = false;
+  bool auto_ = false;           // --variant auto: one_/many_ chosen per query or batch
+  std::string chosen_by_;       // why, for the timing line and JSON
+  long long queries_seen_ = 0;  // single queries so far (the 16-bit copy pays after a few)
   std::unique_ptr<DeviceModel> dm_;
   std::unique_ptr<GpuSearcher> gpu_;
   std::unique_ptr<BatchSearcher> batch_;

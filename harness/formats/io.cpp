@@ -1,6 +1,14 @@
 #include "harness/formats/io.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include <algorithm>
 #include <cerrno>
@@ -85,6 +93,49 @@ void InFile::read_big(void* dst, std::uint64_t n, const char* what, const Progre
     n -= piece;
     if (progress) progress(pos_, size_);
   }
+}
+
+void read_parallel(const std::string& path, std::uint64_t offset, void* dst, std::uint64_t bytes, std::size_t chunk,
+                   unsigned readers, const ChunkDone& fn, const char* what) {
+  if (chunk == 0) throw Error("read_parallel: chunk size 0");
+  const std::uint64_t chunks = (bytes + chunk - 1) / chunk;
+  readers = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(readers, chunks)));
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<bool> stop{false};
+  std::exception_ptr first;
+  std::mutex mu;
+  auto work = [&](unsigned r) {
+    int fd = -1;
+    try {
+      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+      for (std::uint64_t c; !stop.load(std::memory_order_relaxed) && (c = next.fetch_add(1)) < chunks;) {
+        const std::uint64_t at = c * chunk;
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, bytes - at));
+        auto* out = static_cast<unsigned char*>(dst) + at;
+        for (std::size_t done = 0; done < n;) {
+          const ssize_t got = ::pread(fd, out + done, n - done, static_cast<off_t>(offset + at + done));
+          if (got < 0 && errno == EINTR) continue;
+          if (got < 0) fail(path, std::string("read error: ") + std::strerror(errno));
+          if (got == 0)
+            fail(path, std::string("truncated: expected ") + std::to_string(offset + bytes) + " bytes (reading " + what +
+                           ")");
+          done += static_cast<std::size_t>(got);
+        }
+        if (fn) fn(r, at, out, n);
+      }
+    } catch (...) {
+      stop = true;
+      std::lock_guard<std::mutex> lock(mu);
+      if (!first) first = std::current_exception();
+    }
+    if (fd >= 0) ::close(fd);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned r = 1; r < readers; ++r) pool.emplace_back(work, r);
+  work(0);
+  for (auto& t : pool) t.join();
+  if (first) std::rethrow_exception(first);
 }
 
 bool file_exists(const std::string& path) {

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -51,6 +52,14 @@ class InFile {
 };
 
 bool file_exists(const std::string& path);
+
+// Reads `bytes` at `offset` of `path` into dst with `readers` threads, each with its own file
+// descriptor and positioned reads of `chunk` bytes (chunks interleaved across threads, so the
+// file is read front to back). After each chunk: fn(reader, offset from dst, pointer, bytes).
+// The first failure (read error, short file, or fn's exception) stops every thread and throws.
+using ChunkDone = std::function<void(unsigned reader, std::uint64_t offset, unsigned char* data, std::size_t bytes)>;
+void read_parallel(const std::string& path, std::uint64_t offset, void* dst, std::uint64_t bytes, std::size_t chunk,
+                   unsigned readers, const ChunkDone& fn, const char* what);
 
 // Worker threads for parsing, gathering and norms: hardware threads, capped at 8.
 unsigned worker_count();

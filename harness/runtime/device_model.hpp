@@ -29,6 +29,7 @@ struct DeviceModel {
     std::size_t bytes() const { return data.bytes(); }
   };
   const Reduced& reduced(Storage s) const;
+  bool has_reduced(Storage s) const { return s == Storage::F16 ? have_f16_ : s == Storage::BF16 ? have_bf16_ : true; }
 
   // Smallest positive and largest row norm, and whether all are finite: computed on first use
   // and kept (the range guard of harness/precision.hpp).

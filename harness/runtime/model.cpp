@@ -6,18 +6,38 @@
 #include <cstring>
 #include <new>
 
+#include <sys/mman.h>
+
 namespace distancies {
 
 void AlignedFloats::Free::operator()(float* p) const { std::free(p); }
 
-AlignedFloats::AlignedFloats(std::size_t count) : count_(count) {
+namespace {
+
+// 64-byte aligned; large buffers 2 MiB aligned and offered transparent huge pages, so the
+// first touch of a multi-GB model takes one fault per 2 MiB rather than per 4 KiB.
+float* aligned_floats(std::size_t count) {
+  constexpr std::size_t kHuge = 2u << 20;
   std::size_t bytes = (count * sizeof(float) + 63) / 64 * 64;
   if (bytes == 0) bytes = 64;
-  void* p = std::aligned_alloc(64, bytes);
+  const bool huge = bytes >= 4 * kHuge;
+  if (huge) bytes = (bytes + kHuge - 1) / kHuge * kHuge;
+  void* p = std::aligned_alloc(huge ? kHuge : 64, bytes);
   if (!p) throw std::bad_alloc();
-  std::memset(p, 0, bytes);
-  ptr_.reset(static_cast<float*>(p));
+#ifdef MADV_HUGEPAGE
+  if (huge) ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: ignored where THP is off
+#endif
+  return static_cast<float*>(p);
 }
+
+}  // namespace
+
+AlignedFloats::AlignedFloats(std::size_t count) : count_(count) {
+  ptr_.reset(aligned_floats(count));
+  std::memset(ptr_.get(), 0, (count * sizeof(float) + 63) / 64 * 64);
+}
+
+AlignedFloats::AlignedFloats(std::size_t count, Uninitialized) : count_(count) { ptr_.reset(aligned_floats(count)); }
 
 std::int64_t Model::find(std::string_view word) const {
   auto it = std::lower_bound(words.begin(), words.end(), word,
@@ -26,13 +46,14 @@ std::int64_t Model::find(std::string_view word) const {
   return it - words.begin();
 }
 
-void Model::allocate(std::int64_t rows_, int dim_) {
+void Model::allocate(std::int64_t rows_, int dim_, bool zero) {
   rows = rows_;
   dim = dim_;
   ld = leading_dim(dim_);
   words.assign(static_cast<std::size_t>(rows_), std::string());
   norms.assign(static_cast<std::size_t>(rows_), 0.0f);
-  vectors = AlignedFloats(static_cast<std::size_t>(rows_) * static_cast<std::size_t>(ld));
+  const std::size_t count = static_cast<std::size_t>(rows_) * static_cast<std::size_t>(ld);
+  vectors = zero ? AlignedFloats(count) : AlignedFloats(count, AlignedFloats::Uninitialized{});
 }
 
 float vector_norm(const float* v, int dim) {

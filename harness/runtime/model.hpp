@@ -16,7 +16,11 @@ namespace distancies {
 class AlignedFloats {
  public:
   AlignedFloats() = default;
-  explicit AlignedFloats(std::size_t count);
+  explicit AlignedFloats(std::size_t count);  // zero-filled
+  // Left unwritten, for a reader that writes every float (a native model's vector section):
+  // filling 2.7 GB with zeros first costs as much as reading it.
+  struct Uninitialized {};
+  AlignedFloats(std::size_t count, Uninitialized);
   float* data() { return ptr_.get(); }
   const float* data() const { return ptr_.get(); }
   std::size_t size() const { return count_; }
@@ -51,8 +55,9 @@ struct Model {
   // Binary search over the sorted vocabulary; -1 when absent.
   std::int64_t find(std::string_view word) const;
 
-  // Allocates rows*ld zeroed floats and sizes words/norms; sets ld.
-  void allocate(std::int64_t rows_, int dim_);
+  // Allocates rows*ld floats (zeroed unless `zero` is false: the caller writes every float,
+  // padding included) and sizes words/norms; sets ld.
+  void allocate(std::int64_t rows_, int dim_, bool zero = true);
 };
 
 // fp64 norm of one vector, rounded to float.

@@ -1,0 +1,56 @@
+// `--variant auto` (variants/embeddings/auto_plan.hpp): the choices its measured table implies,
+// on the CPU. The table itself is generated (scripts/auto_policy.py); these tests hold the
+// decision rules, not particular timings.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "variants/embeddings/auto_plan.hpp"
+#include "variants/embeddings/batch_scan.hpp"
+
+using namespace distancies;
+
+TEST(AutoPlan, OneQueryMakesNoCopyForASingleQuery) {
+  const AutoChoice c = auto_one_query(10, 1, false);
+  ASSERT_NE(c.one, nullptr);
+  EXPECT_STREQ(c.one->name, "fused");
+  EXPECT_NE(c.why.find("16-bit copy"), std::string::npos) << c.why;
+}
+
+TEST(AutoPlan, OneQueryTakesTheCopyWhenItExistsOrPays) {
+  EXPECT_STREQ(auto_one_query(10, 1, true).one->name, "fused_f16");
+  EXPECT_STREQ(auto_one_query(10, 1000, false).one->name, "fused_f16");
+  // Somewhere between one query and a thousand the copy starts to pay, and stays paying.
+  bool paid = false;
+  for (long long q = 1; q <= 1000; ++q) {
+    const bool f16 = std::string(auto_one_query(10, q, false).one->name) == "fused_f16";
+    EXPECT_TRUE(f16 || !paid) << "the copy paid at fewer queries than " << q;
+    paid = paid || f16;
+  }
+}
+
+TEST(AutoPlan, OneQueryBeyondTheCertificateIsFp32) {
+  const AutoChoice c = auto_one_query(BatchPolicy::kMaxK + 1, 1000, true);
+  EXPECT_STREQ(c.one->name, "fused");
+  EXPECT_NE(c.why.find("beyond"), std::string::npos) << c.why;
+}
+
+TEST(AutoPlan, BatchOfOneIsTheOneQueryLoopAndLargeBatchesUseTheTensorCores) {
+  EXPECT_STREQ(auto_batch(1, 10, false).many->name, "batch_fused_loop");
+  const AutoChoice big = auto_batch(1024, 10, false);
+  ASSERT_NE(big.many, nullptr);
+  EXPECT_EQ(big.many->per_query_pipeline, nullptr) << big.many->name;
+  EXPECT_NE(big.why.find("predicted"), std::string::npos) << big.why;
+}
+
+TEST(AutoPlan, EveryBatchSizeGetsAnExactRegisteredPipeline) {
+  for (int b = 1; b <= 1 << 14; b *= 2)
+    for (int k : {1, 10, 128, 129, 1000}) {
+      const AutoChoice c = auto_batch(b, k, b % 3 == 0);
+      ASSERT_NE(c.many, nullptr) << b << " " << k;
+      EXPECT_EQ(&batch_pipeline(c.many->name), c.many) << "a registered row";
+      if (k > BatchPolicy::kMaxK) EXPECT_NE(c.many->per_query_pipeline, nullptr) << "k beyond the batch certificate";
+    }
+}
+
+TEST(AutoPlan, NamesTheGpuItsTableWasMeasuredOn) { EXPECT_NE(std::string(auto_policy_measured_on()), ""); }

@@ -1,0 +1,111 @@
+#include "variants/embeddings/auto_plan.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string_view>
+
+#include "variants/embeddings/batch_scan.hpp"
+
+namespace distancies {
+namespace {
+
+struct OneQueryFigures {
+  double fused_ms, fused_f16_ms, read_ms, read16_ms;
+};
+struct BatchFigure {
+  const char* pipeline;
+  int batch;
+  double ms;
+};
+#include "variants/embeddings/auto_policy.inc"
+
+// The 16-bit certificate keeps at most this many candidates (larger k: the fp32 fallback).
+constexpr int kReducedMaxK = BatchPolicy::kMaxK;
+
+// Making a 16-bit copy reads the fp32 model and writes half its bytes: the two read floors.
+double copy_ms() { return kOneQuery.read_ms + kOneQuery.read16_ms; }
+
+std::string fmt(const char* f, double a, double b = 0, double c = 0) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, f, a, b, c);
+  return buf;
+}
+
+// Median time of `pipeline` at `batch`, log-log interpolated between its measured sizes (and
+// extrapolated from the nearest two beyond them); NaN when the table has fewer than two.
+double predicted_ms(std::string_view pipeline, int batch) {
+  const BatchFigure* lo = nullptr;
+  const BatchFigure* hi = nullptr;
+  const BatchFigure* first = nullptr;
+  const BatchFigure* second = nullptr;
+  const BatchFigure* last = nullptr;
+  const BatchFigure* before_last = nullptr;
+  for (const auto& f : kBatchFigures) {
+    if (pipeline != f.pipeline) continue;
+    if (f.batch == batch) return f.ms;
+    if (f.batch < batch && (!lo || f.batch > lo->batch)) lo = &f;
+    if (f.batch > batch && (!hi || f.batch < hi->batch)) hi = &f;
+    if (!first || f.batch < first->batch) second = first, first = &f;
+    else if (!second || f.batch < second->batch) second = &f;
+    if (!last || f.batch > last->batch) before_last = last, last = &f;
+    else if (!before_last || f.batch > before_last->batch) before_last = &f;
+  }
+  if (!lo) lo = first, hi = second;       // below the table
+  else if (!hi) lo = before_last, hi = last;  // above it
+  if (!lo || !hi || lo == hi) return std::numeric_limits<double>::quiet_NaN();
+  const double t = (std::log(double(batch)) - std::log(double(lo->batch))) /
+                   (std::log(double(hi->batch)) - std::log(double(lo->batch)));
+  return std::exp(std::log(lo->ms) + t * (std::log(hi->ms) - std::log(lo->ms)));
+}
+
+bool needs_16bit_copy(const BatchPipeline& p) { return p.input == GemmInput::F16 || p.input == GemmInput::BF16; }
+
+}  // namespace
+
+AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made) {
+  AutoChoice c;
+  const double saving = kOneQuery.fused_ms - kOneQuery.fused_f16_ms;
+  if (k > kReducedMaxK) {
+    c.one = &pipeline("fused");
+    c.why = "k = " + std::to_string(k) + " is beyond the 16-bit certificate (" + std::to_string(kReducedMaxK) + ")";
+  } else if (copy_made || saving * double(expected_queries) > copy_ms()) {
+    c.one = &pipeline("fused_f16");
+    c.why = copy_made ? std::string("the 16-bit copy exists")
+                      : fmt("%.0f queries x %.3f ms saved > the 16-bit copy (%.3f ms)", double(expected_queries), saving,
+                            copy_ms());
+  } else {
+    c.one = &pipeline("fused");
+    c.why = fmt("%.0f queries x %.3f ms saved < the 16-bit copy (%.3f ms)", double(expected_queries), saving,
+                copy_ms());
+  }
+  return c;
+}
+
+AutoChoice auto_batch(int batch, int k, bool copy_made) {
+  AutoChoice c;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& p : batch_pipelines()) {
+    // Above the candidates a batch certificate keeps, everything but the per-query loop falls back.
+    if (k > BatchPolicy::kMaxK && !p.per_query_pipeline) continue;
+    double ms = predicted_ms(p.name, std::max(batch, 1));
+    if (!std::isfinite(ms)) continue;  // not in the measured table
+    if (needs_16bit_copy(p) && !copy_made) ms += copy_ms();
+    if (ms < best) {
+      best = ms;
+      c.many = &p;
+    }
+  }
+  if (!c.many) {  // nothing measured: the exact per-query loop
+    c.many = &batch_pipeline("batch_fused_loop");
+    c.why = "no measured batch figures apply";
+    return c;
+  }
+  c.why = fmt("predicted %.3f ms for %.0f queries", best, double(batch)) +
+          (needs_16bit_copy(*c.many) && !copy_made ? " (16-bit copy included)" : "");
+  return c;
+}
+
+const char* auto_policy_measured_on() { return kPolicyMeasuredOn; }
+
+}  // namespace distancies
