@@ -82,10 +82,10 @@ ResidentModel load_resident(const std::string& path, const LoadOptions& opt, boo
   if (native && pinned) o.sink = &up;
   out.host = load_model(path, o, &rep);
   const double read_done = ms_since(t0);
-  out.device = std::make_unique<DeviceModel>(up.received() ? up.finish(out.host, pinned) : upload_model(out.host, pinned));
   LoadTimings& t = out.timings;
-  t.total_ms = ms_since(t0);
   t.overlapped = up.received();
+  out.device = std::make_unique<DeviceModel>(t.overlapped ? up.finish(out.host, pinned) : upload_model(out.host, pinned));
+  t.total_ms = ms_since(t0);
   t.read_ms = t.overlapped ? rep.vectors_ms : read_done;
   t.rest_ms = t.overlapped ? rep.rest_ms : 0;
   t.upload_ms = t.total_ms - read_done;

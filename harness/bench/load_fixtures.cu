@@ -66,6 +66,7 @@ void evict(const std::string& path) {
 // same fixture so the ratio is of one run. cold: the page cache is evicted before each sample.
 void load_fixture(benchmark::State& st, bool cold) {
   const LoadFile& f = load_file();
+  if (cold) evict(f.path);  // the read floor of a cold cache is a cold read
   const LoadFloors floors = measure_load_floors(f.path);
   Means m;
   ExecOptions o;

@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <mutex>
+#include <thread>
 
 #include "harness/formats/internal.hpp"
 #include "harness/formats/io.hpp"
@@ -132,6 +134,25 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
   Model m;
   m.allocate(static_cast<std::int64_t>(rows), static_cast<int>(dim), /*zero=*/false);  // every byte is read
   m.normalized = (flags & kFlagNormalized) != 0;
+  // The vector section is read (and handed to the sink) by its own threads while this one
+  // reads the vocabulary and the norms; nothing below leaves before they are joined.
+  std::exception_ptr vectors_failed;
+  double vectors_ms = 0;
+  std::thread vectors([&] {
+    try {
+      const auto tv = clock::now();
+      read_vectors(m, path, l.vectors_at, opt, report);
+      vectors_ms = std::chrono::duration<double, std::milli>(clock::now() - tv).count();
+    } catch (...) {
+      vectors_failed = std::current_exception();
+    }
+  });
+  struct Joiner {
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{vectors};
   std::vector<std::uint64_t> offsets(rows + 1);
   file.seek(l.offsets_at);
   file.read_exact(offsets.data(), l.offsets_size, "vocabulary offsets");
@@ -151,9 +172,8 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
   std::string().swap(blob);
   file.seek(l.norms_at);
   file.read_exact(m.norms.data(), l.norms_size, "norms");
-  const auto tv = clock::now();
-  read_vectors(m, path, l.vectors_at, opt, report);
-  const double vectors_ms = std::chrono::duration<double, std::milli>(clock::now() - tv).count();
+  vectors.join();
+  if (vectors_failed) std::rethrow_exception(vectors_failed);
   m.format = "native";
   // Stored norms are kept, except in a normalised model: there they are the rows' norms
   // before normalisation, kept as data, and the norms searched with are the unit rows' own.
