@@ -14,10 +14,12 @@
 namespace distancies::bench {
 namespace {
 
-const int kBatches[] = {1, 16, 128, 1024, 8192};
+// Powers of two: the `auto` planner's table interpolates between them (scripts/auto_policy.py).
+const int kBatches[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
 const int kGemmBatches[] = {128, 1024, 8192};
 const int kTiles[] = {16384, 32768, 65536, 131072, 262144};
 constexpr int kLoopMaxBatch = 1024;  // one-query loops beyond this only multiply
+constexpr int kLoopDenseBatch = 128;  // and between this and kLoopMaxBatch only the largest is run
 
 // Query b of a batch: the vector of row (b * 104729) mod rows (peers use the same rule).
 struct Queries {
@@ -86,7 +88,7 @@ void register_batch_fixtures() {
   for (const BatchPipeline& p : batch_pipelines()) {
     const std::string name = p.name;
     for (int b : kBatches) {
-      if (p.per_query && b > kLoopMaxBatch) continue;
+      if (p.per_query && (b > kLoopMaxBatch || (b > kLoopDenseBatch && b < kLoopMaxBatch))) continue;
       timed(add("batch/" + name + "/batch:" + std::to_string(b), batch_fixture, &p, b, false, 0));
     }
     if (p.per_query) continue;
