@@ -98,7 +98,7 @@ void Session::load(const SearchOptions& o) {
     const double copy_floor_ms = f.copy_gb_per_s > 0 ? gb / f.copy_gb_per_s * 1e3 : 0;
     std::fprintf(stderr,
                  "timings: load %.1f ms = vectors %.1f ms (%.2f GB by %u threads, %.1f GB/s, copy overlapped) + rest "
-                 "%.1f ms (vocabulary, norms, validation) + upload tail %.1f ms; floors: sequential read of the "
+                 "%.1f ms (validation; vocabulary and norms beyond the vector read) + upload tail %.1f ms; floors: sequential read of the "
                  "file %.1f ms (%.1f GB/s), pinned copy of the vectors %.1f ms (%.1f GB/s); load = %.2f x (read + "
                  "copy floors)\n",
                  t.total_ms, t.read_ms, gb, t.readers, t.read_ms > 0 ? gb / t.read_ms * 1e3 : 0.0, t.rest_ms,
