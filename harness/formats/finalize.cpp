@@ -38,27 +38,22 @@ std::string where(const std::string& path, const std::vector<std::int64_t>& line
 // Kept row indices in sorted word order; throws on the first bad row unless skipping.
 std::vector<std::uint32_t> plan(const std::vector<std::string>& words, const std::vector<const float*>& rows, int dim,
                                 const std::vector<std::int64_t>& lines, const std::string& path,
-                                const LoadOptions& opt, LoadReport* report) {
+                                const LoadOptions& opt, LoadReport* report,
+                                const std::vector<unsigned char>* known = nullptr) {
   const std::size_t n = words.size();
   check_row_count(path, n);
   LoadReport local;
   LoadReport& rep = report ? *report : local;
 
-  std::vector<unsigned char> kind(n, kOk);
-  parallel_for(static_cast<std::int64_t>(n), [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) {
-      // On the bits, so the loop vectorises: exponent all ones is NaN/Inf; +-0 has no bits but the sign.
-      const float* v = rows[static_cast<std::size_t>(i)];
-      std::uint32_t nonfinite = 0, nonzero = 0;
-      for (int j = 0; j < dim; ++j) {
-        std::uint32_t u;
-        std::memcpy(&u, v + j, 4);
-        nonfinite |= static_cast<std::uint32_t>((u & 0x7F800000u) == 0x7F800000u);
-        nonzero |= u & 0x7FFFFFFFu;
-      }
-      kind[static_cast<std::size_t>(i)] = nonfinite ? kNonFinite : nonzero ? kOk : kZero;
-    }
-  });
+  std::vector<unsigned char> kind;
+  if (known && known->size() == n) {
+    kind = *known;
+  } else {
+    kind.assign(n, kOk);
+    parallel_for(static_cast<std::int64_t>(n), [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) kind[static_cast<std::size_t>(i)] = row_kind(rows[static_cast<std::size_t>(i)], dim);
+    });
+  }
 
   // Sequential, so the first bad row in file order is the one reported.
   std::vector<Key> order;
@@ -131,8 +126,20 @@ Model assemble_model(RawRows& raw, const std::string& path, const LoadOptions& o
   return m;
 }
 
+unsigned char row_kind(const float* v, int dim) {
+  // On the bits, so the loop vectorises: exponent all ones is NaN/Inf; +-0 has no bits but the sign.
+  std::uint32_t nonfinite = 0, nonzero = 0;
+  for (int j = 0; j < dim; ++j) {
+    std::uint32_t u;
+    std::memcpy(&u, v + j, 4);
+    nonfinite |= static_cast<std::uint32_t>((u & 0x7F800000u) == 0x7F800000u);
+    nonzero |= u & 0x7FFFFFFFu;
+  }
+  return nonfinite ? kNonFinite : nonzero ? kOk : kZero;
+}
+
 void finalize_in_place(Model& m, const std::string& path, bool compute_norms, const LoadOptions& opt,
-                       LoadReport* report) {
+                       LoadReport* report, const std::vector<unsigned char>* kinds) {
   if (m.dim <= 0 || m.ld != leading_dim(m.dim)) fail(path, "model has dim " + std::to_string(m.dim) + " and ld " + std::to_string(m.ld));
   if (m.rows < 0 || m.words.size() != static_cast<std::size_t>(m.rows) ||
       (!compute_norms && m.norms.size() != m.words.size()) ||
@@ -140,7 +147,7 @@ void finalize_in_place(Model& m, const std::string& path, bool compute_norms, co
     fail(path, "model words/norms/vectors do not match its row count");
   std::vector<const float*> rows(m.words.size());
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = m.row(static_cast<std::int64_t>(i));
-  std::vector<std::uint32_t> kept = plan(m.words, rows, m.dim, {}, path, opt, report);
+  std::vector<std::uint32_t> kept = plan(m.words, rows, m.dim, {}, path, opt, report, kinds);
   if (kept.empty()) fail(path, "no rows left to load");
 
   bool identity = kept.size() == m.words.size();

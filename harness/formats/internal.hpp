@@ -22,9 +22,14 @@ struct RawRows {
 Model assemble_model(RawRows& raw, const std::string& path, const LoadOptions& opt, LoadReport* report);
 
 // The same on a model already in memory; rows are permuted only when not already sorted and
-// valid. compute_norms=false keeps m.norms (permuted along).
+// valid. compute_norms=false keeps m.norms (permuted along). `kinds` (rows entries of
+// row_kind(), or null): the rows' kinds already found by the reader, so the vectors are not
+// read a second time.
 void finalize_in_place(Model& m, const std::string& path, bool compute_norms, const LoadOptions& opt,
-                       LoadReport* report);
+                       LoadReport* report, const std::vector<unsigned char>* kinds = nullptr);
+
+// What a row is: finite and not all zero (0), has a NaN or Inf (1), all zeros (2).
+unsigned char row_kind(const float* v, int dim);
 // A model flagged normalized must have unit rows (zero rows aside): one error line otherwise.
 void check_unit_rows(const Model& m, const std::string& path);
 

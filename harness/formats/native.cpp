@@ -56,21 +56,26 @@ struct OutFile {
 // The vector section, read by several threads in whole-row chunks; each chunk's row padding
 // is zeroed (the format says zero; a file that disagrees must not reach the GPU otherwise) and
 // then handed to the sink, if any, from the thread that read it.
-void read_vectors(Model& m, const std::string& path, std::uint64_t at, const LoadOptions& opt, LoadReport* report) {
+void read_vectors(Model& m, const std::string& path, std::uint64_t at, const LoadOptions& opt, LoadReport* report,
+                  std::vector<unsigned char>& kinds) {
   const std::size_t row_bytes = static_cast<std::size_t>(m.ld) * sizeof(float);
   const std::size_t chunk = std::max<std::size_t>(1, (16u << 20) / row_bytes) * row_bytes;
   const std::uint64_t bytes = static_cast<std::uint64_t>(m.rows) * row_bytes;
   const unsigned readers = worker_count();
+  kinds.assign(static_cast<std::size_t>(m.rows), 0);
   if (opt.sink) opt.sink->begin(m.rows, m.dim, m.ld, readers);
   std::atomic<std::uint64_t> done{0};
   std::mutex progress_mu;
   read_parallel(path, at, m.vectors.data(), bytes, chunk, readers,
                 [&](unsigned r, std::uint64_t off, unsigned char* data, std::size_t n) {
-                  if (m.ld != m.dim)
-                    for (std::size_t row = 0; row < n / row_bytes; ++row) {
-                      float* v = reinterpret_cast<float*>(data + row * row_bytes);
-                      std::fill(v + m.dim, v + m.ld, 0.0f);
-                    }
+                  // While the chunk is in cache: the padding zeroed, each row's kind for the
+                  // validation (finalize reads the vectors no second time).
+                  const std::size_t first = off / row_bytes;
+                  for (std::size_t row = 0; row < n / row_bytes; ++row) {
+                    float* v = reinterpret_cast<float*>(data + row * row_bytes);
+                    std::fill(v + m.dim, v + m.ld, 0.0f);
+                    kinds[first + row] = row_kind(v, m.dim);
+                  }
                   if (opt.sink) opt.sink->chunk(r, off, data, n);
                   const std::uint64_t total = done += n;
                   if (opt.progress) {
@@ -138,10 +143,11 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
   // reads the vocabulary and the norms; nothing below leaves before they are joined.
   std::exception_ptr vectors_failed;
   double vectors_ms = 0;
+  std::vector<unsigned char> kinds;
   std::thread vectors([&] {
     try {
       const auto tv = clock::now();
-      read_vectors(m, path, l.vectors_at, opt, report);
+      read_vectors(m, path, l.vectors_at, opt, report, kinds);
       vectors_ms = std::chrono::duration<double, std::milli>(clock::now() - tv).count();
     } catch (...) {
       vectors_failed = std::current_exception();
@@ -178,7 +184,7 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
   // Stored norms are kept, except in a normalised model: there they are the rows' norms
   // before normalisation, kept as data, and the norms searched with are the unit rows' own.
   if (m.normalized) m.original_norms = m.norms;
-  finalize_in_place(m, path, m.normalized, opt, report);
+  finalize_in_place(m, path, m.normalized, opt, report, &kinds);
   if (report) {
     report->vectors_ms = vectors_ms;
     report->rest_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count() - vectors_ms;
