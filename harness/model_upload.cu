@@ -28,99 +28,41 @@ struct DeviceUpload::Reader {
 DeviceUpload::DeviceUpload() { require_device(); }
 
 // Streams wait for their copies before the slots they read are freed (members go in reverse).
-DeviceUpload::~DeviceUpload() {
-  if (init_.joinable()) init_.join();
-}
+DeviceUpload::~DeviceUpload() = default;
 
 void DeviceUpload::begin(std::int64_t rows, int dim, int ld, unsigned readers) {
-  if (init_.joinable()) init_.join();
   dm_ = DeviceModel{};
   dm_.rows = rows;
   dm_.dim = dim;
   dm_.ld = ld;
+  dm_.vectors = DeviceBuffer(dm_.vector_bytes(), "the model's vectors");
   readers_.clear();
-  pending_.clear();
-  ready_ = false;
-  init_failed_ = nullptr;
+  for (unsigned r = 0; r < readers; ++r) readers_.push_back(std::make_unique<Reader>());
   begun_ = true;
-  init_ = std::thread([this, readers] {
-    try {
-      dm_.vectors = DeviceBuffer(dm_.vector_bytes(), "the model's vectors");  // the context is made here
-      std::vector<std::unique_ptr<Reader>> rs;
-      for (unsigned r = 0; r < readers; ++r) rs.push_back(std::make_unique<Reader>());
-      std::lock_guard<std::mutex> lock(mu_);
-      readers_ = std::move(rs);
-      ready_ = true;
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mu_);
-      init_failed_ = std::current_exception();
-    }
-  });
 }
 
-void DeviceUpload::send(Reader& r, const Pending& c) {
+void DeviceUpload::chunk(unsigned reader, std::uint64_t offset, const void* data, std::size_t bytes) {
+  Reader& r = *readers_.at(reader);
   const int s = r.next;
   r.next ^= 1;
   if (r.busy[s]) CUDA_CHECK(cudaEventSynchronize(r.done[s].get()));
-  if (r.slot[s].bytes() < c.bytes) {
+  if (r.slot[s].bytes() < bytes) {
     r.slot[s] = PinnedBuffer();
-    r.slot[s] = PinnedBuffer(c.bytes, "model upload staging");
+    r.slot[s] = PinnedBuffer(bytes, "model upload staging");
   }
-  std::memcpy(r.slot[s].as<char>(), c.data, c.bytes);
-  CUDA_CHECK(cudaMemcpyAsync(dm_.vectors.as<char>() + c.offset, r.slot[s].as<void>(), c.bytes, cudaMemcpyHostToDevice,
-                             r.stream));
+  std::memcpy(r.slot[s].as<char>(), data, bytes);
+  CUDA_CHECK(cudaMemcpyAsync(dm_.vectors.as<char>() + offset, r.slot[s].as<void>(), bytes, cudaMemcpyHostToDevice, r.stream));
   r.done[s].record(r.stream);
   r.busy[s] = true;
 }
 
-// Chunks that arrived before the device was ready, sent by whichever reader finds them.
-void DeviceUpload::drain(Reader& r) {
-  for (;;) {
-    Pending c;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (pending_.empty()) return;
-      c = pending_.back();
-      pending_.pop_back();
-    }
-    send(r, c);
-  }
-}
-
-void DeviceUpload::chunk(unsigned reader, std::uint64_t offset, const void* data, std::size_t bytes) {
-  if (!ready_.load()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (init_failed_) std::rethrow_exception(init_failed_);  // e.g. the model does not fit: stop reading
-    if (!ready_.load()) {
-      pending_.push_back({offset, data, bytes});
-      return;
-    }
-  }
-  Reader& r = *readers_.at(reader);
-  drain(r);
-  send(r, {offset, data, bytes});
-}
-
-void DeviceUpload::wait_ready() {
-  if (init_.joinable()) init_.join();
-  if (init_failed_) std::rethrow_exception(init_failed_);
-}
-
 void DeviceUpload::end() {
-  wait_ready();
-  if (!readers_.empty()) drain(*readers_.front());
   for (auto& r : readers_) CUDA_CHECK(cudaStreamSynchronize(r->stream));
 }
 
 DeviceModel DeviceUpload::finish(const Model& m, bool pinned) {
-  if (!begun_) return upload_model(m, pinned);
+  if (!begun_ || m.rows != dm_.rows || m.ld != dm_.ld) return upload_model(m, pinned);
   end();
-  if (m.rows != dm_.rows || m.ld != dm_.ld) {  // rows skipped after the read: upload the final model
-    readers_.clear();
-    dm_ = DeviceModel{};
-    begun_ = false;
-    return upload_model(m, pinned);
-  }
   readers_.clear();  // the staging goes back now, not with the searcher
   dm_.norms = DeviceBuffer(static_cast<std::size_t>(m.rows) * sizeof(float), "the model's norms");
   CUDA_CHECK(cudaMemcpy(dm_.norms.get(), m.norms.data(), m.rows * sizeof(float), cudaMemcpyHostToDevice));

@@ -3,11 +3,7 @@
 // reading threads each copy their chunk into their own page-locked slot and send it on their
 // own stream). Other formats are read first, then uploaded. docs/methodology.md, "Loading".
 #pragma once
-#include <atomic>
-#include <exception>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <string>
 #include <vector>
 
@@ -31,24 +27,9 @@ class DeviceUpload : public VectorSink {
 
  private:
   struct Reader;
-  struct Pending {
-    std::uint64_t offset;
-    const void* data;  // the host model's own rows: they stay put until the load returns
-    std::size_t bytes;
-  };
-  void send(Reader& r, const Pending& c);
-  void drain(Reader& r);
-  void wait_ready();
   std::vector<std::unique_ptr<Reader>> readers_;
   DeviceModel dm_;
   bool begun_ = false;
-  // The GPU context, the device buffer and the streams are made on their own thread (creating a
-  // context takes a few hundred ms): chunks read before they exist wait in `pending_`.
-  std::thread init_;
-  std::atomic<bool> ready_{false};
-  std::exception_ptr init_failed_;
-  std::mutex mu_;
-  std::vector<Pending> pending_;
 };
 
 struct LoadTimings {
