@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "harness/cli/commands.hpp"
+#include "harness/cli/repl.hpp"
 #include "harness/cli/session.hpp"
 #include "harness/runtime/error.hpp"
 #include "harness/registry_report.hpp"
@@ -28,25 +29,6 @@ void add_search_options(CLI::App* c, SearchOptions& o) {
   c->add_flag("--pageable", o.pageable, "Pageable host memory instead of pinned (the study's V2 switch)");
   c->add_flag("--json", o.json, "One JSON object per query");
   c->add_option("--format", o.format, "Model format: auto, glove, study-text, study-split, word2vec, native");
-}
-
-// The study's protocol: `WORD FLAG` or `EXPR ! FLAG`, FLAG 1 = also on the CPU.
-bool split_flag(std::string line, std::string& text, bool& cpu) {
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
-  std::size_t s = line.find_first_not_of(" \t");
-  if (s == std::string::npos) return false;
-  line = line.substr(s);
-  cpu = false;
-  const std::size_t sp = line.find_last_of(" \t");
-  if (sp != std::string::npos) {
-    const std::string last = line.substr(sp + 1);
-    if (last == "0" || last == "1") {
-      cpu = last == "1";
-      line.erase(sp);
-    }
-  }
-  text = line;
-  return true;
 }
 
 }  // namespace
@@ -88,39 +70,11 @@ void add_search_commands(CLI::App& app) {
     add_search_options(c, *o);
     c->callback([=] {
       Session s(*o);
-      std::string line, text;
-      bool cpu = false;
-      int failed = 0, n = 0;
-      std::vector<BatchLine> block;
-      bool in_block = false;
-      while (std::getline(std::cin, line)) {
-        ++n;
-        try {
-          std::string cmd = line;
-          while (!cmd.empty() && (cmd.back() == '\r' || cmd.back() == ' ')) cmd.pop_back();
-          if (cmd == ":begin") {
-            in_block = true;
-            block.clear();
-          } else if (cmd == ":end") {
-            if (!in_block) throw Error("line " + std::to_string(n) + ": ':end' without ':begin'");
-            in_block = false;
-            failed += s.run_batch(block, false);
-          } else if (in_block) {
-            if (cmd.find_first_not_of(" \t") != std::string::npos) block.push_back({n, cmd});
-          } else if (cmd.rfind(":batch ", 0) == 0) {
-            failed += s.run_batch(read_batch_file(cmd.substr(7)), false);
-          } else if (split_flag(line, text, cpu)) {
-            s.run(text, cpu);
-          }
-        } catch (const Error& e) {
-          ++failed;
-          std::fprintf(stderr, "distancies: error: %s\n", e.what());
-        }
-      }
-      if (in_block) {
-        ++failed;
-        std::fprintf(stderr, "distancies: error: input ended inside a ':begin' block\n");
-      }
+      ReplActions act;
+      act.query = [&](const std::string& text, bool cpu) { s.run(text, cpu); };
+      act.batch = [&](const std::vector<BatchLine>& block) { return s.run_batch(block, false); };
+      act.batch_file = [&](const std::string& path) { return s.run_batch(read_batch_file(path), false); };
+      const int failed = run_repl(std::cin, act);
       if (failed) throw Error(std::to_string(failed) + " quer" + (failed == 1 ? "y" : "ies") + " failed");
     });
   }

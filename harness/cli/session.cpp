@@ -43,21 +43,6 @@ void resolve_variant(const std::string& name, const Pipeline*& one, const BatchP
 
 }  // namespace
 
-std::vector<BatchLine> read_batch_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open batch file '" + path + "'");
-  std::vector<BatchLine> lines;
-  std::string s;
-  for (int n = 1; std::getline(in, s); ++n) {
-    while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
-    const std::size_t b = s.find_first_not_of(" \t");
-    if (b == std::string::npos || s[b] == '#') continue;
-    lines.push_back({n, s.substr(b)});
-  }
-  if (in.bad()) throw Error("error reading batch file '" + path + "'");
-  return lines;
-}
-
 Session::Session(const SearchOptions& o) : o_(o) {
   if (o.k < 1) throw Error("-k must be at least 1");
   if (o.device != "auto" && o.device != "gpu" && o.device != "cpu")

@@ -9,17 +9,11 @@
 #include "harness/batch_search.hpp"
 #include "harness/cli/answer.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cli/repl.hpp"
 #include "harness/gpu_search.hpp"
 
 namespace distancies::cli {
 
-struct BatchLine {
-  int line;          // 1-based, in its file or block
-  std::string text;  // the word or expression
-};
-
-// The lines of a batch file: blank lines and lines starting with '#' skipped.
-std::vector<BatchLine> read_batch_file(const std::string& path);
 
 class Session {
  public:

@@ -1,0 +1,7 @@
+// Fuzz target: the Auto reader (docs/formats.md) on arbitrary bytes.
+#include "tests/fuzz/fuzz_common.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::load(fuzz::write("d.model", data, size), distancies::Format::Auto);
+  return 0;
+}
