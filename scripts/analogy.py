@@ -13,6 +13,7 @@ syntactic, per section), writing SUMMARY.json and a table on stdout.
 import argparse
 import json
 import sys
+from atomic_write import write_json, write_text  # noqa: E402  (scripts/atomic_write.py)
 
 FORMAT = "distancies-analogy-batch/1"
 NO_SECTION = "(no section)"
@@ -78,8 +79,7 @@ def make(args):
     try:
         with open(args.out, "w", encoding="utf-8") as f:
             f.write("".join(it["query"] + "\n" for it in items))
-        with open(args.out + ".json", "w", encoding="utf-8") as f:
-            json.dump(sidecar, f)
+        write_json(args.out + ".json", sidecar)
     except OSError as e:
         fail(f"{e.filename}: {e.strerror}")
     print(f"analogy.py: {len(items)} questions in {len(sections)} sections -> {args.out} (+ {args.out}.json)")
@@ -168,8 +168,7 @@ def score(args):
                "syntactic": stats([(a, c) for s, a, c in per if is_syntactic(s)]),
                "sections": sections, "run": run}
     try:
-        with open(args.out, "w", encoding="utf-8") as f:
-            json.dump(summary, f, indent=1)
+        write_json(args.out, summary, indent=1)
     except OSError as e:
         fail(f"{args.out}: {e.strerror}")
     print(table(summary))

@@ -13,6 +13,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from atomic_write import write_json, write_text  # noqa: E402  (scripts/atomic_write.py)
 
 BATCH = re.compile(r"^batch/(?P<p>[^/]+)/batch:(?P<b>\d+)(/|$)")
 ONE = {"pipeline/fused": "fused_ms", "pipeline/fused_f16": "fused_f16_ms",
@@ -67,7 +68,7 @@ def main(argv=None):
         for b in sorted(batch[p]):
             lines.append(f'    {{"{p}", {b}, {batch[p][b]:.6g}}},')
     lines += ["};", f'constexpr const char* kPolicyMeasuredOn = "{device}";', ""]
-    a.out.write_text("\n".join(lines))
+    write_text(a.out, "\n".join(lines))
     print(f"auto_policy: wrote {a.out} ({sum(len(v) for v in batch.values())} batch figures, {len(batch)} pipelines)")
 
 

@@ -24,6 +24,7 @@ import sys
 import time
 
 import numpy as np
+from atomic_write import write_json, write_text  # noqa: E402  (scripts/atomic_write.py)
 
 COLS = [1, 2, 8, 31, 32, 33, 300, 1024, 4096]
 LOG2_ELEMENTS = [10, 14, 18, 22, 26, 28]
@@ -259,8 +260,7 @@ def main(argv=None):
                 entries.append(e)
                 print(f"{e['name']}: {ms:.4f} ms (with transfer {total:.4f} ms), "
                       f"skewness error {e['rel_error_skewness']:.1e}", file=sys.stderr)
-    with open(a.out, "w") as f:
-        json.dump({"context": context(peers), "benchmarks": entries}, f, indent=1)
+    write_json(a.out, {"context": context(peers), "benchmarks": entries}, indent=1)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import struct
 import sys
 
 import numpy as np
+from atomic_write import write_json, write_text  # noqa: E402  (scripts/atomic_write.py)
 
 
 def load_native(path):
@@ -105,8 +106,7 @@ def main():
     context = {"peer": "pytorch " + torch.__version__, "gpu": torch.cuda.get_device_name(0),
                "cuda_runtime": torch.version.cuda, "model_source": args.model, "model_rows": str(len(vectors)),
                "model_dim": str(vectors.shape[1]), "query": args.query, "k": str(args.k)}
-    with open(args.out, "w") as f:
-        json.dump({"context": context, "benchmarks": entries}, f, indent=1)
+    write_json(args.out, {"context": context, "benchmarks": entries}, indent=1)
 
 
 def entry(name, run_type, ms, rows, exact, repetition=0, iters=1, agg=None):

@@ -613,7 +613,7 @@ TEST_F(Formats, NativeVocabularyMustBeSortedAndConsistent) {
   bad = good;
   bad[96 + 8] = 5;  // offsets 0, 5, 4: decreasing
   write_bytes(path("offs.dst"), bad);
-  EXPECT_THAT(error_of(path("offs.dst")), HasSubstr("vocabulary offsets decrease"));
+  EXPECT_THAT(error_of(path("offs.dst")), HasSubstr("vocabulary offset"));
 
   Model unsorted;
   unsorted.allocate(2, 2);

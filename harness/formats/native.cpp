@@ -13,6 +13,7 @@
 
 #include "harness/formats/internal.hpp"
 #include "harness/formats/io.hpp"
+#include "harness/runtime/atomic_file.hpp"
 
 namespace distancies::fmt {
 namespace {
@@ -40,18 +41,6 @@ Layout layout_for(std::uint64_t rows, std::uint32_t ld, std::uint64_t vocab_size
   return l;
 }
 
-struct OutFile {
-  std::string path;
-  std::FILE* f = nullptr;
-  bool done = false;
-  ~OutFile() {
-    if (f) std::fclose(f);
-    if (!done) std::remove(path.c_str());  // no half-written temporary left behind
-  }
-  void write(const void* p, std::size_t n) {
-    if (n && std::fwrite(p, 1, n, f) != n) fail(path, std::string("cannot write: ") + std::strerror(errno));
-  }
-};
 
 // The vector section, read by several threads in whole-row chunks; each chunk's row padding
 // is zeroed (the format says zero; a file that disagrees must not reach the GPU otherwise) and
@@ -170,6 +159,9 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
                    std::to_string(offsets[rows]) + ", size " + std::to_string(l.vocab_size) + ")");
   for (std::uint64_t r = 0; r < rows; ++r) {
     if (offsets[r + 1] < offsets[r]) fail(path, "vocabulary offsets decrease at row " + std::to_string(r + 1));
+    if (offsets[r + 1] > l.vocab_size)
+      fail(path, "vocabulary offset " + std::to_string(offsets[r + 1]) + " at row " + std::to_string(r + 1) +
+                     " is past the vocabulary's " + std::to_string(l.vocab_size) + " bytes");
     m.words[r].assign(blob, offsets[r], offsets[r + 1] - offsets[r]);
     if (r > 0 && !(m.words[r - 1] < m.words[r]))
       fail(path, (m.words[r - 1] == m.words[r] ? "duplicated word " : "vocabulary not sorted at word ") +
@@ -217,10 +209,8 @@ void save_native(const Model& m, const std::string& path) {
                                    l.norms_at,   l.norms_size,   l.vectors_at, l.vectors_size};
   for (int i = 0; i < 8; ++i) put_u64(h + 32 + 8 * i, fields[i]);
 
-  // Written beside the target and renamed, so a failed save never leaves a half file under its name.
-  OutFile out{path + ".tmp"};
-  out.f = std::fopen(out.path.c_str(), "wb");
-  if (!out.f) fail(out.path, std::string("cannot create: ") + std::strerror(errno));
+  // Written beside the target and renamed (an error or an interrupt leaves no half file).
+  AtomicFile out(path);
   out.write(h, sizeof h);
   out.write(offsets.data(), l.offsets_size);
   for (const std::string& w : m.words) out.write(w.data(), w.size());
@@ -230,12 +220,7 @@ void save_native(const Model& m, const std::string& path) {
   static const char zeros[64] = {};
   out.write(zeros, l.vectors_at - (l.norms_at + l.norms_size));
   out.write(m.vectors.data(), l.vectors_size);
-  int rc = std::fclose(out.f);
-  out.f = nullptr;
-  if (rc != 0) fail(out.path, std::string("cannot write: ") + std::strerror(errno));
-  if (std::rename(out.path.c_str(), path.c_str()) != 0)
-    fail(path, std::string("cannot rename the written file into place: ") + std::strerror(errno));
-  out.done = true;
+  out.commit();
 }
 
 }  // namespace distancies::fmt

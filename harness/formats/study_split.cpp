@@ -75,7 +75,8 @@ Model load_study_split(const std::string& path, const LoadOptions& opt, LoadRepo
   m.allocate(static_cast<std::int64_t>(rows), dim);
   m.words = std::move(words);
   // Read whole rows in chunks and scatter them to ld-strided rows, checking each stored norm.
-  const std::size_t chunk_rows = std::max<std::size_t>(1, kChunkBytes / (per_row * 4));
+  const std::size_t chunk_rows =
+      static_cast<std::size_t>(std::min<std::uint64_t>(rows, std::max<std::size_t>(1, kChunkBytes / (per_row * 4))));
   std::vector<float> buf(chunk_rows * per_row);
   for (std::uint64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
     std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_rows, rows - r0));

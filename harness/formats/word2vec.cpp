@@ -16,7 +16,8 @@ constexpr std::size_t kMaxWordBytes = 1 << 16;  // longer means this is not word
 // Buffered byte access over an InFile, refilled kChunkBytes at a time.
 class ByteReader {
  public:
-  ByteReader(InFile& f, const Progress& progress) : f_(f), progress_(progress), buf_(kChunkBytes) {}
+  ByteReader(InFile& f, const Progress& progress)
+      : f_(f), progress_(progress), buf_(static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, f.size() + 16))) {}
   int get() {
     if (pos_ == len_ && !refill()) return -1;
     return static_cast<unsigned char>(buf_[pos_++]);

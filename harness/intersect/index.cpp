@@ -1,4 +1,5 @@
 #include "harness/intersect/index.hpp"
+#include "harness/runtime/atomic_file.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -53,18 +54,21 @@ PostingIndex read_index(const std::string& path, IndexReport* report) {
 }
 
 void write_index(const std::string& path, const PostingIndex& index) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error("cannot write index " + path + ": " + std::strerror(errno));
+  std::vector<unsigned char> bytes;
   auto put = [&](std::uint32_t v) {
-    const unsigned char b[4] = {static_cast<unsigned char>(v), static_cast<unsigned char>(v >> 8),
-                                static_cast<unsigned char>(v >> 16), static_cast<unsigned char>(v >> 24)};
-    out.write(reinterpret_cast<const char*>(b), 4);
+    for (int s = 0; s < 32; s += 8) bytes.push_back(static_cast<unsigned char>(v >> s));
   };
+  AtomicFile out(path);  // no half index under its name, whatever stops the write
   for (std::size_t i = 0; i < index.lists(); ++i) {
     put(static_cast<std::uint32_t>(index.length(i)));
     for (std::uint32_t id : index.list(i)) put(id);
+    if (bytes.size() >= (1u << 20)) {
+      out.write(bytes.data(), bytes.size());
+      bytes.clear();
+    }
   }
-  if (!out) throw Error("cannot write index " + path);
+  out.write(bytes.data(), bytes.size());
+  out.commit();
 }
 
 std::vector<Query> parse_queries(const std::string& name, const std::string& text, std::size_t lists,
@@ -116,13 +120,14 @@ std::vector<Query> read_queries(const std::string& path, std::size_t lists, Quer
 }
 
 void write_queries(const std::string& path, const std::vector<Query>& queries) {
-  std::ofstream out(path);
-  if (!out) throw Error("cannot write queries " + path + ": " + std::strerror(errno));
+  std::ostringstream text;
   for (const Query& q : queries) {
-    for (std::size_t i = 0; i < q.terms.size(); ++i) out << (i ? " " : "") << q.terms[i];
-    out << "\n";
+    for (std::size_t i = 0; i < q.terms.size(); ++i) text << (i ? " " : "") << q.terms[i];
+    text << "\n";
   }
-  if (!out) throw Error("cannot write queries " + path);
+  AtomicFile out(path, /*binary=*/false);
+  out.write(text.str());
+  out.commit();
 }
 
 }  // namespace distancies::intersect
