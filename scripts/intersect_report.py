@@ -17,6 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_json import BenchError, load  # noqa: E402
+from plot_style import distinct_colours, stamp  # noqa: E402  (scripts/plot_style.py)
 
 # The study's figures (part 2, tables 1 and 2): ms for its 1,000 GOV2 queries, MX450 + i5-11300H.
 STUDY = {"svs": {"serial": 4379.99, "coarse": 199.27, "fine": 237.43},
@@ -88,13 +89,13 @@ def shape_series(run, axis):
     return {k: sorted(v) for k, v in sorted(out.items())}
 
 
-def plot(series, xlabel, title, path, logx):
+def plot(series, xlabel, title, path, logx, context=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name, pts in series.items():
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+    for (name, pts), colour in zip(series.items(), distinct_colours(len(series))):
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name, color=colour)
     if logx:
         ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -103,7 +104,8 @@ def plot(series, xlabel, title, path, logx):
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    stamp(fig, context or {}, "study: MX450 + i5-11300H (its own GOV2 queries)")
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
@@ -128,7 +130,7 @@ def main(argv=None):
         series = shape_series(run, axis)
         if series:
             png = f"intersect_time_vs_{axis}.png"
-            plot(series, xlabel, title, os.path.join(a.out, png), logx)
+            plot(series, xlabel, title, os.path.join(a.out, png), logx, run.context)
             md += [f"![{title}]({png})", ""]
     errs = {n: e for n, e in run.errors().items() if n.startswith("intersect")}
     if errs:

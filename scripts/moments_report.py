@@ -15,6 +15,7 @@ import re
 import statistics
 import sys
 from pathlib import Path
+from plot_style import distinct_colours, stamp  # noqa: E402  (scripts/plot_style.py)
 
 NAME = re.compile(r"^(?P<family>moments|peer_moments)/(?P<who>[^/]+)/rows:(?P<rows>\d+)/cols:(?P<cols>\d+)$")
 # What Google Benchmark appends to a fixture's name (UseManualTime, MinTime, ...).
@@ -89,7 +90,7 @@ def fmt(v, spec=".3g"):
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
 
 
-def plots(data, out):
+def plots(data, out, context=None):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -104,6 +105,7 @@ def plots(data, out):
         return []
     w = min(3, n)
     h = (n + w - 1) // w
+    colour = dict(zip(whos, distinct_colours(len(whos))))  # one colour per series, the same in every panel
     fig, axes = plt.subplots(h, w, figsize=(5 * w, 3.8 * h), squeeze=False)
     for ax, cols in zip(axes.flat, cols_all):
         for family, who in whos:
@@ -112,7 +114,8 @@ def plots(data, out):
                 continue
             style = "--" if family == "peer_moments" else ("k:" if who == "floor" else "-")
             label = ("peer " if family == "peer_moments" else "") + who
-            ax.loglog([p[0] for p in pts], [p[1]["kernel_ms"] for p in pts], style, marker=".", label=label)
+            ax.loglog([p[0] for p in pts], [p[1]["kernel_ms"] for p in pts], style, marker=".", label=label,
+                      color=colour[(family, who)])
         ax.set_title(f"{cols} column{'s' if cols > 1 else ''}")
         ax.set_xlabel("elements")
         ax.set_ylabel("time per call (ms)")
@@ -120,7 +123,8 @@ def plots(data, out):
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    stamp(fig, context or {}, "study: " + STUDY_CARD)
     path = out / "moments_time_by_cols.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -136,13 +140,14 @@ def plots(data, out):
                 continue
             style = "--" if family == "peer_moments" else ("k:" if who == "floor" else "-")
             ax.loglog([p[0] for p in pts], [p[1] for p in pts], style, marker=".",
-                      label=("peer " if family == "peer_moments" else "") + who)
+                      label=("peer " if family == "peer_moments" else "") + who, color=colour[(family, who)])
         ax.set_title(f"~{largest:.3g} elements")
         ax.set_xlabel("columns")
         ax.set_ylabel("time per call (ms)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
+        stamp(fig, context or {}, "study: " + STUDY_CARD.split(",")[0])
         path = out / "moments_time_vs_cols.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
@@ -235,7 +240,7 @@ def main(argv=None):
         data.update(collect(load(a.peers)))
     if not any(k[0] == "moments" for k in data):
         raise SystemExit(f"moments_report: {a.bench}: no moments/ fixtures")
-    figs = plots(data, out)
+    figs = plots(data, out, ctx)
     rows, goals = findings(data)
     card = ctx.get("gpu", "this run's GPU")
     if "gpu_sm_count" in ctx:

@@ -16,6 +16,7 @@ import re
 import sys
 
 from bench_json import Bench, BenchError, Run, describe_context, load
+from plot_style import distinct_colours, stamp  # noqa: E402  (scripts/plot_style.py)
 
 REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "study_reference.json")
 STUDY_ORDER = ["CPU", "V1", "V2", "V3", "V4"]
@@ -83,9 +84,11 @@ def stage_title(m: str) -> str:
     return STAGE_TITLES.get(m, m.removesuffix("_ms"))
 
 
-def save(plt, fig, out_dir: str, name: str) -> None:
-    """Writes one figure as a PNG and frees it."""
-    fig.tight_layout()
+def save(plt, fig, out_dir: str, name: str, context: dict | None = None, extra: str = "") -> None:
+    """Writes one figure as a PNG, stamped with the run's GPU, commit and date, and frees it."""
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    if context is not None:
+        stamp(fig, context, extra)
     fig.savefig(os.path.join(out_dir, name), dpi=110)
     plt.close(fig)
 
@@ -337,32 +340,32 @@ class Report:
         import matplotlib.pyplot as plt
         done = {}
 
-        # Stacked breakdown per version, ours beside the study.
+        # Breakdown per version, ours beside the study: each stage its own bar, side by side (a
+        # log axis is needed for V1's model copy, and stacked bars on a log axis misstate areas).
         name = "breakdown.png"
         if self.pipes:
             kernel, _ = stage_columns(self.pipes)
             segs = kernel + ["transfer_ms", "overhead_ms"]
-            colors = {m: plt.cm.tab10(i % 10) for i, m in enumerate(segs)}
-            fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+            colors = dict(zip(segs, distinct_colours(len(segs))))
             vs = study_first(list(self.pipes))
+            fig, axes = plt.subplots(1, 2, figsize=(max(11, 0.9 * len(vs) * 2), 4.8))
             ours = {v: {m: self.pipes[v].center(m) or 0.0 for m in segs} for v in vs}
             ref = {v: self.ref["table3"][v] for v in STUDY_ORDER[1:]}
-            for ax, data, label in ((axes[0], ours, "ours"), (axes[1], ref, "study")):
-                bottom = [0.0] * len(data)
-                for m in segs:
-                    h = [data[v].get(m) or 0.0 for v in data]
-                    ax.bar(list(data), h, bottom=bottom, color=colors[m],
+            for ax, data, label in ((axes[0], ours, "ours: " + self.run.context.get("gpu", "?")),
+                                    (axes[1], ref, "study: " + self.ref["hardware"])):
+                shown = [m for m in segs if any((data[v].get(m) or 0) > 0 for v in data)]
+                width = 0.8 / max(1, len(shown))
+                for j, m in enumerate(shown):
+                    xs = [i - 0.4 + width * (j + 0.5) for i in range(len(data))]
+                    ax.bar(xs, [data[v].get(m) or 0.0 for v in data], width, color=colors[m],
                            label=stage_title(m) if m in kernel else m[:-3].replace("_", " "))
-                    bottom = [a + b for a, b in zip(bottom, h)]
-                ax.set_title(f"{label}: ms per query (log scale)")
+                ax.set_xticks(range(len(data)), list(data))
+                ax.set_title(f"{label}: ms per query by stage (log scale)", fontsize=9)
                 ax.set_ylabel("ms")
                 ax.set_yscale("log")  # V1's model copy would flatten every other bar
-                ax.set_ylim(bottom=0.1 * min(b for b in bottom if b > 0) if any(b > 0 for b in bottom) else 0.01)
                 ax.tick_params(axis="x", rotation=30)
-            axes[0].legend(fontsize=8)
-            fig.suptitle(self.run.context.get("gpu", "?") + " vs the study (" + self.ref["hardware"] + ")",
-                         fontsize=9)
-            save(plt, fig, out_dir, name)
+                ax.legend(fontsize=7)
+            save(plt, fig, out_dir, name, self.run.context, "study: " + self.ref["hardware"])
             done[name] = None
         else:
             done[name] = "no pipeline/* benchmarks"
@@ -386,7 +389,7 @@ class Report:
             ax.set_ylabel("kernel ms")
             ax.set_title("dot variants vs the memory floor: " + self.run.context.get("gpu", "?"), fontsize=9)
             ax.tick_params(axis="x", rotation=30)
-            save(plt, fig, out_dir, name)
+            save(plt, fig, out_dir, name, self.run.context)
             done[name] = None
         else:
             done[name] = "no dot/* benchmarks"
@@ -405,9 +408,10 @@ class Report:
             ax.set_xticks(list(x), vs)
             ax.set_yscale("log")
             ax.set_ylabel("distances per ms (log)")
-            ax.set_title("distances per ms: " + self.run.context.get("gpu", "?") + " vs the study", fontsize=9)
+            ax.set_title("distances per ms: " + self.run.context.get("gpu", "?") + " vs the study (" +
+                         self.ref["hardware"] + ")", fontsize=9)
             ax.legend()
-            save(plt, fig, out_dir, name)
+            save(plt, fig, out_dir, name, self.run.context, "study: " + self.ref["hardware"])
             done[name] = None
         else:
             done[name] = "no cpu/sequential or pipeline/* benchmarks"
