@@ -823,3 +823,31 @@ TEST_F(Formats, OnlyTheNativeReaderFeedsASink) {
   EXPECT_EQ(sink.readers, 0u);
   EXPECT_TRUE(sink.chunks.empty());
 }
+
+// The native reader keeps rows in place without re-sorting (it checked the order itself), and
+// still counts zero rows, refuses them when asked, and skips NaN rows when asked.
+TEST_F(Formats, NativeFastPathStillValidatesRows) {
+  Rows r = random_rows(50, 6, 9);
+  for (float& x : r.vecs[7]) x = 0.0f;
+  write_w2v_binary(path("w.bin"), r);
+  save_native(load_model(path("w.bin")), path("z.dst"));
+  LoadReport rep;
+  const Model m = load_model(path("z.dst"), {}, &rep);
+  EXPECT_EQ(m.rows, 50);
+  EXPECT_EQ(rep.zero_vectors, 1);
+  LoadOptions strict;
+  strict.allow_zero_vectors = false;
+  EXPECT_THAT(error_of(path("z.dst"), strict), HasSubstr("zero vector"));
+  for (float& x : r.vecs[7]) x = std::numeric_limits<float>::quiet_NaN();
+  write_w2v_binary(path("n.bin"), r);
+  LoadOptions skip;
+  skip.skip_bad_rows = true;
+  Model bad = load_model(path("n.bin"), skip);  // the NaN row skipped on the way in
+  ASSERT_EQ(bad.rows, 49);
+  bad.vectors.data()[3 * bad.ld] = std::numeric_limits<float>::infinity();
+  save_native(bad, path("inf.dst"));
+  EXPECT_THAT(error_of(path("inf.dst")), HasSubstr("non-finite"));
+  LoadReport skipped;
+  EXPECT_EQ(load_model(path("inf.dst"), skip, &skipped).rows, 48);
+  EXPECT_EQ(skipped.skipped_nonfinite, 1);
+}

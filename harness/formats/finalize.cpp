@@ -39,7 +39,7 @@ std::string where(const std::string& path, const std::vector<std::int64_t>& line
 std::vector<std::uint32_t> plan(const std::vector<std::string>& words, const std::vector<const float*>& rows, int dim,
                                 const std::vector<std::int64_t>& lines, const std::string& path,
                                 const LoadOptions& opt, LoadReport* report,
-                                const std::vector<unsigned char>* known = nullptr) {
+                                const std::vector<unsigned char>* known = nullptr, bool sorted_unique = false) {
   const std::size_t n = words.size();
   check_row_count(path, n);
   LoadReport local;
@@ -55,6 +55,23 @@ std::vector<std::uint32_t> plan(const std::vector<std::string>& words, const std
     });
   }
 
+  // A reader that has already checked the words sorted and unique (native): when no row is to be
+  // refused or skipped, every row is kept in place, without building the sort keys (2.2 M
+  // scattered strings: a few hundred ms).
+  if (sorted_unique && (n == 0 || !words[0].empty())) {
+    std::size_t zeros = 0;
+    bool clean = true;
+    for (unsigned char k : kind) {
+      zeros += k == kZero;
+      clean = clean && k != kNonFinite;
+    }
+    if (clean && (zeros == 0 || opt.allow_zero_vectors)) {
+      rep.zero_vectors += static_cast<std::int64_t>(zeros);
+      std::vector<std::uint32_t> kept(n);
+      for (std::size_t i = 0; i < n; ++i) kept[i] = static_cast<std::uint32_t>(i);
+      return kept;
+    }
+  }
   // Sequential, so the first bad row in file order is the one reported.
   std::vector<Key> order;
   order.reserve(n);
@@ -139,7 +156,7 @@ unsigned char row_kind(const float* v, int dim) {
 }
 
 void finalize_in_place(Model& m, const std::string& path, bool compute_norms, const LoadOptions& opt,
-                       LoadReport* report, const std::vector<unsigned char>* kinds) {
+                       LoadReport* report, const std::vector<unsigned char>* kinds, bool sorted_unique) {
   if (m.dim <= 0 || m.ld != leading_dim(m.dim)) fail(path, "model has dim " + std::to_string(m.dim) + " and ld " + std::to_string(m.ld));
   if (m.rows < 0 || m.words.size() != static_cast<std::size_t>(m.rows) ||
       (!compute_norms && m.norms.size() != m.words.size()) ||
@@ -147,7 +164,7 @@ void finalize_in_place(Model& m, const std::string& path, bool compute_norms, co
     fail(path, "model words/norms/vectors do not match its row count");
   std::vector<const float*> rows(m.words.size());
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = m.row(static_cast<std::int64_t>(i));
-  std::vector<std::uint32_t> kept = plan(m.words, rows, m.dim, {}, path, opt, report, kinds);
+  std::vector<std::uint32_t> kept = plan(m.words, rows, m.dim, {}, path, opt, report, kinds, sorted_unique);
   if (kept.empty()) fail(path, "no rows left to load");
 
   bool identity = kept.size() == m.words.size();

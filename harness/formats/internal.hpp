@@ -26,7 +26,8 @@ Model assemble_model(RawRows& raw, const std::string& path, const LoadOptions& o
 // row_kind(), or null): the rows' kinds already found by the reader, so the vectors are not
 // read a second time.
 void finalize_in_place(Model& m, const std::string& path, bool compute_norms, const LoadOptions& opt,
-                       LoadReport* report, const std::vector<unsigned char>* kinds = nullptr);
+                       LoadReport* report, const std::vector<unsigned char>* kinds = nullptr,
+                       bool sorted_unique = false);  // the reader checked the words sorted and unique
 
 // What a row is: finite and not all zero (0), has a NaN or Inf (1), all zeros (2).
 unsigned char row_kind(const float* v, int dim);

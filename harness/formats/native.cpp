@@ -176,7 +176,7 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
   // Stored norms are kept, except in a normalised model: there they are the rows' norms
   // before normalisation, kept as data, and the norms searched with are the unit rows' own.
   if (m.normalized) m.original_norms = m.norms;
-  finalize_in_place(m, path, m.normalized, opt, report, &kinds);
+  finalize_in_place(m, path, m.normalized, opt, report, &kinds, /*sorted_unique=*/true);  // checked above
   if (report) {
     report->vectors_ms = vectors_ms;
     report->rest_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count() - vectors_ms;
