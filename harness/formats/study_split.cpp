@@ -57,6 +57,7 @@ Model load_study_split(const std::string& path, const LoadOptions& opt, LoadRepo
   }
   std::vector<std::string> words = read_keys(sp.keys);
   const std::uint64_t rows = words.size();
+  if (rows == 0) fail(sp.keys, "no keys (the file holds no line)");
 
   InFile values(sp.values);
   if (values.size() == 0) fail(sp.values, "empty file (no values)");
