@@ -11,6 +11,7 @@ std::vector<Family>& catalog() {
     add_embeddings_families(f);
     add_moments_families(f);
     add_intersect_families(f);
+    add_matmul_families(f);
     return f;
   }();
   return families;

@@ -285,6 +285,7 @@ void register_fixtures(bool gpu) {
   if (gpu) register_batch_fixtures();
   if (gpu) register_moments_fixtures();
   if (gpu) register_load_fixtures();
+  if (gpu) register_matmul_fixtures();
   register_intersect_fixtures(gpu);
 }
 

@@ -1,0 +1,206 @@
+// The matmul study's fixtures (docs/matmul.md): matmul/<variant>/M:m/N:n/K:k for every registered
+// variant at the study's 512^3 and at 4096^3 (the full tile and register sweeps), the best of
+// the seed's kernels and the cuBLAS anchors at every shape, and the study's single-core CPU loop
+// at 512^3. Counters: TFLOP/s, the fraction of cuBLAS SGEMM's speed at the same shape (fp32)
+// and of the card's peak for that precision, and the kernel's registers, spills, shared
+// memory and occupancy.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "harness/bench/fixture_util.hpp"
+#include "harness/bench/fixtures.hpp"
+#include "harness/matmul/cublas_matmul.hpp"
+#include "harness/matmul/matmul_host.hpp"
+#include "harness/runtime/cuda_check.hpp"
+#include "variants/matmul/registry.hpp"
+
+namespace distancies::bench {
+namespace {
+
+struct Shape {
+  int m, n, k;
+  std::string tail() const {
+    return "/M:" + std::to_string(m) + "/N:" + std::to_string(n) + "/K:" + std::to_string(k);
+  }
+  double flops() const { return 2.0 * m * n * k; }
+};
+const Shape kStudy{512, 512, 512};
+const Shape kSweep{4096, 4096, 4096};
+// Every shape the anchors and the best seed kernels run at: square sizes, and the batched
+// search's shape (1,024 queries x 300 against a 131,072-row tile of the model).
+const Shape kShapes[] = {{512, 512, 512}, {1024, 1024, 1024}, {4096, 4096, 4096}, {16384, 16384, 16384},
+                         {1024, 131072, 300}};
+const char* kEveryShape[] = {"register_tile_4x4", "register_tile_8x8", "register_length_8"};
+
+// Operands of the current shape, kept while fixtures of that shape run (registration order).
+struct Operands {
+  Shape s{};
+  DeviceBuffer a, b, c;
+  MatmulArgs args() const { return {a.as<float>(), b.as<float>(), c.as<float>(), s.m, s.n, s.k}; }
+};
+Operands& operands(const Shape& s) {
+  static Operands* o = nullptr;  // never destroyed: no device frees after the runtime shuts down
+  if (!o || o->s.m != s.m || o->s.n != s.n || o->s.k != s.k) {
+    delete o;
+    o = nullptr;
+    auto made = std::make_unique<Operands>();
+    made->s = s;
+    made->a = DeviceBuffer(std::size_t(s.m) * s.k * 4, "matmul A");
+    made->b = DeviceBuffer(std::size_t(s.k) * s.n * 4, "matmul B");
+    made->c = DeviceBuffer(std::size_t(s.m) * s.n * 4, "matmul C");
+    // Random operands (uniform in [-1, 1)), made on the host in pieces of at most 64 Mi floats.
+    for (auto [buf, rows, cols, seed] : {std::tuple{&made->a, s.m, s.k, 1}, std::tuple{&made->b, s.k, s.n, 2}}) {
+      const long long total = static_cast<long long>(rows) * cols;
+      const long long piece = std::min<long long>(total, 64ll << 20);
+      const auto v = random_matrix(1, static_cast<int>(piece), static_cast<std::uint64_t>(seed));
+      for (long long at = 0; at < total; at += piece)
+        CUDA_CHECK(cudaMemcpy(buf->as<float>() + at, v.data(), std::min(piece, total - at) * 4, cudaMemcpyHostToDevice));
+    }
+    o = made.release();
+  }
+  return *o;
+}
+
+CublasMatmul& blas() {
+  static CublasMatmul* b = new CublasMatmul;  // never destroyed, as above
+  return *b;
+}
+
+// Peak FLOP per clock per SM on sm_90 (H100): FP32 128 lanes x 2, TF32 and FP16 dense tensor
+// cores 2,048 and 4,096; times the SM count and the maximum SM clock. 0 elsewhere (no figure).
+double peak_tflops(MatmulPrecision p) {
+  int dev = 0, major = 0, sms = 0, khz = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev));
+  if (major != 9) return 0;
+  const double per_clock = p == MatmulPrecision::F32 ? 256 : p == MatmulPrecision::TF32 ? 2048 : 4096;
+  return per_clock * sms * khz * 1e3 / 1e12;
+}
+
+// cuBLAS SGEMM's median at a shape, measured once (events, after warm-up) for the fraction counter.
+double sgemm_ms(const Shape& s) {
+  static std::map<std::tuple<int, int, int>, double> cache;
+  const auto key = std::make_tuple(s.m, s.n, s.k);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const Operands& o = operands(s);
+  Event a, b;
+  std::vector<float> ms;
+  for (int i = 0; i < 7; ++i) {
+    a.record(nullptr);
+    blas().run(o.args(), CublasMode::Sgemm, nullptr);
+    b.record(nullptr);
+    CUDA_CHECK(cudaEventSynchronize(b.get()));
+    if (i >= 2) ms.push_back(elapsed_ms(a, b));
+  }
+  std::sort(ms.begin(), ms.end());
+  return cache[key] = ms[ms.size() / 2];
+}
+
+void rate_counters(benchmark::State& st, const Shape& s, double ms, MatmulPrecision p) {
+  st.counters["M"] = s.m;
+  st.counters["N"] = s.n;
+  st.counters["K"] = s.k;
+  st.counters["tflops"] = s.flops() / (ms * 1e9);
+  const double peak = peak_tflops(p);
+  if (peak > 0) st.counters["peak_fraction"] = s.flops() / (ms * 1e9) / peak;
+  if (p == MatmulPrecision::F32) st.counters["cublas_fraction"] = sgemm_ms(s) / ms;  // of SGEMM's speed
+}
+
+void variant_fixture(benchmark::State& st, const MatmulVariant* v, Shape s) {
+  const Operands& o = operands(s);
+  Means m;
+  ExecOptions opt;
+  opt.warmups = 1;  // the slowest tiles take a second a call at 4096^3
+  opt.on_sample = [&](double ms) { m.add("kernel_ms", ms); };
+  if (!exec(st, [&](cudaStream_t str) { v->launch(o.args(), str); }, opt)) return;
+  m.publish(st);
+  rate_counters(st, s, m.mean("kernel_ms"), MatmulPrecision::F32);
+  const MatmulResources r = matmul_resources(*v);
+  st.counters["registers"] = r.registers;
+  st.counters["spill_bytes"] = r.local_bytes;
+  st.counters["shared_bytes"] = r.static_shared_bytes;
+  st.counters["blocks_per_sm"] = r.blocks_per_sm;
+  st.counters["occupancy"] = r.occupancy;
+  st.counters["tile_y"] = v->tile_y;
+  st.counters["tile_x"] = v->tile_x;
+  st.counters["length"] = v->length;
+  st.counters["register_inputs"] = v->inputs_in_registers();
+}
+
+void cublas_fixture(benchmark::State& st, CublasMode mode, Shape s) {
+  const Operands& o = operands(s);
+  blas().prepare(o.args(), mode, nullptr);  // FP16 copies of the operands, untimed
+  CUDA_CHECK(cudaDeviceSynchronize());
+  Means m;
+  ExecOptions opt;
+  opt.warmups = 2;
+  opt.on_sample = [&](double ms) { m.add("kernel_ms", ms); };
+  if (!exec(st, [&](cudaStream_t str) { blas().run(o.args(), mode, str); }, opt)) return;
+  m.publish(st);
+  const MatmulPrecision p = mode == CublasMode::Sgemm  ? MatmulPrecision::F32
+                            : mode == CublasMode::Tf32 ? MatmulPrecision::TF32
+                                                       : MatmulPrecision::F16;
+  rate_counters(st, s, m.mean("kernel_ms"), p);
+}
+
+// The study's CPU baseline: one core, three loops, 512^3 (host wall clock).
+void cpu_fixture(benchmark::State& st) {
+  const Shape s = kStudy;
+  const auto a = random_matrix(s.m, s.k, 1), b = random_matrix(s.k, s.n, 2);
+  std::vector<float> c(std::size_t(s.m) * s.n);
+  Means m;
+  ExecOptions opt;
+  opt.warmups = 0;
+  opt.fixed_samples = true;
+  opt.on_sample = [&](double ms) { m.add("cpu_ms", ms); };
+  const bool ok = exec_timed(st,
+                             [&](cudaStream_t) {
+                               const auto t0 = std::chrono::steady_clock::now();
+                               cpu_matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k);
+                               benchmark::DoNotOptimize(c.data());
+                               return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                                   .count();
+                             },
+                             opt);
+  if (!ok) return;
+  m.publish(st);
+  st.counters["M"] = s.m;
+  st.counters["N"] = s.n;
+  st.counters["K"] = s.k;
+  st.counters["tflops"] = s.flops() / (m.mean("cpu_ms") * 1e9);
+}
+
+constexpr double kMinSeconds = 0.05;
+
+}  // namespace
+
+void register_matmul_fixtures() {
+  timed(add("matmul/cpu_single_core" + kStudy.tail(), cpu_fixture))->Iterations(2);
+  for (const Shape& s : kShapes) {
+    for (CublasMode mode : {CublasMode::Sgemm, CublasMode::Tf32, CublasMode::F16})
+      min_time(timed(add(std::string("matmul/") + cublas_mode_name(mode) + s.tail(), cublas_fixture, mode, s)),
+               kMinSeconds);
+    const bool sweep = (s.m == kStudy.m && s.n == kStudy.n && s.k == kStudy.k) ||
+                       (s.m == kSweep.m && s.n == kSweep.n && s.k == kSweep.k);
+    for (const MatmulVariant& v : matmul_variants()) {
+      const bool every = std::find_if(std::begin(kEveryShape), std::end(kEveryShape),
+                                      [&](const char* n) { return std::string(n) == v.name; }) != std::end(kEveryShape);
+      // The naive and three-loop kernels stop at 4096^3 (16384^3 takes them tens of seconds a call).
+      const bool seed_small = (v.kind == MatmulKind::Naive || v.kind == MatmulKind::ThreeLoop) && s.m <= 4096 &&
+                              s.n <= 4096 && s.k == s.m;
+      if (sweep || every || seed_small)
+        min_time(timed(add("matmul/" + std::string(v.name) + s.tail(), variant_fixture, &v, s)), kMinSeconds);
+    }
+  }
+}
+
+}  // namespace distancies::bench

@@ -1,0 +1,30 @@
+// The library anchors of the matmul study (docs/matmul.md): cuBLAS in fp32 (SGEMM, no TF32),
+// TF32 tensor cores and FP16 tensor cores with fp32 accumulation, on the same row-major
+// operands as the study's kernels.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "harness/runtime/device.hpp"
+#include "kernels/matmul/matmul_args.cuh"
+
+namespace distancies {
+
+enum class CublasMode { Sgemm, Tf32, F16 };
+const char* cublas_mode_name(CublasMode m);
+
+class CublasMatmul {
+ public:
+  CublasMatmul();
+  ~CublasMatmul();
+  CublasMatmul(const CublasMatmul&) = delete;
+  CublasMatmul& operator=(const CublasMatmul&) = delete;
+  // F16: the operands are converted to half once per new (a, b) pair, untimed by prepare().
+  void prepare(const MatmulArgs& a, CublasMode mode, cudaStream_t s);
+  void run(const MatmulArgs& a, CublasMode mode, cudaStream_t s);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace distancies

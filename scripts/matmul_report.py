@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""The tiled matmul study's report from distancies-bench JSON (the matmul/ fixtures):
+OUT/matmul.md (the tile sweep and the register-length sweep at 512^3 and 4096^3 with each
+variant's registers, spills and occupancy; the anchors at every shape; the study's findings
+beside ours) and two figures: a heat-map of the tile sweep and a line plot of the length sweep.
+
+    scripts/matmul_report.py results/matmul/h100-matmul.json --out results/matmul
+"""
+import argparse
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_json import BenchError, load  # noqa: E402
+from plot_style import distinct_colours, stamp  # noqa: E402
+from atomic_write import write_text  # noqa: E402
+
+STUDY_HARDWARE = "an Intel GPU on Intel DevCloud through oneAPI/SYCL (the seed does not name the model)"
+STUDY_FINDINGS = [
+    ("best tile", "8 x 8", "tile"),
+    ("tile slower than the CPU", "32 x 32", "cpu"),
+    ("register inputs", "better up to 64 + 64, about 4 x slower at 128 + 128", "length"),
+]
+NAME = re.compile(r"^matmul/([^/]+)/M:(\d+)/N:(\d+)/K:(\d+)$")
+SIDES = [1, 2, 4, 8, 16, 32]
+LENGTHS = [1, 2, 4, 8, 16, 32, 64]
+
+
+def collect(run):
+    """{(variant, m, n, k): Bench}"""
+    out = {}
+    for name, b in run.family("matmul/").items():
+        g = NAME.match(name)
+        if g:
+            out[(g[1], int(g[2]), int(g[3]), int(g[4]))] = b
+    return out
+
+
+def c(b, key):
+    return b.center(key) if b is not None and b.has(key) else None
+
+
+def fmt(v, spec=".3g"):
+    return "—" if v is None else format(v, spec)
+
+
+def sweep_table(data, size):
+    rows = [f"### Register tiles at {size}³ (TFLOP/s; registers / spill bytes / occupancy)", "",
+            "| tileY \\ tileX | " + " | ".join(str(x) for x in SIDES) + " |", "|---" * (len(SIDES) + 1) + "|"]
+    for y in SIDES:
+        cells = []
+        for x in SIDES:
+            b = data.get((f"register_tile_{y}x{x}", size, size, size))
+            cells.append("—" if b is None else f"{fmt(c(b, 'tflops'))} ({fmt(c(b, 'registers'), '.0f')} / "
+                         f"{fmt(c(b, 'spill_bytes'), '.0f')} / {fmt(c(b, 'occupancy'), '.2f')})")
+        rows.append(f"| {y} | " + " | ".join(cells) + " |")
+    rows += ["", f"### Register length at tile 2x2, {size}³", "",
+             "| inputs | TFLOP/s | registers | spill bytes | occupancy |", "|---|---|---|---|---|"]
+    for L in LENGTHS:
+        b = data.get((f"register_length_{L}", size, size, size))
+        rows.append(f"| {2 * L} + {2 * L} | {fmt(c(b, 'tflops'))} | {fmt(c(b, 'registers'), '.0f')} | "
+                    f"{fmt(c(b, 'spill_bytes'), '.0f')} | {fmt(c(b, 'occupancy'), '.2f')} |")
+    return rows
+
+
+def anchors_table(data):
+    shapes = sorted({(m, n, k) for (_, m, n, k) in data}, key=lambda s: (s[0] * s[1] * s[2], s))
+    names = ["cublas_sgemm", "cublas_tf32", "cublas_f16", "naive", "three_loop_tile_8x8", "register_tile_4x4",
+             "register_tile_8x8", "register_length_8"]
+    rows = ["### Every shape: TFLOP/s (fp32 kernels: fraction of cuBLAS SGEMM's speed)", "",
+            "| shape | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for s in shapes:
+        cells = []
+        for n in names:
+            b = data.get((n,) + s)
+            frac = c(b, "cublas_fraction")
+            cells.append("—" if b is None else fmt(c(b, "tflops")) + (f" ({frac:.2f})" if frac and not n.startswith("cublas") else ""))
+        rows.append(f"| {s[0]}×{s[1]}×{s[2]} | " + " | ".join(cells) + " |")
+    return rows
+
+
+def findings(data, run):
+    size = 512
+    tiles = {(y, x): c(data.get((f"register_tile_{y}x{x}", size, size, size)), "tflops") for y in SIDES for x in SIDES}
+    tiles = {k: v for k, v in tiles.items() if v}
+    cpu = data.get(("cpu_single_core", 512, 512, 512))
+    cpu_t = c(cpu, "tflops")
+    lens = {L: c(data.get((f"register_length_{L}", size, size, size)), "tflops") for L in LENGTHS}
+    rows = ["| finding | the study (" + STUDY_HARDWARE + ") | this run (" + run.context.get("gpu", "?") + ") |",
+            "|---|---|---|"]
+    best = max(tiles, key=tiles.get) if tiles else None
+    rows.append(f"| best tile at 512³ | 8 × 8 | {best[0]} × {best[1]} ({tiles[best]:.3g} TFLOP/s)" if best else "| best tile | 8 × 8 | — |")
+    slower = sorted(k for k, v in tiles.items() if cpu_t and v < cpu_t)
+    rows.append(f"| tiles slower than one CPU core ({fmt(cpu_t)} TFLOP/s) | 32 × 32 | "
+                f"{', '.join(f'{y}×{x}' for y, x in slower) if slower else 'none'} |")
+    if all(lens.values()):
+        peak_l = max(lens, key=lens.get)
+        rows.append(f"| register inputs | better up to 64 + 64, ~4× slower at 128 + 128 | best at {2 * peak_l} + {2 * peak_l}; "
+                    f"128 + 128 is {lens[peak_l] / lens[64]:.2f}× slower than the best |")
+    return rows
+
+
+def plots(data, run, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = []
+    for size in (512, 4096):
+        grid = [[c(data.get((f"register_tile_{y}x{x}", size, size, size)), "tflops") for x in SIDES] for y in SIDES]
+        if not any(v for row in grid for v in row):
+            continue
+        fig, ax = plt.subplots(figsize=(6.5, 5.2))
+        vals = [[v if v else float("nan") for v in row] for row in grid]
+        im = ax.imshow(vals, cmap="viridis", origin="upper")
+        ax.set_xticks(range(len(SIDES)), SIDES)
+        ax.set_yticks(range(len(SIDES)), SIDES)
+        ax.set_xlabel("tileX")
+        ax.set_ylabel("tileY")
+        for i, row in enumerate(grid):
+            for j, v in enumerate(row):
+                if v:
+                    ax.text(j, i, f"{v:.2g}", ha="center", va="center", fontsize=7, color="white" if v < 0.6 * max(
+                        x for r in grid for x in r if x) else "black")
+        fig.colorbar(im, ax=ax, label="TFLOP/s")
+        ax.set_title(f"register tiles, {size}³ fp32", fontsize=10)
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
+        stamp(fig, run.context, "study: Intel GPU (oneAPI), 512³")
+        name = f"matmul_tiles_{size}.png"
+        fig.savefig(os.path.join(out, name), dpi=110)
+        plt.close(fig)
+        names.append(name)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    sizes = [s for s in (512, 4096) if any((f"register_length_{L}", s, s, s) in data for L in LENGTHS)]
+    for size, colour in zip(sizes, distinct_colours(len(sizes))):
+        pts = [(2 * L, c(data.get((f"register_length_{L}", size, size, size)), "tflops")) for L in LENGTHS]
+        pts = [p for p in pts if p[1]]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colour, label=f"{size}³")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("register inputs per side (2L + 2L at tile 2×2)")
+    ax.set_ylabel("TFLOP/s (fp32)")
+    ax.set_title("register length sweep", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    stamp(fig, run.context, "study: Intel GPU (oneAPI), 512³")
+    fig.savefig(os.path.join(out, "matmul_length.png"), dpi=110)
+    plt.close(fig)
+    return names + ["matmul_length.png"]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("bench")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args(argv)
+    try:
+        run = load(a.bench)
+    except BenchError as e:
+        sys.exit(f"matmul_report.py: error: {e}")
+    data = collect(run)
+    if not data:
+        sys.exit(f"matmul_report.py: error: {a.bench} has no matmul/ fixtures")
+    os.makedirs(a.out, exist_ok=True)
+    figs = plots(data, run, a.out)
+    md = ["# Tiled matrix multiplication: the study beside this run", "",
+          f"Source: `{a.bench}` ({run.context.get('gpu', '?')}, commit {run.context.get('distancies_commit', '?')}, "
+          f"{run.context.get('date', '?')}). The study: {STUDY_HARDWARE}.", "", "## The study's findings", ""]
+    md += findings(data, run) + [""]
+    md += [f"![{f}]({f})" for f in figs] + [""]
+    for size in (512, 4096):
+        md += sweep_table(data, size) + [""]
+    md += anchors_table(data) + [""]
+    write_text(os.path.join(a.out, "matmul.md"), "\n".join(md) + "\n")
+    print(f"wrote {os.path.join(a.out, 'matmul.md')} and {len(figs)} figures")
+
+
+if __name__ == "__main__":
+    main()

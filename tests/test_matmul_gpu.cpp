@@ -1,0 +1,97 @@
+// Every registered matmul variant (a loop over the table: a new row is tested by itself) and the
+// cuBLAS anchors against the fp64 product, within each precision's bound (docs/matmul.md), on
+// shapes that are not multiples of any tile, K = 1, tiny and non-square shapes.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "harness/matmul/cublas_matmul.hpp"
+#include "harness/matmul/matmul_host.hpp"
+#include "harness/runtime/cuda_check.hpp"
+#include "tests/gpu_skip.hpp"
+#include "variants/matmul/registry.hpp"
+
+using namespace distancies;
+
+namespace {
+
+const std::array<int, 3> kShapes[] = {{1, 1, 1}, {3, 5, 7}, {17, 33, 1}, {33, 17, 65}, {100, 1, 300},
+                                      {1, 100, 300}, {129, 131, 257}, {512, 64, 512}};
+
+struct Operands {
+  int m, n, k;
+  std::vector<float> a, b;
+  DeviceBuffer da, db, dc;
+  Fp64Product ref;
+  Operands(int m_, int n_, int k_) : m(m_), n(n_), k(k_), a(random_matrix(m_, k_, 11)), b(random_matrix(k_, n_, 12)) {
+    da = DeviceBuffer(a.size() * 4, "A");
+    db = DeviceBuffer(b.size() * 4, "B");
+    dc = DeviceBuffer(static_cast<std::size_t>(m) * n * 4, "C");
+    CUDA_CHECK(cudaMemcpy(da.get(), a.data(), a.size() * 4, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(db.get(), b.data(), b.size() * 4, cudaMemcpyHostToDevice));
+    ref = fp64_matmul(a.data(), b.data(), m, n, k);
+  }
+  MatmulArgs args() const { return {da.as<float>(), db.as<float>(), dc.as<float>(), m, n, k}; }
+  // Checks C within factor * (|A||B|)_ij; a NaN sentinel catches elements never written.
+  void expect_within(double factor, const std::string& who) const {
+    std::vector<float> c(static_cast<std::size_t>(m) * n);
+    CUDA_CHECK(cudaMemcpy(c.data(), dc.get(), c.size() * 4, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (std::size_t i = 0; i < c.size() && bad < 3; ++i)
+      if (!(std::fabs(c[i] - ref.c[i]) <= factor * ref.abs_c[i])) {
+        ADD_FAILURE() << who << " " << m << "x" << n << "x" << k << ": C[" << i << "] = " << c[i] << ", fp64 "
+                      << ref.c[i] << ", bound " << factor * ref.abs_c[i];
+        ++bad;
+      }
+  }
+  void poison() const { CUDA_CHECK(cudaMemset(dc.get(), 0xFF, static_cast<std::size_t>(m) * n * 4)); }  // NaN
+};
+
+}  // namespace
+
+TEST(MatmulGpu, EveryRegisteredVariantMatchesTheFp64Product) {
+  DISTANCIES_REQUIRE_GPU();
+  ASSERT_GE(matmul_variants().size(), 36u + 7u) << "the study's two sweeps are registered";
+  for (const auto& [m, n, k] : kShapes) {
+    const Operands o(m, n, k);
+    for (const MatmulVariant& v : matmul_variants()) {
+      o.poison();
+      v.launch(o.args(), nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      o.expect_within(matmul_error_factor(MatmulPrecision::F32, k), v.name);
+    }
+  }
+}
+
+TEST(MatmulGpu, CublasAnchorsWithinTheirOwnBounds) {
+  DISTANCIES_REQUIRE_GPU();
+  CublasMatmul blas;
+  for (const auto& [m, n, k] : kShapes) {
+    const Operands o(m, n, k);
+    for (auto [mode, p] : {std::pair{CublasMode::Sgemm, MatmulPrecision::F32}, {CublasMode::Tf32, MatmulPrecision::TF32},
+                           {CublasMode::F16, MatmulPrecision::F16}}) {
+      o.poison();
+      blas.prepare(o.args(), mode, nullptr);
+      blas.run(o.args(), mode, nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      o.expect_within(matmul_error_factor(p, k), cublas_mode_name(mode));
+    }
+  }
+}
+
+TEST(MatmulGpu, ResourcesAreReportedForEveryVariant) {
+  DISTANCIES_REQUIRE_GPU();
+  for (const MatmulVariant& v : matmul_variants()) {
+    const MatmulResources r = matmul_resources(v);
+    EXPECT_GT(r.registers, 0) << v.name;
+    EXPECT_GE(r.local_bytes, 0) << v.name;
+    EXPECT_GE(r.blocks_per_sm, 1) << v.name << ": 256 threads must fit on an SM";
+    EXPECT_GT(r.occupancy, 0.0) << v.name;
+    EXPECT_LE(r.occupancy, 1.0) << v.name;
+  }
+  // The largest register tile spills: 1,024 accumulators a thread cannot live in 255 registers.
+  EXPECT_GT(matmul_resources(matmul_variant("register_tile_32x32")).local_bytes, 0);
+}

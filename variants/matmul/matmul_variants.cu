@@ -1,0 +1,150 @@
+// The matmul table: each row a launch of one kernel instantiation; the sweeps are generated.
+#include <deque>
+#include <string>
+#include <utility>
+
+#include "harness/runtime/cuda_check.hpp"
+#include "harness/runtime/error.hpp"
+#include "kernels/matmul/naive_matmul.cuh"
+#include "kernels/matmul/tiled_matmul.cuh"
+#include "variants/matmul/registry.hpp"
+#include "variants/study_families.hpp"
+
+namespace distancies {
+namespace {
+
+dim3 grid_for(const MatmulArgs& a, int ty, int tx) {
+  const int cols = kMatmulBlockSide * tx, rows = kMatmulBlockSide * ty;
+  return dim3((a.n + cols - 1) / cols, (a.m + rows - 1) / rows);
+}
+const dim3 kBlock(kMatmulBlockSide, kMatmulBlockSide);
+
+void launch_naive(const MatmulArgs& a, cudaStream_t s) {
+  if (a.m == 0 || a.n == 0) return;
+  naive_matmul_kernel<<<grid_for(a, 1, 1), kBlock, 0, s>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+template <int TY, int TX>
+void launch_three_loop(const MatmulArgs& a, cudaStream_t s) {
+  if (a.m == 0 || a.n == 0) return;
+  three_loop_tiled_kernel<TY, TX><<<grid_for(a, TY, TX), kBlock, 0, s>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+template <int TY, int TX>
+void launch_register_tile(const MatmulArgs& a, cudaStream_t s) {
+  if (a.m == 0 || a.n == 0) return;
+  register_tile_kernel<TY, TX><<<grid_for(a, TY, TX), kBlock, 0, s>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+template <int L>
+void launch_register_length(const MatmulArgs& a, cudaStream_t s) {
+  if (a.m == 0 || a.n == 0) return;
+  register_length_kernel<L><<<grid_for(a, 2, 2), kBlock, 0, s>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+
+// Generated rows own their names and descriptions here (rows hold const char*).
+const char* keep(std::string s) {
+  static std::deque<std::string> strings;
+  strings.push_back(std::move(s));
+  return strings.back().c_str();
+}
+
+constexpr int kSides[] = {1, 2, 4, 8, 16, 32};
+constexpr int kLengths[] = {1, 2, 4, 8, 16, 32, 64};
+
+template <int I, int J>
+void add_tile(registry::Table<MatmulVariant>& t) {
+  constexpr int TY = kSides[I], TX = kSides[J];
+  const std::string tile = std::to_string(TY) + "x" + std::to_string(TX);
+  t.add({keep("register_tile_" + tile),
+         keep("the study's tile with input registers: a thread computes " + tile + " of C from " + std::to_string(TY) +
+              " + " + std::to_string(TX) + " register inputs per step of K"),
+         "study", MatmulKind::RegisterTile, TY, TX, 1, launch_register_tile<TY, TX>,
+         reinterpret_cast<const void*>(register_tile_kernel<TY, TX>)});
+}
+template <int I, int... J>
+void add_tile_row(registry::Table<MatmulVariant>& t, std::integer_sequence<int, J...>) {
+  (add_tile<I, J>(t), ...);
+}
+template <int... I>
+void add_tiles(registry::Table<MatmulVariant>& t, std::integer_sequence<int, I...>) {
+  (add_tile_row<I>(t, std::make_integer_sequence<int, 6>{}), ...);
+}
+template <int... I>
+void add_lengths(registry::Table<MatmulVariant>& t, std::integer_sequence<int, I...>) {
+  (t.add({keep("register_length_" + std::to_string(kLengths[I])),
+          keep("the study's register length at tile 2x2: " + std::to_string(kLengths[I]) + " steps of K at once, " +
+               std::to_string(2 * kLengths[I]) + " + " + std::to_string(2 * kLengths[I]) + " register inputs"),
+          "study", MatmulKind::RegisterLength, 2, 2, kLengths[I], launch_register_length<kLengths[I]>,
+          reinterpret_cast<const void*>(register_length_kernel<kLengths[I]>)}),
+   ...);
+}
+
+}  // namespace
+
+const char* matmul_kind_name(MatmulKind k) {
+  switch (k) {
+    case MatmulKind::Naive: return "naive";
+    case MatmulKind::ThreeLoop: return "three-loop tile";
+    case MatmulKind::RegisterTile: return "register tile";
+    case MatmulKind::RegisterLength: return "register length";
+  }
+  return "?";
+}
+
+const registry::Table<MatmulVariant>& matmul_variants() {
+  static const registry::Table<MatmulVariant> table = [] {
+    registry::Table<MatmulVariant> t("matmul", "matmul", "matmul variant", {
+        {"naive", "the study's first kernel: one thread per element of C, operands from global memory", "study",
+         MatmulKind::Naive, 1, 1, 1, launch_naive, reinterpret_cast<const void*>(naive_matmul_kernel)},
+        {"three_loop_tile_4x4", "the study's counter-example: a 4x4 tile by three loops, every operand from global memory",
+         "study", MatmulKind::ThreeLoop, 4, 4, 1, launch_three_loop<4, 4>,
+         reinterpret_cast<const void*>(three_loop_tiled_kernel<4, 4>)},
+        {"three_loop_tile_8x8", "the counter-example at the study's best tile, 8x8", "study", MatmulKind::ThreeLoop, 8,
+         8, 1, launch_three_loop<8, 8>, reinterpret_cast<const void*>(three_loop_tiled_kernel<8, 8>)},
+    });
+    add_tiles(t, std::make_integer_sequence<int, 6>{});
+    add_lengths(t, std::make_integer_sequence<int, 7>{});
+    return t;
+  }();
+  return table;
+}
+
+const MatmulVariant& matmul_variant(std::string_view name) { return matmul_variants().at(name); }
+
+MatmulResources matmul_resources(const MatmulVariant& v) {
+  MatmulResources r;
+  cudaFuncAttributes fa{};
+  CUDA_CHECK(cudaFuncGetAttributes(&fa, v.kernel));
+  r.registers = fa.numRegs;
+  r.local_bytes = static_cast<int>(fa.localSizeBytes);
+  r.static_shared_bytes = static_cast<int>(fa.sharedSizeBytes);
+  const int threads = kMatmulBlockSide * kMatmulBlockSide;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, v.kernel, threads, 0));
+  int device = 0, max_threads = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  r.occupancy = max_threads > 0 ? double(r.blocks_per_sm * threads) / max_threads : 0.0;
+  return r;
+}
+
+void registry::add_matmul_families(std::vector<Family>& out) {
+  const Table<MatmulVariant>& t = matmul_variants();
+  out.push_back({t.study(), t.family(), t.what(),
+                 [&t] {
+                   return views<MatmulVariant>(t, [](const MatmulVariant& v) {
+                     return std::string(matmul_kind_name(v.kind)) + ", tile " + std::to_string(v.tile_y) + "x" +
+                            std::to_string(v.tile_x) + (v.length > 1 ? ", length " + std::to_string(v.length) : "");
+                   });
+                 },
+                 [&t] {
+                   std::vector<std::string> out;
+                   check_names(t, out);
+                   for (const MatmulVariant& v : t)
+                     if (!v.launch || !v.kernel) out.push_back(std::string("matmul variant '") + v.name + "' has no launch");
+                   return out;
+                 }});
+}
+
+}  // namespace distancies
