@@ -11,6 +11,7 @@
 #include "harness/matmul/cublas_matmul.hpp"
 #include "harness/matmul/matmul_host.hpp"
 #include "harness/runtime/cuda_check.hpp"
+#include "harness/runtime/error.hpp"
 #include "tests/gpu_skip.hpp"
 #include "variants/matmul/registry.hpp"
 
@@ -80,6 +81,16 @@ TEST(MatmulGpu, CublasAnchorsWithinTheirOwnBounds) {
       o.expect_within(matmul_error_factor(p, k), cublas_mode_name(mode));
     }
   }
+}
+
+TEST(MatmulGpu, Fp16AnchorRefusesOperandsItDidNotPrepare) {
+  DISTANCIES_REQUIRE_GPU();
+  CublasMatmul blas;
+  const Operands a(8, 8, 8), b(9, 9, 9);
+  blas.prepare(a.args(), CublasMode::F16, nullptr);
+  EXPECT_THROW(blas.run(b.args(), CublasMode::F16, nullptr), Error);
+  EXPECT_NO_THROW(blas.run(a.args(), CublasMode::F16, nullptr));
+  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 TEST(MatmulGpu, ResourcesAreReportedForEveryVariant) {

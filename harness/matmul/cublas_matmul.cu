@@ -22,15 +22,14 @@ const char* cublas_mode_name(CublasMode m) {
 struct CublasMatmul::Impl {
   CublasHandle handle;
   DeviceBuffer a16, b16;
-  const float* a_src = nullptr;
-  const float* b_src = nullptr;
+  MatmulArgs prepared{};  // the operands the halves were made from
 };
 
 CublasMatmul::CublasMatmul() : impl_(new Impl) {}
 CublasMatmul::~CublasMatmul() { delete impl_; }
 
 void CublasMatmul::prepare(const MatmulArgs& a, CublasMode mode, cudaStream_t s) {
-  if (mode != CublasMode::F16 || (impl_->a_src == a.a && impl_->b_src == a.b)) return;
+  if (mode != CublasMode::F16) return;
   const long long na = static_cast<long long>(a.m) * a.k, nb = static_cast<long long>(a.k) * a.n;
   impl_->a16 = DeviceBuffer(static_cast<std::size_t>(na) * 2, "half A");
   impl_->b16 = DeviceBuffer(static_cast<std::size_t>(nb) * 2, "half B");
@@ -38,8 +37,7 @@ void CublasMatmul::prepare(const MatmulArgs& a, CublasMode mode, cudaStream_t s)
   CUDA_CHECK_LAUNCH();
   to_half<<<1024, 256, 0, s>>>(a.b, impl_->b16.as<__half>(), nb);
   CUDA_CHECK_LAUNCH();
-  impl_->a_src = a.a;
-  impl_->b_src = a.b;
+  impl_->prepared = a;
 }
 
 // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets (B, A) with n and m swapped.
@@ -60,7 +58,9 @@ void CublasMatmul::run(const MatmulArgs& a, CublasMode mode, cudaStream_t s) {
                  "cublasGemmEx (TF32)");
     return;
   }
-  prepare(a, mode, s);
+  const MatmulArgs& p = impl_->prepared;
+  if (p.a != a.a || p.b != a.b || p.m != a.m || p.n != a.n || p.k != a.k)
+    throw Error("cublas_f16: the operands were not prepared (call CublasMatmul::prepare after changing A or B)");
   cublas_check(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &one, impl_->b16.get(), CUDA_R_16F, a.n,
                             impl_->a16.get(), CUDA_R_16F, a.k, &zero, a.c, CUDA_R_32F, a.n, CUBLAS_COMPUTE_32F,
                             CUBLAS_GEMM_DEFAULT),

@@ -18,8 +18,10 @@ class CublasMatmul {
   ~CublasMatmul();
   CublasMatmul(const CublasMatmul&) = delete;
   CublasMatmul& operator=(const CublasMatmul&) = delete;
-  // F16: the operands are converted to half once per new (a, b) pair, untimed by prepare().
+  // F16: converts the operands to half (untimed by the caller); call it whenever A or B change.
   void prepare(const MatmulArgs& a, CublasMode mode, cudaStream_t s);
+  // F16 runs on the halves prepare() made for these very operands (pointers and shape), else
+  // throws: a buffer freed and reallocated at the same address must not pass for prepared.
   void run(const MatmulArgs& a, CublasMode mode, cudaStream_t s);
 
  private:
