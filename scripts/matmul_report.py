@@ -90,7 +90,13 @@ def findings(data, run):
     rows = ["| finding | the study (" + STUDY_HARDWARE + ") | this run (" + run.context.get("gpu", "?") + ") |",
             "|---|---|---|"]
     best = max(tiles, key=tiles.get) if tiles else None
-    rows.append(f"| best tile at 512³ | 8 × 8 | {best[0]} × {best[1]} ({tiles[best]:.3g} TFLOP/s)" if best else "| best tile | 8 × 8 | — |")
+    rows.append(f"| best tile at 512³ | 8 × 8 | {best[0]} × {best[1]} ({tiles[best]:.3g} TFLOP/s) |" if best else "| best tile | 8 × 8 | — |")
+    big = {(y, x): data.get((f"register_tile_{y}x{x}", 4096, 4096, 4096)) for y in SIDES for x in SIDES}
+    big = {k: b for k, b in big.items() if b is not None and c(b, "tflops")}
+    if big:
+        bb = max(big, key=lambda k: c(big[k], "tflops"))
+        rows.append(f"| best tile at 4096³ (not in the study) | — | {bb[0]} × {bb[1]} ({c(big[bb], 'tflops'):.3g} TFLOP/s, "
+                    f"{c(big[bb], 'cublas_fraction'):.2f} of cuBLAS SGEMM's speed) |")
     slower = sorted(k for k, v in tiles.items() if cpu_t and v < cpu_t)
     rows.append(f"| tiles slower than one CPU core ({fmt(cpu_t)} TFLOP/s) | 32 × 32 | "
                 f"{', '.join(f'{y}×{x}' for y, x in slower) if slower else 'none'} |")
