@@ -61,8 +61,14 @@ void DeviceUpload::end() {
 }
 
 DeviceModel DeviceUpload::finish(const Model& m, bool pinned) {
-  if (!begun_ || m.rows != dm_.rows || m.ld != dm_.ld) return upload_model(m, pinned);
+  if (!begun_) return upload_model(m, pinned);
   end();
+  if (m.rows != dm_.rows || m.ld != dm_.ld) {  // rows skipped after the read: the copy sent is not the model
+    readers_.clear();
+    dm_ = DeviceModel{};  // freed before the whole model goes up again (one copy at a time)
+    begun_ = false;
+    return upload_model(m, pinned);
+  }
   readers_.clear();  // the staging goes back now, not with the searcher
   dm_.norms = DeviceBuffer(static_cast<std::size_t>(m.rows) * sizeof(float), "the model's norms");
   CUDA_CHECK(cudaMemcpy(dm_.norms.get(), m.norms.data(), m.rows * sizeof(float), cudaMemcpyHostToDevice));
