@@ -1,6 +1,7 @@
 // Every registered matmul variant (a loop over the table: a new row is tested by itself) and the
-// cuBLAS anchors against the fp64 product, within each precision's bound (docs/matmul.md), on
-// shapes that are not multiples of any tile, K = 1, tiny and non-square shapes.
+// cuBLAS and CUTLASS anchors against the fp64 product, within each precision's bound
+// (docs/matmul.md), on shapes that are not multiples of any tile, K = 1, tiny and non-square
+// shapes, K long enough to fill the tensor-core pipeline, and more tile rows than a group.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "harness/matmul/cublas_matmul.hpp"
+#include "harness/matmul/cutlass_matmul.hpp"
+#include "harness/matmul/half_operands.hpp"
 #include "harness/matmul/matmul_host.hpp"
 #include "harness/runtime/cuda_check.hpp"
 #include "harness/runtime/error.hpp"
@@ -20,12 +23,14 @@ using namespace distancies;
 namespace {
 
 const std::array<int, 3> kShapes[] = {{1, 1, 1}, {3, 5, 7}, {17, 33, 1}, {33, 17, 65}, {100, 1, 300},
-                                      {1, 100, 300}, {129, 131, 257}, {512, 64, 512}};
+                                      {1, 100, 300}, {129, 131, 257}, {512, 64, 512},
+                                      {300, 260, 1000}, {1153, 136, 40}, {64, 8, 4}};
 
 struct Operands {
   int m, n, k;
   std::vector<float> a, b;
   DeviceBuffer da, db, dc;
+  HalfOperands halves;
   Fp64Product ref;
   Operands(int m_, int n_, int k_) : m(m_), n(n_), k(k_), a(random_matrix(m_, k_, 11)), b(random_matrix(k_, n_, 12)) {
     da = DeviceBuffer(a.size() * 4, "A");
@@ -34,8 +39,10 @@ struct Operands {
     CUDA_CHECK(cudaMemcpy(da.get(), a.data(), a.size() * 4, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(db.get(), b.data(), b.size() * 4, cudaMemcpyHostToDevice));
     ref = fp64_matmul(a.data(), b.data(), m, n, k);
+    halves.make(args(), nullptr);
   }
   MatmulArgs args() const { return {da.as<float>(), db.as<float>(), dc.as<float>(), m, n, k}; }
+  MatmulArgs args(MatmulPrecision p) const { return p == MatmulPrecision::F16 ? halves.bind(args()) : args(); }
   // Checks C within factor * (|A||B|)_ij; a NaN sentinel catches elements never written.
   void expect_within(double factor, const std::string& who) const {
     std::vector<float> c(static_cast<std::size_t>(m) * n);
@@ -60,9 +67,9 @@ TEST(MatmulGpu, EveryRegisteredVariantMatchesTheFp64Product) {
     const Operands o(m, n, k);
     for (const MatmulVariant& v : matmul_variants()) {
       o.poison();
-      v.launch(o.args(), nullptr);
+      v.launch(o.args(v.precision), nullptr);
       CUDA_CHECK(cudaDeviceSynchronize());
-      o.expect_within(matmul_error_factor(MatmulPrecision::F32, k), v.name);
+      o.expect_within(matmul_error_factor(v.precision, k), v.name);
     }
   }
 }
@@ -83,6 +90,40 @@ TEST(MatmulGpu, CublasAnchorsWithinTheirOwnBounds) {
   }
 }
 
+TEST(MatmulGpu, CutlassAnchorsWithinTheirOwnBoundsOrRefuse) {
+  DISTANCIES_REQUIRE_GPU();
+  if (!cutlass_available()) GTEST_SKIP() << "built without the CUTLASS headers (pip install nvidia-cutlass into .venv)";
+  for (const auto& [m, n, k] : kShapes) {
+    const Operands o(m, n, k);
+    for (CutlassMode mode : {CutlassMode::SimtF32, CutlassMode::F16}) {
+      o.poison();
+      const MatmulArgs args = o.args(cutlass_precision(mode));
+      // The FP16 kernel stores C four floats at a time: other widths are refused, never wrong.
+      if (mode == CutlassMode::F16 && n % 4 != 0) {
+        EXPECT_THROW(cutlass_matmul(args, mode, nullptr), Error) << m << "x" << n << "x" << k;
+        continue;
+      }
+      cutlass_matmul(args, mode, nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      o.expect_within(matmul_error_factor(cutlass_precision(mode), k), cutlass_mode_name(mode));
+    }
+  }
+}
+
+TEST(MatmulGpu, Fp16VariantsRefuseArgsWithoutHalfCopies) {
+  DISTANCIES_REQUIRE_GPU();
+  const Operands o(16, 16, 16);
+  int f16_rows = 0;
+  for (const MatmulVariant& v : matmul_variants()) {
+    if (v.precision != MatmulPrecision::F16) continue;
+    ++f16_rows;
+    EXPECT_THROW(v.launch(o.args(), nullptr), Error) << v.name;
+  }
+  EXPECT_GE(f16_rows, 1) << "the tensor-core row is registered";
+  HalfOperands other;
+  EXPECT_THROW(other.bind(o.args()), Error) << "copies made for other operands (or none) never pass";
+}
+
 TEST(MatmulGpu, Fp16AnchorRefusesOperandsItDidNotPrepare) {
   DISTANCIES_REQUIRE_GPU();
   CublasMatmul blas;
@@ -99,7 +140,8 @@ TEST(MatmulGpu, ResourcesAreReportedForEveryVariant) {
     const MatmulResources r = matmul_resources(v);
     EXPECT_GT(r.registers, 0) << v.name;
     EXPECT_GE(r.local_bytes, 0) << v.name;
-    EXPECT_GE(r.blocks_per_sm, 1) << v.name << ": 256 threads must fit on an SM";
+    EXPECT_GE(r.blocks_per_sm, 1) << v.name << ": a block of its threads and shared memory must fit on an SM";
+    EXPECT_EQ(r.dynamic_shared_bytes, v.dynamic_shared_bytes) << v.name;
     EXPECT_GT(r.occupancy, 0.0) << v.name;
     EXPECT_LE(r.occupancy, 1.0) << v.name;
   }

@@ -1,9 +1,9 @@
 // The matmul study's fixtures (docs/matmul.md): matmul/<variant>/M:m/N:n/K:k for every registered
 // variant at the study's 512^3 and at 4096^3 (the full tile and register sweeps), the best of
-// the seed's kernels and the cuBLAS anchors at every shape, and the study's single-core CPU loop
-// at 512^3. Counters: TFLOP/s, the fraction of cuBLAS SGEMM's speed at the same shape (fp32)
-// and of the card's peak for that precision, and the kernel's registers, spills, shared
-// memory and occupancy.
+// the seed's kernels, the kernels beyond the seed and the cuBLAS and CUTLASS anchors at every
+// shape, and the study's single-core CPU loop at 512^3. Counters: TFLOP/s, the fraction of
+// cuBLAS's speed at the same shape and precision and of the card's peak for that precision,
+// and the kernel's registers, spills, shared memory, threads and occupancy.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -17,6 +17,8 @@
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/matmul/cublas_matmul.hpp"
+#include "harness/matmul/cutlass_matmul.hpp"
+#include "harness/matmul/half_operands.hpp"
 #include "harness/matmul/matmul_host.hpp"
 #include "harness/runtime/cuda_check.hpp"
 #include "variants/matmul/registry.hpp"
@@ -37,13 +39,18 @@ const Shape kSweep{4096, 4096, 4096};
 // search's shape (1,024 queries x 300 against a 131,072-row tile of the model).
 const Shape kShapes[] = {{512, 512, 512}, {1024, 1024, 1024}, {4096, 4096, 4096}, {16384, 16384, 16384},
                          {1024, 131072, 300}};
-const char* kEveryShape[] = {"register_tile_4x4", "register_tile_8x8", "register_length_8"};
+const char* kEveryShape[] = {"register_tile_4x4", "register_tile_8x8", "register_length_8", "shared_tile_4x4",
+                             "shared_tile_8x8",   "warp_tiled_sgemm",  "mma_f16_128x128", "mma_f16_128x256",
+                             "mma_f16_256x128",   "mma_f16_128x256_k64", "mma_f16_256x128_k64",
+                             "mma_f16_256x128_k64_s4", "mma_f16_256x128_s6"};
 
 // Operands of the current shape, kept while fixtures of that shape run (registration order).
 struct Operands {
   Shape s{};
   DeviceBuffer a, b, c;
+  HalfOperands halves;  // made once per shape, for the FP16 rows and anchors (untimed)
   MatmulArgs args() const { return {a.as<float>(), b.as<float>(), c.as<float>(), s.m, s.n, s.k}; }
+  MatmulArgs args(MatmulPrecision p) const { return p == MatmulPrecision::F16 ? halves.bind(args()) : args(); }
 };
 Operands& operands(const Shape& s) {
   static Operands* o = nullptr;  // never destroyed: no device frees after the runtime shuts down
@@ -63,6 +70,8 @@ Operands& operands(const Shape& s) {
       for (long long at = 0; at < total; at += piece)
         CUDA_CHECK(cudaMemcpy(buf->as<float>() + at, v.data(), std::min(piece, total - at) * 4, cudaMemcpyHostToDevice));
     }
+    made->halves.make(made->args(), nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
     o = made.release();
   }
   return *o;
@@ -86,17 +95,24 @@ double peak_tflops(MatmulPrecision p) {
   return per_clock * sms * khz * 1e3 / 1e12;
 }
 
-// cuBLAS SGEMM's median at a shape, measured once (events, after warm-up) for the fraction counter.
-double sgemm_ms(const Shape& s) {
-  static std::map<std::tuple<int, int, int>, double> cache;
-  const auto key = std::make_tuple(s.m, s.n, s.k);
+CublasMode cublas_mode_for(MatmulPrecision p) {
+  return p == MatmulPrecision::F32 ? CublasMode::Sgemm : p == MatmulPrecision::TF32 ? CublasMode::Tf32 : CublasMode::F16;
+}
+
+// cuBLAS's median at a shape and precision, measured once (events, after warm-up) for the
+// fraction counter.
+double cublas_ms(const Shape& s, MatmulPrecision p) {
+  static std::map<std::tuple<int, int, int, int>, double> cache;
+  const auto key = std::make_tuple(s.m, s.n, s.k, static_cast<int>(p));
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   const Operands& o = operands(s);
+  const CublasMode mode = cublas_mode_for(p);
+  blas().prepare(o.args(), mode, nullptr);
   Event a, b;
   std::vector<float> ms;
   for (int i = 0; i < 7; ++i) {
     a.record(nullptr);
-    blas().run(o.args(), CublasMode::Sgemm, nullptr);
+    blas().run(o.args(), mode, nullptr);
     b.record(nullptr);
     CUDA_CHECK(cudaEventSynchronize(b.get()));
     if (i >= 2) ms.push_back(elapsed_ms(a, b));
@@ -110,24 +126,34 @@ void rate_counters(benchmark::State& st, const Shape& s, double ms, MatmulPrecis
   st.counters["N"] = s.n;
   st.counters["K"] = s.k;
   st.counters["tflops"] = s.flops() / (ms * 1e9);
+  st.counters["input_bits"] = p == MatmulPrecision::F16 ? 16 : p == MatmulPrecision::TF32 ? 19 : 32;
   const double peak = peak_tflops(p);
   if (peak > 0) st.counters["peak_fraction"] = s.flops() / (ms * 1e9) / peak;
-  if (p == MatmulPrecision::F32) st.counters["cublas_fraction"] = sgemm_ms(s) / ms;  // of SGEMM's speed
+  st.counters["cublas_fraction"] = cublas_ms(s, p) / ms;  // of cuBLAS's speed at the same precision
+}
+
+// What a product must move at least: A and B read once (2 bytes an element in FP16), C written once.
+double min_bytes(const Shape& s, MatmulPrecision p) {
+  const double in = p == MatmulPrecision::F16 ? 2 : 4;
+  return in * (double(s.m) * s.k + double(s.k) * s.n) + 4.0 * s.m * s.n;
 }
 
 void variant_fixture(benchmark::State& st, const MatmulVariant* v, Shape s) {
   const Operands& o = operands(s);
+  const MatmulArgs args = o.args(v->precision);
   Means m;
   ExecOptions opt;
   opt.warmups = 1;  // the slowest tiles take a second a call at 4096^3
+  opt.min_bytes = min_bytes(s, v->precision);
   opt.on_sample = [&](double ms) { m.add("kernel_ms", ms); };
-  if (!exec(st, [&](cudaStream_t str) { v->launch(o.args(), str); }, opt)) return;
+  if (!exec(st, [&](cudaStream_t str) { v->launch(args, str); }, opt)) return;
   m.publish(st);
-  rate_counters(st, s, m.mean("kernel_ms"), MatmulPrecision::F32);
+  rate_counters(st, s, m.mean("kernel_ms"), v->precision);
   const MatmulResources r = matmul_resources(*v);
   st.counters["registers"] = r.registers;
   st.counters["spill_bytes"] = r.local_bytes;
-  st.counters["shared_bytes"] = r.static_shared_bytes;
+  st.counters["shared_bytes"] = r.static_shared_bytes + r.dynamic_shared_bytes;
+  st.counters["threads"] = v->threads;
   st.counters["blocks_per_sm"] = r.blocks_per_sm;
   st.counters["occupancy"] = r.occupancy;
   st.counters["tile_y"] = v->tile_y;
@@ -149,6 +175,24 @@ void cublas_fixture(benchmark::State& st, CublasMode mode, Shape s) {
   const MatmulPrecision p = mode == CublasMode::Sgemm  ? MatmulPrecision::F32
                             : mode == CublasMode::Tf32 ? MatmulPrecision::TF32
                                                        : MatmulPrecision::F16;
+  rate_counters(st, s, m.mean("kernel_ms"), p);
+}
+
+void cutlass_fixture(benchmark::State& st, CutlassMode mode, Shape s) {
+  if (!cutlass_available()) {
+    st.SkipWithError("built without the CUTLASS headers (pip install -r scripts/requirements.txt, reconfigure)");
+    return;
+  }
+  const Operands& o = operands(s);
+  const MatmulPrecision p = cutlass_precision(mode);
+  const MatmulArgs args = o.args(p);
+  Means m;
+  ExecOptions opt;
+  opt.warmups = 2;
+  opt.min_bytes = min_bytes(s, p);
+  opt.on_sample = [&](double ms) { m.add("kernel_ms", ms); };
+  if (!exec(st, [&](cudaStream_t str) { cutlass_matmul(args, mode, str); }, opt)) return;
+  m.publish(st);
   rate_counters(st, s, m.mean("kernel_ms"), p);
 }
 
@@ -188,6 +232,9 @@ void register_matmul_fixtures() {
   for (const Shape& s : kShapes) {
     for (CublasMode mode : {CublasMode::Sgemm, CublasMode::Tf32, CublasMode::F16})
       min_time(timed(add(std::string("matmul/") + cublas_mode_name(mode) + s.tail(), cublas_fixture, mode, s)),
+               kMinSeconds);
+    for (CutlassMode mode : {CutlassMode::SimtF32, CutlassMode::F16})
+      min_time(timed(add(std::string("matmul/") + cutlass_mode_name(mode) + s.tail(), cutlass_fixture, mode, s)),
                kMinSeconds);
     const bool sweep = (s.m == kStudy.m && s.n == kStudy.n && s.k == kStudy.k) ||
                        (s.m == kSweep.m && s.n == kSweep.n && s.k == kSweep.k);

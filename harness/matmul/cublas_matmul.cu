@@ -1,19 +1,12 @@
 #include "harness/matmul/cublas_matmul.hpp"
 
 #include <cublas_v2.h>
-#include <cuda_fp16.h>
 
+#include "harness/matmul/half_operands.hpp"
 #include "harness/runtime/cublas_check.hpp"
 #include "harness/runtime/cuda_check.hpp"
 
 namespace distancies {
-namespace {
-
-__global__ void to_half(const float* in, __half* out, long long n) {
-  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) out[i] = __float2half_rn(in[i]);
-}
-
-}  // namespace
 
 const char* cublas_mode_name(CublasMode m) {
   return m == CublasMode::Sgemm ? "cublas_sgemm" : m == CublasMode::Tf32 ? "cublas_tf32" : "cublas_f16";
@@ -21,23 +14,14 @@ const char* cublas_mode_name(CublasMode m) {
 
 struct CublasMatmul::Impl {
   CublasHandle handle;
-  DeviceBuffer a16, b16;
-  MatmulArgs prepared{};  // the operands the halves were made from
+  HalfOperands halves;
 };
 
 CublasMatmul::CublasMatmul() : impl_(new Impl) {}
 CublasMatmul::~CublasMatmul() { delete impl_; }
 
 void CublasMatmul::prepare(const MatmulArgs& a, CublasMode mode, cudaStream_t s) {
-  if (mode != CublasMode::F16) return;
-  const long long na = static_cast<long long>(a.m) * a.k, nb = static_cast<long long>(a.k) * a.n;
-  impl_->a16 = DeviceBuffer(static_cast<std::size_t>(na) * 2, "half A");
-  impl_->b16 = DeviceBuffer(static_cast<std::size_t>(nb) * 2, "half B");
-  to_half<<<1024, 256, 0, s>>>(a.a, impl_->a16.as<__half>(), na);
-  CUDA_CHECK_LAUNCH();
-  to_half<<<1024, 256, 0, s>>>(a.b, impl_->b16.as<__half>(), nb);
-  CUDA_CHECK_LAUNCH();
-  impl_->prepared = a;
+  if (mode == CublasMode::F16) impl_->halves.make(a, s);
 }
 
 // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets (B, A) with n and m swapped.
@@ -58,12 +42,9 @@ void CublasMatmul::run(const MatmulArgs& a, CublasMode mode, cudaStream_t s) {
                  "cublasGemmEx (TF32)");
     return;
   }
-  const MatmulArgs& p = impl_->prepared;
-  if (p.a != a.a || p.b != a.b || p.m != a.m || p.n != a.n || p.k != a.k)
-    throw Error("cublas_f16: the operands were not prepared (call CublasMatmul::prepare after changing A or B)");
-  cublas_check(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &one, impl_->b16.get(), CUDA_R_16F, a.n,
-                            impl_->a16.get(), CUDA_R_16F, a.k, &zero, a.c, CUDA_R_32F, a.n, CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT),
+  const MatmulArgs p = impl_->halves.bind(a);  // throws unless prepare() saw these operands
+  cublas_check(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &one, p.b16, CUDA_R_16F, p.ldb16, p.a16,
+                            CUDA_R_16F, p.lda16, &zero, a.c, CUDA_R_32F, a.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx (FP16)");
 }
 

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/matmul/matmul_precision.hpp"
+
 namespace distancies {
 
 // Row-major m x k times k x n; the study's CPU baseline: three loops (i, j, k), one core.
@@ -20,7 +22,6 @@ Fp64Product fp64_matmul(const float* a, const float* b, int m, int n, int k);
 //   fp32 (FMA or not, any order):  gamma_k = k u / (1 - k u), u = 2^-24;
 //   TF32 inputs, fp32 sums:        2 u_t + u_t^2 + gamma_k, u_t = 2^-11 (each input rounded once);
 //   FP16 inputs, fp32 sums:        the same with u_h = 2^-11 (inputs inside fp16's normal range).
-enum class MatmulPrecision { F32, TF32, F16 };
 double matmul_error_factor(MatmulPrecision p, int k);
 
 // Deterministic test matrices: uniform in [-1, 1) from a seed.

@@ -5,8 +5,11 @@
 
 #include "harness/runtime/cuda_check.hpp"
 #include "harness/runtime/error.hpp"
+#include "kernels/matmul/mma_f16_matmul.cuh"
 #include "kernels/matmul/naive_matmul.cuh"
+#include "kernels/matmul/shared_tile_matmul.cuh"
 #include "kernels/matmul/tiled_matmul.cuh"
+#include "kernels/matmul/warp_tiled_sgemm.cuh"
 #include "variants/matmul/registry.hpp"
 #include "variants/study_families.hpp"
 
@@ -50,6 +53,55 @@ const char* keep(std::string s) {
   return strings.back().c_str();
 }
 
+template <int TY, int TX>
+void launch_shared_tile(const MatmulArgs& a, cudaStream_t s) {
+  if (a.m == 0 || a.n == 0) return;
+  shared_tile_kernel<TY, TX><<<grid_for(a, TY, TX), kBlock, 0, s>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+
+int tiles(const MatmulArgs& a, int bm, int bn) { return ((a.m + bm - 1) / bm) * ((a.n + bn - 1) / bn); }
+bool on_16_bytes(const void* p) { return reinterpret_cast<unsigned long long>(p) % 16 == 0; }
+
+void launch_warp_tiled_sgemm(const MatmulArgs& a, cudaStream_t s) {
+  using namespace warp_sgemm;
+  if (a.m == 0 || a.n == 0) return;
+  const int blocks = tiles(a, kBM, kBN);
+  if (a.k % 4 == 0 && a.n % 4 == 0 && on_16_bytes(a.a) && on_16_bytes(a.b) && on_16_bytes(a.c))
+    warp_tiled_sgemm_kernel<true><<<blocks, kThreads, 0, s>>>(a);
+  else
+    warp_tiled_sgemm_kernel<false><<<blocks, kThreads, 0, s>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <class Cfg>
+void launch_mma_f16(const MatmulArgs& a, cudaStream_t s) {
+  if (!a.a16 || !a.b16 || a.lda16 < matmul_half_ld(a.k) || a.ldb16 < matmul_half_ld(a.n) || a.lda16 % 8 || a.ldb16 % 8)
+    throw Error("mma_f16: needs the half copies of A and B with rows padded to 8 (MatmulArgs::a16, b16)");
+  if (a.m == 0 || a.n == 0) return;
+  int device = 0, major = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major < 8) throw Error("mma_f16: needs compute capability 8.0 or newer (cp.async, mma.sync m16n8k16)");
+  CUDA_CHECK(cudaFuncSetAttribute(mma_f16_matmul_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  Cfg::kSharedBytes));
+  mma_f16_matmul_kernel<Cfg><<<tiles(a, Cfg::kBM, Cfg::kBN), Cfg::kThreads, Cfg::kSharedBytes, s>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+
+// One row of the tensor-core family: its block tile, warps, K slice and pipeline depth.
+template <class Cfg>
+void add_mma_f16(registry::Table<MatmulVariant>& t, const char* name) {
+  t.add({name,
+         keep("FP16 tensor cores (mma.sync m16n8k16, fp32 sums): " + std::to_string(Cfg::kBM) + " x " +
+              std::to_string(Cfg::kBN) + " a block, " + std::to_string(Cfg::kWarpM) + " x " + std::to_string(Cfg::kWarpN) +
+              " a warp, " + std::to_string(Cfg::kBK) + "-step K slices in a " + std::to_string(Cfg::kStages) +
+              "-stage cp.async pipeline"),
+         "beyond the study", MatmulKind::TensorCore, Cfg::kMi * 2, Cfg::kNi * 2, 1, launch_mma_f16<Cfg>,
+         reinterpret_cast<const void*>(mma_f16_matmul_kernel<Cfg>), MatmulPrecision::F16, Cfg::kThreads,
+         Cfg::kSharedBytes});
+}
+
 constexpr int kSides[] = {1, 2, 4, 8, 16, 32};
 constexpr int kLengths[] = {1, 2, 4, 8, 16, 32, 64};
 
@@ -89,6 +141,9 @@ const char* matmul_kind_name(MatmulKind k) {
     case MatmulKind::ThreeLoop: return "three-loop tile";
     case MatmulKind::RegisterTile: return "register tile";
     case MatmulKind::RegisterLength: return "register length";
+    case MatmulKind::SharedTile: return "shared-memory tile";
+    case MatmulKind::WarpTile: return "warp tile";
+    case MatmulKind::TensorCore: return "tensor cores";
   }
   return "?";
 }
@@ -106,6 +161,23 @@ const registry::Table<MatmulVariant>& matmul_variants() {
     });
     add_tiles(t, std::make_integer_sequence<int, 6>{});
     add_lengths(t, std::make_integer_sequence<int, 7>{});
+    t.add({"shared_tile_4x4", "shared-memory tiling: a block stages 64 x 16 of A and 16 x 64 of B, each thread a 4x4 register tile",
+           "beyond the study", MatmulKind::SharedTile, 4, 4, 1, launch_shared_tile<4, 4>,
+           reinterpret_cast<const void*>(shared_tile_kernel<4, 4>)});
+    t.add({"shared_tile_8x8", "shared-memory tiling at the study's best tile: 128 x 16 of A and 16 x 128 of B staged a block",
+           "beyond the study", MatmulKind::SharedTile, 8, 8, 1, launch_shared_tile<8, 8>,
+           reinterpret_cast<const void*>(shared_tile_kernel<8, 8>)});
+    t.add({"warp_tiled_sgemm",
+           "warp-tiled register-blocked SGEMM: 128 x 128 a block, 64 x 32 a warp, 8x8 a thread, double-buffered shared slices",
+           "beyond the study", MatmulKind::WarpTile, 8, 8, 1, launch_warp_tiled_sgemm,
+           reinterpret_cast<const void*>(warp_tiled_sgemm_kernel<true>), MatmulPrecision::F32, warp_sgemm::kThreads});
+    add_mma_f16<MmaF16Config<128, 128, 32, 2, 2, 4>>(t, "mma_f16_128x128");
+    add_mma_f16<MmaF16Config<128, 256, 32, 2, 4, 4>>(t, "mma_f16_128x256");
+    add_mma_f16<MmaF16Config<256, 128, 32, 4, 2, 4>>(t, "mma_f16_256x128");
+    add_mma_f16<MmaF16Config<128, 256, 64, 2, 4, 3>>(t, "mma_f16_128x256_k64");
+    add_mma_f16<MmaF16Config<256, 128, 64, 4, 2, 3>>(t, "mma_f16_256x128_k64");
+    add_mma_f16<MmaF16Config<256, 128, 64, 4, 2, 4>>(t, "mma_f16_256x128_k64_s4");
+    add_mma_f16<MmaF16Config<256, 128, 32, 4, 2, 6>>(t, "mma_f16_256x128_s6");
     return t;
   }();
   return table;
@@ -120,8 +192,11 @@ MatmulResources matmul_resources(const MatmulVariant& v) {
   r.registers = fa.numRegs;
   r.local_bytes = static_cast<int>(fa.localSizeBytes);
   r.static_shared_bytes = static_cast<int>(fa.sharedSizeBytes);
-  const int threads = kMatmulBlockSide * kMatmulBlockSide;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, v.kernel, threads, 0));
+  r.dynamic_shared_bytes = v.dynamic_shared_bytes;
+  const int threads = v.threads;
+  if (v.dynamic_shared_bytes > 0)
+    CUDA_CHECK(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v.dynamic_shared_bytes));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, v.kernel, threads, v.dynamic_shared_bytes));
   int device = 0, max_threads = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));

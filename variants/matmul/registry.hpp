@@ -1,6 +1,7 @@
 // The tiled matrix-multiplication study's variants (docs/matmul.md): the seed's naive kernel,
-// its three-loop counter-example and its two register sweeps, each a row generated from one
-// template. Tests, fixtures and the report iterate this table.
+// its three-loop counter-example and its two register sweeps (rows generated from one template
+// each), then shared-memory tiling, a warp-tiled SGEMM and an FP16 tensor-core kernel. Tests,
+// fixtures and the report iterate this table.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -11,7 +12,7 @@
 
 namespace distancies {
 
-enum class MatmulKind { Naive, ThreeLoop, RegisterTile, RegisterLength };
+enum class MatmulKind { Naive, ThreeLoop, RegisterTile, RegisterLength, SharedTile, WarpTile, TensorCore };
 const char* matmul_kind_name(MatmulKind k);
 
 struct MatmulVariant {
@@ -23,6 +24,11 @@ struct MatmulVariant {
   int length;               // steps of K held in registers at once (register_length), else 1
   void (*launch)(const MatmulArgs&, cudaStream_t);
   const void* kernel;       // for cudaFuncGetAttributes / the occupancy calculator
+  // F16 rows read MatmulArgs::a16 / b16 (the harness makes them, untimed) and are held to the
+  // FP16 bound; their launch refuses args without them.
+  MatmulPrecision precision = MatmulPrecision::F32;
+  int threads = kMatmulBlockSide * kMatmulBlockSide;  // a block
+  int dynamic_shared_bytes = 0;                        // a block
   int inputs_in_registers() const { return length * (tile_x + tile_y); }
 };
 
@@ -31,7 +37,8 @@ struct MatmulResources {
   int registers = 0;            // per thread
   int local_bytes = 0;          // per thread: spills (and local arrays)
   int static_shared_bytes = 0;  // per block
-  int blocks_per_sm = 0;        // resident blocks of 256 threads
+  int dynamic_shared_bytes = 0; // per block
+  int blocks_per_sm = 0;        // resident blocks of the variant's threads
   double occupancy = 0;         // resident warps / the SM's maximum
 };
 MatmulResources matmul_resources(const MatmulVariant& v);
