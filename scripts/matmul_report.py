@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The tiled matmul study's report from distancies-bench JSON (the matmul/ fixtures):
 OUT/matmul.md (the tile sweep and the register-length sweep at 512^3 and 4096^3 with each
-variant's registers, spills and occupancy; the anchors at every shape; the study's findings
-beside ours) and two figures: a heat-map of the tile sweep and a line plot of the length sweep.
+variant's registers, spills and occupancy; the anchors at every shape; the kernels beyond the
+seed with their resources and the issue's goals; the study's findings beside ours) and the
+figures: a heat-map of the tile sweep, a line plot of the length sweep and the ladder from the
+naive kernel to the libraries at 4096^3.
 
     scripts/matmul_report.py results/matmul/h100-matmul.json --out results/matmul
 """
@@ -41,6 +43,18 @@ def c(b, key):
     return b.center(key) if b is not None and b.has(key) else None
 
 
+LIBRARY_FOR_BITS = {32: "cublas_sgemm", 19: "cublas_tf32", 16: "cublas_f16"}
+
+
+def lib_fraction(data, name, shape):
+    """cuBLAS's median time at the same shape and precision over this kernel's median (both
+    fixtures of this run; the fixtures' own cublas_fraction counter times cuBLAS apart)."""
+    b = data.get((name,) + shape)
+    lib = data.get((LIBRARY_FOR_BITS.get(c(b, "input_bits"), "cublas_sgemm"),) + shape)
+    t, tl = c(b, "real_time"), c(lib, "real_time")
+    return tl / t if t and tl else None
+
+
 def fmt(v, spec=".3g"):
     return "—" if v is None else format(v, spec)
 
@@ -68,15 +82,74 @@ def anchors_table(data):
     shapes = sorted({(m, n, k) for (_, m, n, k) in data}, key=lambda s: (s[0] * s[1] * s[2], s))
     names = ["cublas_sgemm", "cublas_tf32", "cublas_f16", "naive", "three_loop_tile_8x8", "register_tile_4x4",
              "register_tile_8x8", "register_length_8"]
-    rows = ["### Every shape: TFLOP/s (fp32 kernels: fraction of cuBLAS SGEMM's speed)", "",
+    rows = ["### Every shape: TFLOP/s (fraction of cuBLAS's speed at the same precision)", "",
             "| shape | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for s in shapes:
         cells = []
         for n in names:
             b = data.get((n,) + s)
-            frac = c(b, "cublas_fraction")
+            frac = lib_fraction(data, n, s)
             cells.append("—" if b is None else fmt(c(b, "tflops")) + (f" ({frac:.2f})" if frac and not n.startswith("cublas") else ""))
         rows.append(f"| {s[0]}×{s[1]}×{s[2]} | " + " | ".join(cells) + " |")
+    return rows
+
+
+SEED_PREFIXES = ("naive", "three_loop_", "register_tile_", "register_length_", "cpu_")
+LIBRARIES = ("cublas_", "cutlass_")
+
+
+def beyond_names(data):
+    """The kernels beyond the seed, in registration (first appearance) order."""
+    seen = []
+    for (name, *_s) in data:
+        if not name.startswith(SEED_PREFIXES + LIBRARIES) and name not in seen:
+            seen.append(name)
+    return seen
+
+
+def best_of(data, size, bits, hand_written=True):
+    """(name, Bench) of the fastest hand-written (or library) kernel with these input bits at size^3."""
+    cands = [(n, b) for (n, m, nn, k), b in data.items() if (m, nn, k) == (size, size, size)
+             and c(b, "input_bits") == bits and c(b, "tflops") and n.startswith(LIBRARIES) != hand_written]
+    return max(cands, key=lambda nb: c(nb[1], "tflops")) if cands else (None, None)
+
+
+def beyond_tables(data):
+    names = beyond_names(data) + ["cutlass_simt_f32", "cutlass_f16"]
+    shapes = sorted({(m, n, k) for (v, m, n, k) in data if v in names}, key=lambda s: (s[0] * s[1] * s[2], s))
+    rows = ["### Beyond the seed, and CUTLASS: TFLOP/s (fraction of cuBLAS at the same precision)", "",
+            "| kernel | " + " | ".join(f"{m}×{n}×{k}" for m, n, k in shapes) + " |", "|---" * (len(shapes) + 1) + "|"]
+    for name in names:
+        cells = []
+        for s in shapes:
+            b = data.get((name,) + s)
+            frac = lib_fraction(data, name, s)
+            cells.append("—" if b is None else fmt(c(b, "tflops")) + (f" ({frac:.2f})" if frac else ""))
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    rows += ["", "### Their resources (from the compiler and the occupancy calculator)", "",
+             "| kernel | inputs | threads | registers | spill bytes | shared bytes | blocks / SM | occupancy |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name in beyond_names(data):
+        b = next((data[key] for key in data if key[0] == name), None)
+        rows.append(f"| {name} | {'fp16' if c(b, 'input_bits') == 16 else 'fp32'} | {fmt(c(b, 'block_threads'), '.0f')} | "
+                    f"{fmt(c(b, 'registers'), '.0f')} | {fmt(c(b, 'spill_bytes'), '.0f')} | "
+                    f"{fmt(c(b, 'shared_bytes'), '.0f')} | {fmt(c(b, 'blocks_per_sm'), '.0f')} | "
+                    f"{fmt(c(b, 'occupancy'), '.2f')} |")
+    return rows
+
+
+GOALS = [("best hand-written fp32 kernel", 32, 0.70, "cuBLAS SGEMM"),
+         ("best tensor-core kernel (FP16 inputs, fp32 sums)", 16, 0.60, "cuBLAS FP16")]
+
+
+def goals(data, size=4096):
+    rows = [f"### Goals at {size}³ (fractions: the library fixture's median time over the kernel's, this run)", "",
+            "| goal | kernel | TFLOP/s | fraction of the library | met |", "|---|---|---|---|---|"]
+    for what, bits, need, lib in GOALS:
+        name, b = best_of(data, size, bits)
+        frac = lib_fraction(data, name, (size, size, size)) if name else None
+        rows.append(f"| {what} ≥ {need:.0%} of {lib} | {name or '—'} | {fmt(c(b, 'tflops'))} | "
+                    f"{fmt(frac, '.3f')} | {'—' if frac is None else 'met' if frac >= need else 'missed'} |")
     return rows
 
 
@@ -96,7 +169,7 @@ def findings(data, run):
     if big:
         bb = max(big, key=lambda k: c(big[k], "tflops"))
         rows.append(f"| best tile at 4096³ (not in the study) | — | {bb[0]} × {bb[1]} ({c(big[bb], 'tflops'):.3g} TFLOP/s, "
-                    f"{c(big[bb], 'cublas_fraction'):.2f} of cuBLAS SGEMM's speed) |")
+                    f"{fmt(lib_fraction(data, f'register_tile_{bb[0]}x{bb[1]}', (4096, 4096, 4096)), '.2f')} of cuBLAS SGEMM's speed) |")
     slower = sorted(k for k, v in tiles.items() if cpu_t and v < cpu_t)
     rows.append(f"| tiles slower than one CPU core ({fmt(cpu_t)} TFLOP/s) | 32 × 32 | "
                 f"{', '.join(f'{y}×{x}' for y, x in slower) if slower else 'none'} |")
@@ -152,7 +225,38 @@ def plots(data, run, out):
     stamp(fig, run.context, "study: Intel GPU (oneAPI), 512³")
     fig.savefig(os.path.join(out, "matmul_length.png"), dpi=110)
     plt.close(fig)
-    return names + ["matmul_length.png"]
+    names.append("matmul_length.png")
+    ladder = [("naive", "naive")] + [(lbl, best_name(data, pfx)) for lbl, pfx in (
+        ("best three-loop tile", "three_loop_"), ("best register tile", "register_tile_"),
+        ("best register length", "register_length_"), ("best shared-memory tile", "shared_tile_"))] + [
+        ("warp-tiled SGEMM", "warp_tiled_sgemm"), ("CUTLASS SIMT fp32", "cutlass_simt_f32"),
+        ("cuBLAS SGEMM", "cublas_sgemm"), ("cuBLAS TF32", "cublas_tf32"),
+        ("best mma.sync FP16", best_name(data, "mma_f16")), ("CUTLASS FP16 (mma.sync)", "cutlass_f16"),
+        ("cuBLAS FP16", "cublas_f16")]
+    pts = [(lbl, n, c(data.get((n, 4096, 4096, 4096)), "tflops")) for lbl, n in ladder if n]
+    pts = [p for p in pts if p[2]]
+    if pts:
+        fig, ax = plt.subplots(figsize=(8, 5))
+        ax.barh(range(len(pts)), [p[2] for p in pts], color=distinct_colours(len(pts)))
+        ax.set_yticks(range(len(pts)), [f"{p[0]} ({p[1]})" if p[0] != p[1] else p[0] for p in pts], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        for i, p in enumerate(pts):
+            ax.text(p[2], i, f" {p[2]:.3g}", va="center", fontsize=7)
+        ax.set_xlabel("TFLOP/s at 4096³ (log)")
+        ax.set_title("from the study's naive kernel to the libraries", fontsize=10)
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
+        stamp(fig, run.context, "fp32 rows fp32 FMA; TF32/FP16 rows tensor cores")
+        fig.savefig(os.path.join(out, "matmul_ladder.png"), dpi=110)
+        plt.close(fig)
+        names.append("matmul_ladder.png")
+    return names
+
+
+def best_name(data, prefix, size=4096):
+    cands = [(c(b, "tflops"), n) for (n, m, nn, k), b in data.items()
+             if n.startswith(prefix) and (m, nn, k) == (size, size, size) and c(b, "tflops")]
+    return max(cands)[1] if cands else None
 
 
 def main(argv=None):
@@ -177,6 +281,8 @@ def main(argv=None):
     for size in (512, 4096):
         md += sweep_table(data, size) + [""]
     md += anchors_table(data) + [""]
+    if beyond_names(data):
+        md += ["## Beyond the seed", ""] + goals(data) + [""] + beyond_tables(data) + [""]
     write_text(os.path.join(a.out, "matmul.md"), "\n".join(md) + "\n")
     print(f"wrote {os.path.join(a.out, 'matmul.md')} and {len(figs)} figures")
 

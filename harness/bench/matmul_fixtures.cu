@@ -153,7 +153,7 @@ void variant_fixture(benchmark::State& st, const MatmulVariant* v, Shape s) {
   st.counters["registers"] = r.registers;
   st.counters["spill_bytes"] = r.local_bytes;
   st.counters["shared_bytes"] = r.static_shared_bytes + r.dynamic_shared_bytes;
-  st.counters["threads"] = v->threads;
+  st.counters["block_threads"] = v->threads;  // "threads" is Google Benchmark's own field
   st.counters["blocks_per_sm"] = r.blocks_per_sm;
   st.counters["occupancy"] = r.occupancy;
   st.counters["tile_y"] = v->tile_y;
