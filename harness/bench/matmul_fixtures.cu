@@ -41,8 +41,7 @@ const Shape kShapes[] = {{512, 512, 512}, {1024, 1024, 1024}, {4096, 4096, 4096}
                          {1024, 131072, 300}};
 const char* kEveryShape[] = {"register_tile_4x4", "register_tile_8x8", "register_length_8", "shared_tile_4x4",
                              "shared_tile_8x8",   "warp_tiled_sgemm",  "mma_f16_128x128", "mma_f16_128x256",
-                             "mma_f16_256x128",   "mma_f16_128x256_k64", "mma_f16_256x128_k64",
-                             "mma_f16_256x128_k64_s4", "mma_f16_256x128_s6"};
+                             "mma_f16_256x128",   "mma_f16_128x256_k64", "mma_f16_256x128_k64"};
 
 // Operands of the current shape, kept while fixtures of that shape run (registration order).
 struct Operands {

@@ -50,35 +50,32 @@ __global__ void __launch_bounds__(Cfg::kThreads) mma_f16_matmul_kernel(MatmulArg
   // slice (the thread count is a multiple of a row's chunks): row pointers and guards once.
   constexpr int kAChunks = kBM * kAChunksRow / kThreads, kBChunks = kBK * kBChunksRow / kThreads;
   static_assert(kThreads % kAChunksRow == 0 && kThreads % kBChunksRow == 0, "a thread keeps its column chunk");
+  // Rows a thread copies are kThreads / chunks-a-row apart: one base pointer each for A and B.
   const int a_ch = (tid % kAChunksRow) * 8, b_ch = (tid % kBChunksRow) * 8;
-  const __half* a_src[kAChunks];
-  bool a_in[kAChunks];
-#pragma unroll
-  for (int i = 0; i < kAChunks; ++i) {
-    const int gr = bm + (tid + i * kThreads) / kAChunksRow;
-    a_in[i] = gr < a.m;
-    a_src[i] = a.a16 + static_cast<long long>(a_in[i] ? gr : 0) * a.lda16 + a_ch;
-  }
+  const int a_row0 = tid / kAChunksRow, b_row0 = tid / kBChunksRow;
+  constexpr int kARowStep = kThreads / kAChunksRow, kBRowStep = kThreads / kBChunksRow;
+  const __half* a_base = a.a16 + static_cast<long long>(bm + a_row0) * a.lda16 + a_ch;
   const bool b_col_in = bn + b_ch < a.n;
-  const __half* b_src = a.b16 + (b_col_in ? bn + b_ch : 0);
-  // Copies chunk i when i % parts == part: a slice's copies can be spread over the mma steps.
+  const __half* b_base = a.b16 + static_cast<long long>(b_row0) * a.ldb16 + (b_col_in ? bn + b_ch : 0);
   auto load_stage = [&](int stage, int kt, int part = 0, int parts = 1) {
     const int k0 = kt * kBK;
-    __half* da = sa + stage * kAStage + a_ch;
-    __half* db = sb + stage * kBStage + b_ch;
+    __half* da = sa + stage * kAStage + a_row0 * kAStride + a_ch;
+    __half* db = sb + stage * kBStage + b_row0 * kBStride + b_ch;
     const bool a_k_in = k0 + a_ch < a.k;
 #pragma unroll
     for (int i = 0; i < kAChunks; ++i) {
       if (i % parts != part) continue;
-      const int r = (tid + i * kThreads) / kAChunksRow;
-      ptx::cp_async_16(da + r * kAStride, a_src[i] + k0, a_in[i] && a_k_in);
+      const bool in = a_k_in && bm + a_row0 + i * kARowStep < a.m;
+      ptx::cp_async_16(da + i * kARowStep * kAStride,
+                       in ? a_base + static_cast<long long>(i * kARowStep) * a.lda16 + k0 : a.a16, in);
     }
 #pragma unroll
     for (int i = 0; i < kBChunks; ++i) {
       if (i % parts != part) continue;
-      const int r = (tid + i * kThreads) / kBChunksRow;
+      const int r = b_row0 + i * kBRowStep;
       const bool in = b_col_in && k0 + r < a.k;
-      ptx::cp_async_16(db + r * kBStride, b_src + static_cast<long long>(in ? k0 + r : 0) * a.ldb16, in);
+      ptx::cp_async_16(db + i * kBRowStep * kBStride,
+                       in ? b_base + static_cast<long long>(k0 + i * kBRowStep) * a.ldb16 : a.b16, in);
     }
   };
 

@@ -176,8 +176,6 @@ const registry::Table<MatmulVariant>& matmul_variants() {
     add_mma_f16<MmaF16Config<256, 128, 32, 4, 2, 4>>(t, "mma_f16_256x128");
     add_mma_f16<MmaF16Config<128, 256, 64, 2, 4, 3>>(t, "mma_f16_128x256_k64");
     add_mma_f16<MmaF16Config<256, 128, 64, 4, 2, 3>>(t, "mma_f16_256x128_k64");
-    add_mma_f16<MmaF16Config<256, 128, 64, 4, 2, 4>>(t, "mma_f16_256x128_k64_s4");
-    add_mma_f16<MmaF16Config<256, 128, 32, 4, 2, 6>>(t, "mma_f16_256x128_s6");
     return t;
   }();
   return table;
