@@ -152,6 +152,7 @@ void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
   a.cand = cand_.as<unsigned>();
   a.flags = flags_.as<unsigned char>();
   last_batched_ = v.batched;
+  last_compacts_ = v.compacts;
   const Tiling& tl = v.method == IntersectMethod::MergePath ? merged_ : shortest_;
   last_tiling_ = &tl;
   auto select = [&](std::uint64_t base, std::uint64_t n, unsigned long long* num) {
@@ -164,7 +165,7 @@ void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
     a.tiles = tl.tiles.as<IntersectTile>();
     a.tile_counts = tl.counts.as<unsigned>();
     v.mark(a, tl.begin.back(), stream);
-    if (shortest_ids_) select(0, shortest_ids_, num_.as<unsigned long long>());
+    if (shortest_ids_ && !v.compacts) select(0, shortest_ids_, num_.as<unsigned long long>());
     return;
   }
   // The study's habit: per query, a launch, a select and the count copied back.
@@ -197,6 +198,19 @@ std::vector<std::vector<std::uint32_t>> GpuBatch::answers() {
   CUDA_CHECK(cudaMemcpy(counts.data(), tl.counts.as<unsigned>(), counts.size() * 4, cudaMemcpyDeviceToHost));
   // Only the ids the kernels wrote are read back (the rest of the output is never written).
   std::vector<std::vector<std::uint32_t>> res(host_queries_.size());
+  if (last_compacts_) {  // each tile's answers at its first candidate position
+    std::vector<IntersectTile> tiles(counts.size());
+    CUDA_CHECK(cudaMemcpy(tiles.data(), tl.tiles.as<IntersectTile>(), tiles.size() * sizeof(IntersectTile), cudaMemcpyDeviceToHost));
+    for (std::size_t t = 0; t < tiles.size(); ++t) {
+      std::vector<std::uint32_t>& r = res[tiles[t].query];
+      const std::size_t had = r.size();
+      r.resize(had + counts[t]);
+      if (counts[t])
+        CUDA_CHECK(cudaMemcpy(r.data() + had, cand_.as<unsigned>() + host_queries_[tiles[t].query].cand_base + tiles[t].begin,
+                              counts[t] * 4ull, cudaMemcpyDeviceToHost));
+    }
+    return res;
+  }
   std::uint64_t packed = 0;  // a batch packs the answers query after query
   for (std::size_t q = 0; q < res.size(); ++q) {
     std::uint64_t n = 0;

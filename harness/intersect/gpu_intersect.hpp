@@ -83,6 +83,7 @@ class GpuBatch {
   GpuAllocation queries_, cand_, flags_, out_, num_, temp_, chunks_, sink_;
   std::size_t temp_bytes_ = 0;
   bool last_batched_ = true;
+  bool last_compacts_ = false;
 };
 
 }  // namespace distancies::intersect

@@ -13,7 +13,7 @@ constexpr int kIntersectBuckets = 512;     // Hash(512): the id range cut in 512
 
 // MergePath tiles are ranges of steps of the merge of a query's two shortest lists; the others'
 // are ranges of its shortest list.
-enum class IntersectMethod { Svs, Adp, Hash, Gallop, Bitmap, MergePath, Staged };
+enum class IntersectMethod { Svs, Adp, Hash, Gallop, Bitmap, MergePath, Staged, Probe };
 
 struct DeviceQuery {
   unsigned terms[kIntersectMaxTerms];  // shortest list first
@@ -36,7 +36,8 @@ struct IntersectArgs {
   unsigned long long bitmap_words;
   const DeviceQuery* queries;
   const IntersectTile* tiles;
-  unsigned* cand;         // the shortest lists' ids, at each query's cand_base
+  unsigned* cand;         // the shortest lists' ids, at each query's cand_base (compacting kernels:
+                          // each tile's answers, at the tile's first position)
   unsigned char* flags;   // 1: the id is in every list of its query
   unsigned* tile_counts;  // ids found per tile
 };

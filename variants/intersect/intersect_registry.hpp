@@ -30,12 +30,15 @@ struct IntersectVariant {
   // Serial rows: the query's lists shortest first and their term ids.
   std::vector<std::uint32_t> (*serial)(const intersect::Lists& lists, const std::vector<std::uint32_t>& terms,
                                        const intersect::HashTables& hash);
+  // The kernel compacts each tile's answers itself (at the tile's first candidate position,
+  // tile_counts of them): no flags and no select pass.
+  bool compacts = false;
 };
 
 const registry::Table<IntersectVariant>& intersect_variants();
 const IntersectVariant& intersect_variant(const std::string& name);  // unknown: one error line
 
-const char* method_name(IntersectMethod m);  // svs, adp, hash, gallop, bitmap, mergepath, staged
+const char* method_name(IntersectMethod m);  // svs, adp, hash, gallop, bitmap, mergepath, staged, probe
 const char* grain_name(IntersectGrain g);    // serial, coarse, fine
 // The fixture's <grain> part: serial, coarse, fine, coarse_batch, fine_batch.
 std::string grain_label(const IntersectVariant& v);
@@ -49,5 +52,6 @@ template <IntersectMethod M>
 void launch_fine_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 void launch_merge_path_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 void launch_staged_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
+void launch_probe_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 
 }  // namespace distancies

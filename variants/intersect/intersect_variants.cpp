@@ -70,6 +70,10 @@ const registry::Table<IntersectVariant>& intersect_variants() {
            "a block reads each list's window for its 1,024 ids into shared memory (coalesced) and its threads "
            "binary-search there; long windows galloped, bitmapped lists one bit test; one launch",
            "beyond the study", M::Staged, G::Coarse, true, launch_staged_mark, nullptr},
+          {"probe_coarse_batch",
+           "4 ids a thread placed a block apart (short dependent chains, many threads): a bit test in bitmapped lists, "
+           "else the Hash(512) bucket's binary search; answers compacted in the block, no select pass; one launch",
+           "beyond the study", M::Probe, G::Coarse, true, launch_probe_mark, nullptr, true},
       });
   return t;
 }
@@ -92,6 +96,8 @@ const char* method_name(IntersectMethod m) {
       return "mergepath";
     case M::Staged:
       return "staged";
+    case M::Probe:
+      return "probe";
   }
   return "?";
 }
@@ -122,8 +128,11 @@ std::vector<std::string> intersect_variant_problems(const IntersectVariant& v) {
   if (v.grain == G::Serial && v.batched) out.push_back(me + " is serial and batched");
   if (v.method == M::MergePath && v.grain == G::Serial) out.push_back(me + ": no serial merge-path row");
   if (v.grain == G::Fine &&
-      (v.method == M::Gallop || v.method == M::Bitmap || v.method == M::MergePath || v.method == M::Staged))
+      (v.method == M::Gallop || v.method == M::Bitmap || v.method == M::MergePath || v.method == M::Staged ||
+       v.method == M::Probe))
     out.push_back(me + ": no fine-grained kernel for " + method_name(v.method));
+  if (v.compacts && (!v.batched || v.method == M::MergePath))
+    out.push_back(me + " compacts its answers but is not a batch over the shortest lists (the others select)");
   const std::string expect = std::string(method_name(v.method)) + "_" + grain_label(v);
   if (expect != v.name) out.push_back(me + " should be named '" + expect + "' (<algorithm>_<grain>)");
   return out;
