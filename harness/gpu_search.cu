@@ -130,11 +130,14 @@ void GpuSearcher::step(const Call& c, const char* name, bool transfer, F&& fn) {
 // Why the reduced path may not answer this query (empty: it may). The exact fallback answers
 // instead, counted: the 16-bit copy cannot hold the model's values, or products or norms could
 // leave fp32's normal range, where the bound does not hold (harness/runtime/precision.hpp).
-std::string GpuSearcher::refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, float query_norm) const {
+std::string GpuSearcher::refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, const float* query,
+                                 float query_norm) const {
   if (!reduced) return {};
   if (reduced->out_of_range) return std::string("the model's values do not fit ") + storage_name(p.storage);
   if (!reduced_in_range(query_norm, model_.norm_range()))
     return "the query and the model's norms leave fp32's normal range";
+  if (p.storage == Storage::I8 && !i8_query_in_range(model_.dim, query))
+    return "the query's largest value is too small to split into int8 steps";
   return {};
 }
 
@@ -203,8 +206,12 @@ void GpuSearcher::run_stages(Call& c, const Pipeline& p, const float* query, flo
   if (c.reduced) {
     model.reduced = c.reduced->data.get();
     model.storage = p.storage;
-    model.reduced_ld = reduced_leading_dim(c.dim);
+    model.reduced_ld = storage_leading_dim(p.storage, c.dim);
     model.error_bound = reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm);
+    if (p.storage == Storage::I8) {
+      model.row_scale = c.reduced->scale.as<float>();
+      model.row_bound_factor = i8_row_bound_factor(c.dim, query, query_norm);
+    }
   }
   c.state = c.ws->topk_state();
   c.state.n = c.n;
@@ -252,7 +259,7 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
   c.pinned = c.plan.habits.pinned_host && !opt_.force_pageable;
   c.reduced = p.storage == Storage::F32 ? nullptr : &model_.reduced(p.storage);
 
-  const std::string refused = refusal(p, c.reduced, query_norm);
+  const std::string refused = refusal(p, c.reduced, query, query_norm);
   if (!refused.empty()) {
     if (!c.plan.fallback) throw Error(std::string(p.name) + ": " + refused);
     ++counts_.refused;

@@ -75,7 +75,7 @@ class GpuSearcher {
   struct Timer;
   struct Call;
   // The named steps of search(), in order (gpu_search.cu).
-  std::string refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, float query_norm) const;
+  std::string refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, const float* query, float query_norm) const;
   void bind_model(Call& c, const Pipeline& p);
   void bind_buffers(Call& c);
   void upload_query(Call& c, const float* query);

@@ -101,7 +101,10 @@ class Report:
     def __init__(self, run: Run, ref: dict):
         self.run, self.ref = run, ref
         self.caption = f"_{describe_context(run.context, short=True)}_"
-        self.pipes = {n[len("pipeline/"):]: b for n, b in run.family("pipeline/").items()}
+        fam = run.family("pipeline/")
+        # pipeline/<name> runs the default k (10); pipeline/<name>/k:<k> is the k axis.
+        self.pipes = {n[len("pipeline/"):]: b for n, b in fam.items() if "/k:" not in n}
+        self.pipes_k = {n[len("pipeline/"):]: b for n, b in fam.items() if "/k:" in n}
         self.rows = run.ctx_float("model_rows")
 
     # -- Table 1 ------------------------------------------------------------------------

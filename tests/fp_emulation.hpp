@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "kernels/embeddings/storage.hpp"
@@ -96,6 +97,55 @@ inline float reduced_dot(const float* q, const float* xr, int dim) {
     std::memcpy(acc, next, sizeof acc);
   }
   return acc[0];
+}
+
+// quantize_i8_kernel: s = max |x_j| / 127, c_j = rint(x_j / s) clamped to +-127 (s = 0: zeros;
+// a largest value below 2^-118: s = NaN, zeros).
+inline float i8_quantize(const float* x, int dim, std::vector<float>* codes) {
+  float m = 0.0f;
+  for (int j = 0; j < dim; ++j) m = std::fmax(m, std::fabs(x[j]));
+  codes->assign(static_cast<std::size_t>(dim), 0.0f);
+  if (m > 0.0f && m < 0x1p-118f) return std::numeric_limits<float>::quiet_NaN();
+  const float s = m / 127.0f;
+  if (s > 0.0f)
+    for (int j = 0; j < dim; ++j) (*codes)[j] = std::fmin(127.0f, std::fmax(-127.0f, std::rint(x[j] / s)));
+  return s;
+}
+
+// i8_scan_topk_kernel's split query: s_q = max |q_j| / 127, hi = rint(q / s_q), lo =
+// rint(254 (q / s_q - hi)), both clamped to +-127 (split_query_value).
+struct I8Query {
+  float s = 0.0f;
+  std::vector<int> hi, lo;
+};
+inline I8Query i8_split_query(const float* q, int dim) {
+  I8Query r;
+  float m = 0.0f;
+  for (int j = 0; j < dim; ++j) m = std::fmax(m, std::fabs(q[j]));
+  r.s = m / 127.0f;
+  r.hi.assign(static_cast<std::size_t>(dim), 0);
+  r.lo.assign(static_cast<std::size_t>(dim), 0);
+  if (!(r.s > 0.0f)) return r;
+  for (int j = 0; j < dim; ++j) {
+    const float t = q[j] / r.s;
+    const float h = std::fmin(127.0f, std::fmax(-127.0f, std::rint(t)));
+    r.hi[j] = static_cast<int>(h);
+    r.lo[j] = static_cast<int>(std::fmin(127.0f, std::fmax(-127.0f, std::rint(254.0f * (t - h)))));
+  }
+  return r;
+}
+
+// The kernel's approximate dot of row codes (scale s_i): exact integer sums of hi * c and lo * c
+// (dp4a), then fp32: s_i * (s_q * (float(hi sum) + float(lo sum) / 254)).
+inline float i8_dot(const I8Query& q, const float* codes, int dim, float s_i) {
+  long long hs = 0, ls = 0;
+  for (int j = 0; j < dim; ++j) {
+    const long long c = static_cast<long long>(codes[j]);
+    hs += q.hi[j] * c;
+    ls += q.lo[j] * c;
+  }
+  const float sum = static_cast<float>(static_cast<int>(hs)) + static_cast<float>(static_cast<int>(ls)) / 254.0f;
+  return s_i * (q.s * sum);
 }
 
 // A batched GEMM tile's approximate cosine: the query normalised as normalize_queries_kernel

@@ -287,7 +287,7 @@ TEST(ReducedPrecision, EqualsTheFp32FusedPipelineExactly) {
   GpuSearcher searcher(dm, &m);
   for (int k : {1, 10, 64, 100}) {
     const auto want = searcher.search(pipeline("fused"), q.data(), vector_norm(q.data(), 300), k);
-    for (const char* name : {"fused_f16", "fused_bf16"}) {
+    for (const char* name : {"fused_f16", "fused_bf16", "fused_i8"}) {
       Breakdown bd;
       const auto got = searcher.search(pipeline(name), q.data(), vector_norm(q.data(), 300), k, &bd);
       ASSERT_EQ(got.size(), want.size()) << name << " k " << k;
@@ -318,13 +318,15 @@ TEST(ReducedPrecision, NearTiesFallBackToFp32) {
   const std::vector<float> q(m.row(0), m.row(0) + 64);
   const DeviceModel dm = upload_model(m);
   GpuSearcher searcher(dm, &m);
-  Breakdown bd;
-  const auto hits = searcher.search(pipeline("fused_bf16"), q.data(), vector_norm(q.data(), 64), 10, &bd);
-  EXPECT_GT(bd.stage_ms("fallback"), 0.0f) << "near-ties inside the bound must not be certified";
-  expect_matches_oracle(m, q.data(), hits, 10);
   const auto want = searcher.search(pipeline("fused"), q.data(), vector_norm(q.data(), 64), 10);
-  ASSERT_EQ(hits.size(), want.size());
-  for (std::size_t i = 0; i < hits.size(); ++i) EXPECT_EQ(hits[i].row, want[i].row);
+  for (const char* name : {"fused_bf16", "fused_i8"}) {
+    Breakdown bd;
+    const auto hits = searcher.search(pipeline(name), q.data(), vector_norm(q.data(), 64), 10, &bd);
+    EXPECT_GT(bd.stage_ms("fallback"), 0.0f) << name << ": near-ties inside the bound must not be certified";
+    expect_matches_oracle(m, q.data(), hits, 10);
+    ASSERT_EQ(hits.size(), want.size());
+    for (std::size_t i = 0; i < hits.size(); ++i) EXPECT_EQ(hits[i].row, want[i].row) << name;
+  }
 }
 
 TEST(ReducedPrecision, Fp16OverflowFallsBack) {

@@ -290,6 +290,84 @@ TEST(Certificate, NanOrderingIsExplicit) {
   EXPECT_EQ(c.top[0], 0) << "a NaN is never ranked first";
 }
 
+// The int8 copy's keys (i8_scan_topk_kernel, emulated bit for bit): for every row, the fp32
+// similarity `fused` computes is at most the key plus the global bound, and at least the
+// approximate similarity minus the row's bound and the global bound; and where the emulated
+// certificate holds, its top k is fused's. Random rows at several scales and dims, plus rows
+// built to stress the quantisation: one dominant coordinate, values at +-max, alternating
+// signs, tiny and huge scales, zero rows, exact ties.
+TEST(Int8Bound, KeysBoundTheFp32SimilarityAndCertifiedAnswersAreFused) {
+  int need_row_term = 0, certified = 0;  // the test is not vacuous: both happen
+  for (int dim : {7, 50, 300, 301}) {
+    for (double scale : {1.0, 1e-3, 1e3}) {
+      EmuModel m = gaussian(400, dim, scale, 7u + static_cast<std::uint32_t>(dim));
+      std::vector<float> v(static_cast<std::size_t>(dim), 0.0f);
+      v[0] = static_cast<float>(10 * scale);
+      for (int j = 1; j < dim; ++j) v[j] = static_cast<float>(scale * 1e-3 * (j % 3 - 1));
+      m.add(v);  // one dominant coordinate: most codes round to 0
+      for (int j = 0; j < dim; ++j) v[j] = static_cast<float>(j % 2 ? scale : -scale);
+      m.add(v);  // every value at +-max
+      m.add(v);  // an exact duplicate: a tie
+      m.add(std::vector<float>(static_cast<std::size_t>(dim), 0.0f));  // a zero row
+      for (int j = 0; j < dim; ++j) v[j] = static_cast<float>(scale * (0.5 + 0.49 * std::sin(j)));
+      m.add(v);  // codes near half-way points
+      for (int qi = 0; qi < 4; ++qi) {
+        std::vector<float> q = qi == 0 ? m.rows[0] : gaussian(1, dim, 1.0, 100u + static_cast<std::uint32_t>(qi)).rows[0];
+        if (qi == 3) q = m.rows[m.rows.size() - 5];  // the dominant row as the query
+        const float qn = vector_norm(q.data(), dim);
+        const NormRange r = m.range();
+        ASSERT_TRUE(reduced_in_range(qn, r));
+        const float global = reduced_error_bound(Storage::I8, dim, q.data(), qn, r.min_norm);
+        const float factor = i8_row_bound_factor(dim, q.data(), qn);
+        const std::vector<float> exact = fused_sims(m, q, qn);
+        std::vector<float> key(m.rows.size()), approx(m.rows.size());
+        std::vector<float> codes;
+        ASSERT_TRUE(i8_query_in_range(dim, q.data()));
+        const emu::I8Query split = emu::i8_split_query(q.data(), dim);
+        for (int j = 0; j < dim; ++j) {  // the split's step: |q - s_q (hi + lo / 254)| <= s_q (1/508 + 2^-20)
+          const double back = double(split.s) * (split.hi[j] + split.lo[j] / 254.0);
+          ASSERT_LE(std::fabs(q[j] - back), double(split.s) * (1.0 / 508 + 0x1p-20)) << "dim " << dim << " j " << j;
+        }
+        for (std::size_t i = 0; i < m.rows.size(); ++i) {
+          const float s = emu::i8_quantize(m.rows[i].data(), dim, &codes);
+          const float n = m.norms[i];
+          approx[i] = emu::cosine_from_dot(emu::i8_dot(split, codes.data(), dim, s), qn, n);
+          const float b = n > 0.0f ? s * factor / n : 0.0f;
+          key[i] = approx[i] + b;
+          EXPECT_LE(exact[i], key[i] + global) << "dim " << dim << " scale " << scale << " row " << i;
+          EXPECT_GE(exact[i], approx[i] - b - global) << "dim " << dim << " scale " << scale << " row " << i;
+          need_row_term += exact[i] > approx[i] + global;
+        }
+        for (int k : {1, 10, 100}) {
+          const Certified c = emulate_certificate(key, exact, k, global);
+          if (c.certified) {
+            EXPECT_EQ(c.top, top_k(exact, k)) << "dim " << dim << " k " << k;
+          }
+          certified += c.certified;
+        }
+      }
+    }
+  }
+  EXPECT_GT(need_row_term, 1000) << "rows whose fp32 similarity exceeds the approximate one by more than the global term";
+  EXPECT_GT(certified, 10);
+}
+
+// Below 2^-118 the split's step s_q (and a row's scale) would be subnormal and its division
+// inexact: the query is refused (fused answers, counted) and such a row gets a NaN scale (always a
+// candidate: it can only make the certificate fail, never pass wrongly).
+TEST(Int8Bound, TooSmallValuesAreRefused) {
+  std::vector<float> q(300, 0x1p-119f);
+  EXPECT_FALSE(i8_query_in_range(300, q.data()));
+  q[7] = 0x1p-118f;
+  EXPECT_TRUE(i8_query_in_range(300, q.data()));
+  q[8] = std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(i8_query_in_range(300, q.data()));
+  std::vector<float> row(300, 0x1p-120f), codes;
+  EXPECT_TRUE(std::isnan(emu::i8_quantize(row.data(), 300, &codes)));
+  std::fill(row.begin(), row.end(), 0.0f);
+  EXPECT_EQ(emu::i8_quantize(row.data(), 300, &codes), 0.0f);
+}
+
 // The batched tiles: operands rounded (RN bf16 / fp16, TF32 truncation incl. subnormals), fp32
 // accumulation in several orders (and flushing subnormals), fp16 scores for batch_f16_h. Inside
 // batch_query_in_range the error is within gemm_error_bound with the model's smallest norm.

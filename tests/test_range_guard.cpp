@@ -83,6 +83,13 @@ long long expect_all_like_fused(const Model& m, const std::vector<std::vector<fl
   return one.certificate_counts().refused;
 }
 
+// One-query pipelines that read a reduced copy (each refusal is counted once per query).
+long long reduced_pipelines() {
+  long long n = 0;
+  for (const auto& p : pipelines()) n += p.storage != Storage::F32;
+  return n;
+}
+
 }  // namespace
 
 // D = 300, query components all 2^-75, one row 2^-75 (1 + 2^-9 - 2^-20) among 300 ordinary rows,
@@ -96,7 +103,8 @@ TEST(RangeGuard, AuditCounterexampleAnswersLikeFused) {
   m.norms[300] = vector_norm(m.row(300), dim);
   const std::vector<std::vector<float>> q = {std::vector<float>(dim, 0x1p-75f)};
   const long long refused = expect_all_like_fused(m, q, 1);
-  EXPECT_EQ(refused, 2) << "fused_f16 and fused_bf16 refused, counted";
+  EXPECT_EQ(reduced_pipelines(), 3) << "fused_f16, fused_bf16, fused_i8";
+  EXPECT_EQ(refused, reduced_pipelines()) << "every reduced-copy pipeline refused, counted";
   const DeviceModel dm = upload_model(m);
   GpuSearcher s(dm, &m);
   const auto top = s.search(pipeline("fused"), q[0].data(), vector_norm(q[0].data(), dim), 1);
@@ -111,7 +119,7 @@ TEST(RangeGuard, TinyGaussianAnswersLikeFused) {
   const Model m = gaussian_model(2000, 300, 3e-23, 7);
   std::vector<std::vector<float>> q;
   for (int r : {0, 5, 1234}) q.emplace_back(m.row(r), m.row(r) + m.dim);
-  EXPECT_EQ(expect_all_like_fused(m, q, 10), 2 * 3);
+  EXPECT_EQ(expect_all_like_fused(m, q, 10), reduced_pipelines() * 3) << "3 queries, each refused by each";
 }
 
 // Norms ~1e19 and ~3e19: |q||x| near or past FLT_MAX, Inf and NaN on the fp32 path itself.
@@ -122,7 +130,7 @@ TEST(RangeGuard, HugeNormsAnswerLikeFused) {
     const Model m = gaussian_model(3000, 300, norm / std::sqrt(300.0), 9);
     std::vector<std::vector<float>> q;
     for (int r : {0, 77}) q.emplace_back(m.row(r), m.row(r) + m.dim);
-    EXPECT_EQ(expect_all_like_fused(m, q, 10), 2 * 2);
+    EXPECT_EQ(expect_all_like_fused(m, q, 10), reduced_pipelines() * 2) << "2 queries, each refused by each";
   }
 }
 
@@ -139,7 +147,7 @@ TEST(RangeGuard, NanRowAnswersLikeFused) {
   expect_all_like_fused(m, finite_q, 10);
   const DeviceModel dm = upload_model(m);
   GpuSearcher s(dm, &m);
-  for (const char* name : {"fused_f16", "fused_bf16"}) {
+  for (const char* name : {"fused_f16", "fused_bf16", "fused_i8"}) {
     const auto hits = s.search(pipeline(name), q[1].data(), vector_norm(q[1].data(), 64), 10);
     ASSERT_FALSE(hits.empty());
     EXPECT_FALSE(std::isnan(hits[0].sim)) << name;
@@ -195,8 +203,8 @@ TEST(Certificate, NanCandidateNeverCertifiesOnTheGpu) {
     }
     GpuSearcher g(dm, &m);
     const auto want = g.search(pipeline("fused"), q.data(), qn, 5);
-    for (const char* name : {"fused_f16", "fused_bf16"}) expect_same(g.search(pipeline(name), q.data(), qn, 5), want, name);
-    EXPECT_EQ(g.certificate_counts().uncertified, 2);
+    for (const char* name : {"fused_f16", "fused_bf16", "fused_i8"}) expect_same(g.search(pipeline(name), q.data(), qn, 5), want, name);
+    EXPECT_EQ(g.certificate_counts().uncertified, 3);
     EXPECT_EQ(g.certificate_counts().refused, 0);
   }
 }
@@ -249,7 +257,7 @@ TEST(NormalizedFlag, EveryPipelineSearchesUnitRows) {
 }
 
 // The certification rate: every word (or an even sample) as a query, k = 10 plus the word
-// itself, through fused_f16 / fused_bf16 and every tiled batch pipeline. Prints the certified
+// itself, through fused_f16 / fused_bf16 / fused_i8 and every tiled batch pipeline. Prints the certified
 // fraction and the fallbacks; asserts that the range guard never fires on these models, that a
 // sample answers exactly like `fused`, and a sane lower bound on the rate.
 // DISTANCIES_CERT_QUERIES: queries per model, an even sample of the rows (default 20000; "all":
@@ -268,7 +276,7 @@ void measure_certification(const std::string& label, const Model& m, const Devic
   const std::int64_t n1 = one_query_budget(m.rows);
   const std::int64_t stride = std::max<std::int64_t>(1, m.rows / n1);
   GpuSearcher fused(dm, &m);
-  for (const char* name : {"fused_f16", "fused_bf16"}) {
+  for (const char* name : {"fused_f16", "fused_bf16", "fused_i8"}) {
     GpuSearcher s(dm, &m);
     long long checked = 0;
     for (std::int64_t r = 0, i = 0; r < m.rows && i < n1; r += stride, ++i) {

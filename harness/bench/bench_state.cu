@@ -87,6 +87,8 @@ void init_bench_state(const BenchConfig& c) {
     s->floor_ms = measure_floor_ms(s->device->d_vectors(), s->device->vector_bytes(), 20);
     const auto& half = s->device->reduced(Storage::F16);
     s->floor_half_ms = measure_floor_ms(half.data.get(), half.bytes(), 20);
+    const auto& i8 = s->device->reduced(Storage::I8);
+    s->floor_i8_ms = measure_floor_ms(i8.data.get(), i8.bytes(), 20);
   }
   std::fprintf(stderr, "distancies-bench: %s, %lld x %d, ready in %.1f s%s\n", s->source.c_str(),
                static_cast<long long>(s->host.rows), s->host.dim,

@@ -31,6 +31,10 @@ struct BenchState {
   std::vector<std::pair<std::string, Query>> sequence;  // the study's Table 1 queries
   float floor_ms = 0;                     // median over repeated reads of the fp32 model
   float floor_half_ms = 0;                // the same for its 16-bit copy (half the bytes)
+  float floor_i8_ms = 0;                  // the same for its int8 copy (a quarter)
+  float floor_for(Storage s) const {
+    return s == Storage::F32 ? floor_ms : s == Storage::I8 ? floor_i8_ms : floor_half_ms;
+  }
   double model_bytes() const { return double(host.rows) * host.ld * 4; }
 };
 

@@ -22,6 +22,7 @@ namespace distancies::bench {
 namespace {
 
 const int kTopkKs[] = {1, 10, 100, 1024};
+const int kPipelineKs[] = {1, 100, 1024, 4096};
 const int kTopkRowCounts[] = {65536, 1048576};  // beside the full model, for k = 10 and 100
 
 // floor: the read-once time of the copy the work reads (fp32 model by default).
@@ -48,10 +49,11 @@ DotArgs dot_args(const BenchState& s, const Workspace& ws) {
 
 // Bytes of the vectors themselves (no row padding): what any scan must read at least.
 double vector_bytes(const BenchState& s, long long rows, Storage storage) {
-  return double(rows) * s.host.dim * (storage == Storage::F32 ? 4.0 : 2.0);
+  return double(rows) * s.host.dim * storage_bytes(storage);
 }
 
-// storage: which copy is read (F32: the model; F16: its 16-bit copy, half the bytes).
+// storage: which copy is read (F32: the model; F16: its 16-bit copy, half the bytes; I8: its
+// int8 copy, a quarter, without the row scales: the floor of the bytes that dominate).
 void floor_fixture(benchmark::State& st, Storage storage) {
   const BenchState& s = bench_state();
   const void* data = s.device->d_vectors();
@@ -60,7 +62,7 @@ void floor_fixture(benchmark::State& st, Storage storage) {
     data = s.device->reduced(storage).data.get();
     bytes = s.device->reduced(storage).bytes();
   }
-  const double floor = storage == Storage::F32 ? s.floor_ms : s.floor_half_ms;
+  const double floor = s.floor_for(storage);
   DeviceBuffer sink(static_cast<std::size_t>(floor_sink_len()) * sizeof(float), "floor sink");
   Means m;
   ExecOptions o;
@@ -160,14 +162,19 @@ void topk_fixture(benchmark::State& st, const TopkStage* stage, int k, int rows)
   parameters(st, {{"k", double(k)}, {"rows", double(n)}, {"dim", double(s.host.dim)}});
 }
 
-void pipeline_fixture(benchmark::State& st, const Pipeline* p) {
+// k_arg 0: the run's k (--k, default 10), the name without a k: suffix.
+void pipeline_fixture(benchmark::State& st, const Pipeline* p, int k_arg) {
   const BenchState& s = bench_state();
   if (p->habits.copy_model_every_query && !s.host_vectors) {
     skip(st, "needs the host copy of the model (run without --no-host-copy)");
     return;
   }
   GpuSearcher searcher(*s.device, s.host_vectors ? &s.host : nullptr);
-  const int k = s.config.k;
+  const int k = k_arg > 0 ? k_arg : s.config.k;
+  if (k > s.host.rows) {
+    skip(st, "k exceeds the model's rows");
+    return;
+  }
   Breakdown bd;
   Means m;
   ExecOptions o;
@@ -181,7 +188,7 @@ void pipeline_fixture(benchmark::State& st, const Pipeline* p) {
     m.add("overhead_ms", bd.overhead_ms());
     m.add("total_ms", bd.total_ms);
     m.add("wall_ms", bd.wall_ms);
-    add_rates(m, bd.total_ms, 0, p->storage == Storage::F32 ? s.floor_ms : s.floor_half_ms);
+    add_rates(m, bd.total_ms, 0, s.floor_for(p->storage));
   };
   auto work = [&](cudaStream_t) {
     bd = Breakdown{};
@@ -191,6 +198,15 @@ void pipeline_fixture(benchmark::State& st, const Pipeline* p) {
   if (!exec_timed(st, work, o)) return;
   m.publish(st);
   parameters(st, {{"k", double(k)}, {"rows", double(s.host.rows)}, {"dim", double(s.host.dim)}});
+  // Pipelines with a certificate: the fraction of the timed queries it certified and the
+  // fraction the fallback answered (its time is in total_ms); refusals by the range guard too.
+  const auto& c = searcher.certificate_counts();
+  const double queries = double(c.certified + c.uncertified + c.refused);
+  if (queries > 0) {
+    st.counters["certified_fraction"] = double(c.certified) / queries;
+    st.counters["fallback_fraction"] = double(c.uncertified) / queries;
+    st.counters["refused_fraction"] = double(c.refused) / queries;
+  }
 }
 
 void cpu_fixture(benchmark::State& st) {
@@ -261,6 +277,7 @@ void register_fixtures(bool gpu) {
   if (gpu) {
     timed(add("floor/read_model", floor_fixture, Storage::F32));
     timed(add("floor/read_model_16bit", floor_fixture, Storage::F16));
+    timed(add("floor/read_model_8bit", floor_fixture, Storage::I8));
     for (const DotVariant& v : dot_variants()) timed(add("dot/" + std::string(v.name), dot_fixture, &v));
     for (const TopkStage& t : topk_stages()) {
       for (int k : kTopkKs) timed(add("topk/" + std::string(t.name) + "/k:" + std::to_string(k), topk_fixture, &t, k, 0));
@@ -271,9 +288,15 @@ void register_fixtures(bool gpu) {
     }
     register_list_fixtures();
     for (const Pipeline& p : pipelines()) {
-      auto* b = timed(add("pipeline/" + std::string(p.name), pipeline_fixture, &p));
+      auto* b = timed(add("pipeline/" + std::string(p.name), pipeline_fixture, &p, 0));
       if (p.habits.copy_model_every_query) b->Iterations(10);  // the study's mean of 10 runs; each moves the model
     }
+    // The k axis (the runs' default k, 10, is the plain name above); V1 moves the model every
+    // query and gains nothing from it.
+    for (const Pipeline& p : pipelines())
+      if (!p.habits.copy_model_every_query)
+        for (int k : kPipelineKs)
+          timed(add("pipeline/" + std::string(p.name) + "/k:" + std::to_string(k), pipeline_fixture, &p, k));
     if (s.host_vectors)
       for (const Pipeline& p : pipelines())
         if (p.origin[0] == 'V') timed(add("sequence/" + std::string(p.name), sequence_fixture, &p))->Iterations(1);

@@ -86,9 +86,27 @@ namespace distancies {
 
 const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
   if (s == Storage::F32) throw Error("reduced(): f32 is the model itself");
-  Reduced& r = s == Storage::F16 ? f16_ : bf16_;
-  bool& have = s == Storage::F16 ? have_f16_ : have_bf16_;
+  Reduced& r = s == Storage::F16 ? f16_ : s == Storage::BF16 ? bf16_ : i8_;
+  bool& have = s == Storage::F16 ? have_f16_ : s == Storage::BF16 ? have_bf16_ : have_i8_;
   if (have) return r;
+  if (s == Storage::I8) {
+    Reduced fresh;
+    const int rld = storage_leading_dim(s, dim);
+    fresh.data = DeviceBuffer(static_cast<std::size_t>(rows) * rld, "the model's int8 copy");
+    fresh.scale = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * sizeof(float), "the int8 row scales");
+    if (rows > 0) {
+      const int warps = 8;
+      quantize_i8_kernel<signed char><<<static_cast<unsigned>((rows + warps - 1) / warps), warps * 32>>>(
+          d_vectors(), rows, dim, ld, rld, fresh.data.as<signed char>(), fresh.scale.as<float>());
+      CUDA_CHECK_LAUNCH();
+      CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    fresh.min_norm = norm_range().min_norm;
+    fresh.max_norm = norm_range().max_norm;
+    r = std::move(fresh);
+    have = true;
+    return r;
+  }
   const int rld = reduced_leading_dim(dim);
   const long long n = rows * rld;
   Reduced fresh;  // filled in, then kept: a throw part-way keeps nothing

@@ -20,24 +20,27 @@ struct DeviceModel {
   const float* d_vectors() const { return vectors.as<float>(); }
   const float* d_norms() const { return norms.as<float>(); }
 
-  // A 16-bit copy of the vectors, converted on first use and kept.
+  // A 16-bit or int8 copy of the vectors, converted on first use and kept.
   struct Reduced {
-    DeviceBuffer data;        // rows * reduced_leading_dim(dim) elements, padding zero
+    DeviceBuffer data;        // rows * storage_leading_dim(s, dim) elements, padding zero
+    DeviceBuffer scale;       // I8: per row s_i = max_j |x_ij| / 127 (NaN for a non-finite row)
     float min_norm = 0;       // smallest non-zero row norm (for the error bound)
     float max_norm = 0;       // largest row norm (for the range guard)
     bool out_of_range = false;  // some element does not fit (fp16: |x_j| >= 65520 becomes Inf): unusable
     std::size_t bytes() const { return data.bytes(); }
   };
   const Reduced& reduced(Storage s) const;
-  bool has_reduced(Storage s) const { return s == Storage::F16 ? have_f16_ : s == Storage::BF16 ? have_bf16_ : true; }
+  bool has_reduced(Storage s) const {
+    return s == Storage::F16 ? have_f16_ : s == Storage::BF16 ? have_bf16_ : s == Storage::I8 ? have_i8_ : true;
+  }
 
   // Smallest positive and largest row norm, and whether all are finite: computed on first use
   // and kept (the range guard of harness/precision.hpp).
   const NormRange& norm_range() const;
 
  private:
-  mutable Reduced f16_, bf16_;
-  mutable bool have_f16_ = false, have_bf16_ = false;
+  mutable Reduced f16_, bf16_, i8_;
+  mutable bool have_f16_ = false, have_bf16_ = false, have_i8_ = false;
   mutable NormRange range_;
   mutable bool have_range_ = false;
 };

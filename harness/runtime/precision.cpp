@@ -35,8 +35,42 @@ float reduced_error_bound(Storage s, int dim, const float* query, float query_no
   const double flushed = den > 0 ? 2.0 * (dim + 5) * std::ldexp(1.0, -150) / den : 0.0;
   // Storage rounding (Cauchy-Schwarz: sum |q_j||x_j| <= |q||x|), the 16-bit path's
   // accumulation, the fp32 path's accumulation, and a few ulps for the divisions and roundings.
+  if (s == Storage::I8) {
+    // i8_scan_topk_kernel: the query split as q~ = s_q (hi + lo / 254), s_q = fl(m / 127), m =
+    // max |q_j|, with |q_j - q~_j| <= s_q (1/508 + 2^-20) =: d; the row x~ = s_i c (c exact
+    // integers), |x~| <= |x| + s_i sqrt(D) / 2 <= n (1 + sqrt(D) / 254). The sums of hi c and lo c
+    // are exact integers; then q . x - q~ . x~ = q . (x - x~) + (q - q~) . x~, whose first term is
+    // the row's own (key) bound and whose second is at most sqrt(D) d |x~|. The fp32 steps after
+    // the sums (2 conversions, the division by 254, the addition, 2 products, the cosine's
+    // division) are 8 roundings of at most sum |q~_j||x~_j| <= (|q| + sqrt(D) s_q)|x~|. Plus the
+    // fp32 path's own accumulation and divisions, and the subnormal products.
+    double m = 0;
+    for (int j = 0; j < dim; ++j) m = std::fmax(m, std::fabs(double(query[j])));
+    const double root = std::sqrt(static_cast<double>(dim));
+    const double qn = query_norm;
+    const double s_q = m / 127.0 * (1 + 2 * eps);
+    const double grow = 1 + root / 254.0;
+    const double split = root * s_q * (1.0 / 508 + std::ldexp(1.0, -20)) * grow / qn;
+    const double steps = 8 * eps * (1 + root * s_q / qn) * grow * (1 + eps);
+    const double i8 = split + steps + gamma + flushed + 16 * eps;
+    return static_cast<float>(i8 * (1 + 1e-6));
+  }
   const double bound = u * (1 + gamma) + underflow + flushed + 2 * gamma * (1 + u) + 16 * eps;
   return static_cast<float>(bound * (1 + 1e-6));
+}
+
+bool i8_query_in_range(int dim, const float* query) {
+  float m = 0;
+  for (int j = 0; j < dim; ++j) m = std::fmax(m, std::fabs(query[j]));
+  return m >= kI8SmallestMax && std::isfinite(m);
+}
+
+float i8_row_bound_factor(int dim, const float* query, float query_norm) {
+  double l1 = 0;
+  for (int j = 0; j < dim; ++j) l1 += std::fabs(query[j]);
+  // x_j / s_i is rounded before rint (relative 2^-24 of at most 127.5: < 2^-16 of a step) and
+  // the key's s_i * factor / n_i is rounded twice more: 2^-10 covers all of it.
+  return static_cast<float>(l1 / (2.0 * query_norm) * (1 + std::ldexp(1.0, -10)));
 }
 
 float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores) {

@@ -30,7 +30,16 @@ bool batch_query_in_range(float query_norm, const NormRange& r);
 // Largest possible |similarity from the 16-bit copy - similarity from the fp32 scan| for any
 // row with a non-zero norm >= min_norm, for this query, inside the range guard. Zero-norm
 // rows score 0 on both paths.
+// I8: the part of the bound that is the same for every row (the fp32 arithmetic of both paths);
+// the quantisation error is per row, s_i * i8_row_bound_factor / n_i, added to the row's key.
 float reduced_error_bound(Storage s, int dim, const float* query, float query_norm, float min_norm);
+// >= |q|_1 / (2 |q|) with a margin for the rounding of x_j / s_i and of the key's own arithmetic.
+float i8_row_bound_factor(int dim, const float* query, float query_norm);
+// The int8 scan splits the query in steps of s_q = max |q_j| / 127: s_q must be a normal fp32
+// (max |q_j| >= kI8SmallestMax) for the split's error to be the bound's; a zero query has nothing
+// to split and is refused by the norm guard already.
+constexpr float kI8SmallestMax = 0x1p-118f;
+bool i8_query_in_range(int dim, const float* query);
 
 // Largest possible |approximate cosine from a batched GEMM tile - cosine from the fp32 scan|,
 // for any query (normalised on the GPU) and any row of norm >= min_norm (docs/batch.md), inside

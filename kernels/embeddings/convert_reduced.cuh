@@ -1,4 +1,5 @@
-// fp32 model -> 16-bit copy (round to nearest), with the facts the error bound needs.
+// fp32 model -> 16-bit copy (round to nearest), with the facts the error bound needs; fp32 model
+// -> int8 copy with a per-row scale.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -26,6 +27,37 @@ __global__ void convert_reduced_kernel(const float* v, long long rows, int dim, 
   const T y = to_reduced<T>(x);
   if (isinf(static_cast<float>(y))) *out_of_range = 1;
   out[i] = y;
+}
+
+// One warp per row: s = max_j |x_j| / 127, q_j = rint(x_j / s) clamped to [-127, 127], so
+// |x_j - s q_j| <= s / 2 (up to the division's rounding, which the bound's margin covers). A
+// zero row stores s = 0 and zeros; a row with a NaN or Inf, or whose largest value is below
+// kSmallestMax (s would be subnormal and x_j / s inexact), stores s = NaN and zeros, so its
+// approximate similarity is NaN and it stays a candidate (approx_rank_key).
+template <class Int8>
+__global__ void quantize_i8_kernel(const float* v, long long rows, int dim, int ld, int rld, Int8* out, float* scale) {
+  const long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const float* x = v + row * ld;
+  float m = 0.0f;
+  bool finite = true;
+  for (int j = lane; j < dim; j += 32) {
+    m = fmaxf(m, fabsf(x[j]));
+    finite = finite && isfinite(x[j]);
+  }
+  for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+  finite = __all_sync(0xffffffffu, finite);
+  constexpr float kSmallestMax = 0x1p-118f;  // harness/runtime/precision.hpp's kI8SmallestMax
+  const bool usable = finite && (m == 0.0f || m >= kSmallestMax);
+  const float s = usable ? m / 127.0f : __int_as_float(0x7fc00000);
+  Int8* o = out + row * rld;
+  for (int j = lane; j < rld; j += 32) {
+    float q = 0.0f;
+    if (usable && s > 0.0f && j < dim) q = fminf(127.0f, fmaxf(-127.0f, rintf(x[j] / s)));
+    o[j] = static_cast<Int8>(q);
+  }
+  if (lane == 0) scale[row] = s;
 }
 
 }  // namespace distancies

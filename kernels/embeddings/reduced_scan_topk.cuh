@@ -64,43 +64,64 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   constexpr int kRowsPerWarp = 2 * kPairs;
   const long long gw = static_cast<long long>(blockIdx.x) * kWarps + warp;
   const long long nw = static_cast<long long>(gridDim.x) * kWarps;
-  for (long long base = gw * kRowsPerWarp; base < rows; base += nw * kRowsPerWarp) {
-    // Lane r < kRowsPerWarp reads row base + r's norm: one coalesced load, shuffled out below.
-    const float norm = lane < kRowsPerWarp && base + lane < rows ? __ldg(norms + base + lane) : 0.0f;
+  const long long step = nw * kRowsPerWarp;
+  // Software pipelining: the next round's (or the next rows') loads are issued before this
+  // round's epilogue, so each warp keeps its loads in flight while it reduces and ranks.
+  uint4 v[kPairs][kSegs];
+  auto load_rows = [&](long long b, int j0) {
+#pragma unroll
+    for (int p = 0; p < kPairs; ++p)
+#pragma unroll
+      for (int s = 0; s < kSegs; ++s) {
+        const long long row = b + 2 * p + half;
+        const int j = j0 + s * 16 + hl;
+        v[p][s] = (row < rows && j < n8) ? __ldcs(vec8 + row * n8 + j) : make_uint4(0, 0, 0, 0);
+      }
+  };
+  // Lane r < kRowsPerWarp reads row base + r's norm (one coalesced load) for the epilogue.
+  float next_norm = 0.0f;
+  auto load_norm = [&](long long b) { next_norm = lane < kRowsPerWarp && b + lane < rows ? __ldg(norms + b + lane) : 0.0f; };
+  long long base = gw * kRowsPerWarp;
+  if (base < rows) {
+    load_rows(base, 0);
+    load_norm(base);
+  }
+  for (; base < rows; base += step) {
+    const float norm = next_norm;
     float acc[kPairs];
 #pragma unroll
     for (int p = 0; p < kPairs; ++p) acc[p] = 0.0f;
     for (int j0 = 0; j0 < n8; j0 += kRound) {
       if (!one_round) load_query(j0);
-      uint4 v[kPairs][kSegs];
-#pragma unroll
-      for (int p = 0; p < kPairs; ++p)
-#pragma unroll
-        for (int s = 0; s < kSegs; ++s) {
-          const long long row = base + 2 * p + half;
-          const int j = j0 + s * 16 + hl;
-          v[p][s] = (row < rows && j < n8) ? __ldcs(vec8 + row * n8 + j) : make_uint4(0, 0, 0, 0);
-        }
 #pragma unroll
       for (int s = 0; s < kSegs; ++s)
 #pragma unroll
         for (int p = 0; p < kPairs; ++p) acc[p] = fma8<T2>(acc[p], qa[s], qb[s], v[p][s]);
+      if (j0 + kRound < n8) {
+        load_rows(base, j0 + kRound);
+      } else if (base + step < rows) {
+        load_rows(base + step, 0);
+        load_norm(base + step);
+      }
     }
+    // Lane r < kRowsPerWarp takes row base + r's total (from lane 16 (r % 2) of pair r / 2) and
+    // already holds its norm: all the warp's similarities in one pass, offered together (a
+    // ballot; only rows that beat the list's k-th cost an insertion), not one row at a time.
+    float total = 0.0f;
 #pragma unroll
     for (int p = 0; p < kPairs; ++p) {
 #pragma unroll
       for (int off = 8; off > 0; off /= 2) acc[p] += __shfl_xor_sync(0xffffffffu, acc[p], off);  // within halves
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float total = __shfl_sync(0xffffffffu, acc[p], 16 * h);  // one value decides for all lanes
-        const float row_norm = __shfl_sync(0xffffffffu, norm, 2 * p + h);
-        const long long row = base + 2 * p + h;
-        if (row < rows) {
-          const float sim = approx_rank_key(cosine_from_dot(total, query_norm, row_norm));
-          if (top.admits(sim, static_cast<int>(row))) top.insert(sim, static_cast<int>(row), lane);
-        }
-      }
+      const float t = __shfl_sync(0xffffffffu, acc[p], 16 * (lane % 2));
+      if (lane / 2 == p) total = t;
     }
+    float sim = kSentinelSim;
+    int row = kSentinelRow;
+    if (lane < kRowsPerWarp && base + lane < rows) {
+      sim = approx_rank_key(cosine_from_dot(total, query_norm, norm));
+      row = static_cast<int>(base + lane);
+    }
+    top.offer(sim, row, lane);
   }
   block_select_lists<kWarps>(lists, K, cand_s + static_cast<long long>(blockIdx.x) * K,
                              cand_r + static_cast<long long>(blockIdx.x) * K);

@@ -46,6 +46,11 @@ Table<Pipeline>& pipeline_table() {
       {"fused_bf16", "fused scan of a bf16 copy (half the bytes), exact fp32 re-rank; falls back to fused",
        "beyond the study", nullptr, {"reduced_scan_topk", "exact_rerank"}, MemoryHabits(kPinned), Storage::BF16,
        "fused"},
+      {"fused_i8",
+       "fused scan of an int8 copy with a per-row scale (a quarter of the bytes), rows ranked by similarity plus "
+       "their own error bound; exact fp32 re-rank; falls back to fused",
+       "beyond the study", nullptr, {"reduced_scan_topk", "exact_rerank"}, MemoryHabits(kPinned), Storage::I8,
+       "fused"},
   });
   static const bool linked = [] {
     for (const Pipeline& p : table.rows()) link(const_cast<Pipeline&>(p));

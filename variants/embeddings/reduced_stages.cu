@@ -4,6 +4,7 @@
 
 #include "harness/runtime/device.hpp"
 #include "kernels/embeddings/fused_scan_topk.cuh"
+#include "kernels/embeddings/i8_scan_topk.cuh"
 #include "kernels/embeddings/reduced_scan_topk.cuh"
 #include "variants/embeddings/grid.hpp"
 #include "variants/embeddings/registry.hpp"
@@ -28,6 +29,11 @@ bool too_large(int k) { return k > WarpTopk::kMaxK; }
 
 int scan_blocks(int n) { return persistent_blocks(n, kRows * kWarps, kBlocksPerSm); }
 
+// The int8 scan's shape (policy.hpp): its rows are half as long, so more are in flight.
+using ScanI8 = policy::Active::ReducedScanI8;
+int i8_blocks(int n) { return persistent_blocks(n, 2 * ScanI8::kPairs * ScanI8::kWarps, ScanI8::kBlocksPerSm); }
+int blocks_for(Storage s, int n) { return s == Storage::I8 ? i8_blocks(n) : scan_blocks(n); }
+
 // temp: one candidate list of K per scan block.
 struct Layout {
   int K, chunks;
@@ -38,7 +44,7 @@ struct Layout {
 Layout layout(const TopkState& s) {
   Layout l{};
   l.K = candidates_for(s.k);
-  l.chunks = scan_blocks(s.n);
+  l.chunks = blocks_for(s.model.storage, s.n);
   l.lists_s = static_cast<float*>(s.temp);
   l.lists_r = reinterpret_cast<int*>(l.lists_s + static_cast<std::size_t>(l.chunks) * l.K);
   return l;
@@ -46,7 +52,8 @@ Layout layout(const TopkState& s) {
 
 std::size_t reduced_temp(int n, int k) {
   const std::size_t K = static_cast<std::size_t>(candidates_for(k));
-  return static_cast<std::size_t>(scan_blocks(n)) * K * (sizeof(float) + sizeof(int));
+  const std::size_t blocks = std::max(scan_blocks(n), i8_blocks(n));  // the stage does not know the copy
+  return blocks * K * (sizeof(float) + sizeof(int));
 }
 
 void run_reduced_scan(TopkState& s, cudaStream_t stream) {
@@ -62,9 +69,19 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
   const Layout l = layout(s);
   const DotArgs& a = *s.model.dot;
   const std::size_t smem = s.model.reduced_ld * sizeof(float) + lists_bytes(kWarps, l.K);
-  const int blocks = scan_blocks(s.n);
+  const int blocks = l.chunks;
   const auto* vec8 = static_cast<const uint4*>(s.model.reduced);
-  if (s.model.storage == Storage::F16)
+  if (s.model.storage == Storage::I8) {
+    if (!s.model.row_scale) throw Error("reduced_scan_topk: the int8 copy needs its row scales");
+    // The split query (2 x rld bytes) and the lists.
+    const std::size_t smem8 = 2u * s.model.reduced_ld + lists_bytes(ScanI8::kWarps, l.K);
+    auto launch = [&](auto kernel) {
+      kernel<<<blocks, ScanI8::kWarps * 32, smem8, stream>>>(vec8, s.model.row_scale, s.model.reduced_ld, a.query, a.dim,
+                                                             a.query_norm, s.model.row_bound_factor, a.norms, s.n, l.K,
+                                                             l.lists_s, l.lists_r, s.status);
+    };
+    launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kPairs, ScanI8::kSegs, ScanI8::kBlocksPerSm>);
+  } else if (s.model.storage == Storage::F16)
     reduced_scan_topk_kernel<__half2, kWarps, kPairs, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
         vec8, s.model.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r, s.status);
   else
@@ -88,7 +105,9 @@ void run_exact_rerank(TopkState& s, cudaStream_t stream) {
 }  // namespace
 
 TopkStage reduced_scan_topk_stage() {
-  return {"reduced_scan_topk", "fused scan of the 16-bit model (fp32 accumulation), best K candidates per block",
+  return {"reduced_scan_topk",
+          "fused scan of the 16-bit or int8 model (fp32 accumulation), best K candidates per block (int8: ranked "
+          "by similarity plus the row's own bound)",
           "beyond the study", StageData::Model, StageData::CandidateLists, nullptr, reduced_temp, run_reduced_scan, true};
 }
 

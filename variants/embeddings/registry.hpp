@@ -50,7 +50,10 @@ struct ModelInputs {
   const void* reduced = nullptr;  // reduced-precision copy of the vectors (rows x reduced_ld)
   Storage storage = Storage::F32;
   int reduced_ld = 0;
-  float error_bound = 0;          // max |reduced-precision similarity - fp32 similarity| (docs/variants.md)
+  float error_bound = 0;          // max |reduced-precision similarity - fp32 similarity| (docs/variants.md);
+                                  // I8: the global part, the per-row part is in the scan's keys
+  const float* row_scale = nullptr;  // I8: s_i per row
+  float row_bound_factor = 0;        // I8: >= |q|_1 / (2 |q|), the per-row bound is s_i * it / n_i
 };
 
 // A stage's whole input. `model` is left empty for stages that do not declare reads_model
