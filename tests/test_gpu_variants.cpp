@@ -26,12 +26,13 @@ struct Case {
   bool query_is_row0;  // exact ties among row 0's duplicates
 };
 
-// Rows not a multiple of any block, rows < k, zero vectors, duplicated rows, D = 50/300/301.
+// Rows not a multiple of any block, rows < k, zero vectors, duplicated rows, D = 7/50/300/301/777.
 const Case kCases[] = {
     {"d300", {20011, 300, 0, 0, 0}, 10, false},
     {"d50", {4099, 50, 0, 0, 0}, 10, false},
     {"d301", {3001, 301, 0, 0, 0}, 10, false},
     {"d7", {777, 7, 0, 0, 0}, 16, false},
+    {"d777", {2003, 777, 0, 0, 0}, 10, false},  // several rounds of every scan's columns
     {"rows_lt_k", {5, 300, 0, 0, 0}, 10, false},
     {"one_row", {1, 40, 0, 0, 0}, 3, false},
     {"zero_rows", {2049, 300, 0, 64, 0}, 10, false},
