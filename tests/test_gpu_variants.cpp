@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "gpu_skip.hpp"
@@ -39,6 +40,9 @@ const Case kCases[] = {
     {"ties", {3000, 300, 0, 0, 40}, 25, true},
     {"k128", {10007, 96, 0, 0, 0}, 128, false},
     {"k200", {5003, 300, 0, 0, 0}, 200, false},
+    // The large-k select, with 40 exact copies of row 0 among the rows (not the query: at ranks in
+    // the thousands fp32 near-ties may order differently from fp64, which the tie check would flag).
+    {"k4096", {9001, 64, 0, 0, 40}, 4096, false},
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -190,7 +194,47 @@ std::vector<std::string> names_of_final_stages() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, TopkStageTest,
-                         ::testing::Combine(::testing::ValuesIn(names_of_final_stages()), ::testing::Values(1, 10, 128, 1024)));
+                         ::testing::Combine(::testing::ValuesIn(names_of_final_stages()), ::testing::Values(1, 10, 128, 129, 1024, 4096, 5000)));
+
+// NaN similarities never rank (ranks_before): the large-k select leaves them out like the lists
+// do, and fills the places left over with sentinels.
+TEST(LargeK, NanSimilaritiesAreNeverChosen) {
+  DISTANCIES_REQUIRE_GPU();
+  const int n = 1000, k = 300;
+  std::vector<float> sims(n), want;
+  std::vector<int> idx(n), want_rows;
+  for (int i = 0; i < n; ++i) {
+    sims[i] = i % 10 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(i % 7);  // 100 real, ties
+    idx[i] = i;
+  }
+  std::vector<int> order;
+  for (int i = 0; i < n; ++i)
+    if (sims[i] == sims[i]) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return sims[a] > sims[b]; });
+  for (const char* name : {"warp_select", "radix_select"}) {
+    SCOPED_TRACE(name);
+    const TopkStage& stage = topk_stage(name);
+    Workspace ws;
+    ws.allocate(n, k, 1, stage.temp_bytes(n, k));
+    CUDA_CHECK(cudaMemcpy(ws.sims.get(), sims.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(ws.idx.get(), idx.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+    TopkState st = ws.topk_state();
+    stage.run(st, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> got_s(k);
+    std::vector<int> got_i(k);
+    CUDA_CHECK(cudaMemcpy(got_s.data(), st.sims, k * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(got_i.data(), st.idx, k * sizeof(int), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < k; ++i) {
+      if (i < static_cast<int>(order.size())) {
+        EXPECT_EQ(got_i[i], order[i]) << "rank " << i;
+        EXPECT_EQ(got_s[i], sims[order[i]]) << "rank " << i;
+      } else {
+        EXPECT_EQ(got_i[i], kSentinelRow) << "rank " << i;
+      }
+    }
+  }
+}
 
 TEST(FirstMerge, SortsEveryChunkAndPadsTheLast) {
   DISTANCIES_REQUIRE_GPU();

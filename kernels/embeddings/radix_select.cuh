@@ -7,8 +7,10 @@
 
 namespace distancies {
 
-// Order-preserving key: larger float, larger unsigned (-0 folded into +0: they rank equal).
+// Order-preserving key: larger float, larger unsigned (-0 folded into +0: they rank equal). A
+// NaN gets 0, below every number: like ranks_before, which never ranks a NaN first.
 __device__ __forceinline__ unsigned radix_key(float s) {
+  if (s != s) return 0u;
   const unsigned u = s == 0.0f ? 0u : __float_as_uint(s);
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
@@ -17,21 +19,34 @@ struct RadixState {
   unsigned prefix;     // digits fixed so far
   unsigned mask;       // which bits of the prefix are fixed
   int remaining;       // how many of the k are still to be found at or below the prefix
+  unsigned blocks_done;  // the histogram's blocks that have added theirs (the last one chooses)
   unsigned hist[256];
 };
 
-// Histogram of the next digit among keys matching the prefix (shared-memory then global).
-// Defined in kernels/radix_select.cu, as is radix_choose_kernel.
-__global__ void radix_histogram_kernel(const float* sims, int n, int shift, RadixState* st);
-
-// One thread: the digit holding the remaining-th largest key; clears the histogram.
-__global__ void radix_choose_kernel(int shift, RadixState* st);
+// The state starts all zero (a memset, no host copy); the first pass's choice starts from
+// `wanted`, the k sought (at most the rows). Histogram of the next digit among keys matching the prefix (shared-memory then global); the
+// last block to finish then fixes the digit holding the remaining-th largest key and clears the
+// histogram for the next pass. Defined in kernels/radix_select.cu.
+__global__ void radix_histogram_kernel(const float* sims, int n, int shift, int wanted, RadixState* st);
 
 // Rows whose key reaches the k-th largest (CUB DeviceSelect's predicate).
 struct AtLeastThreshold {
   const float* sims;
   const RadixState* st;
   __device__ bool operator()(int i) const { return radix_key(sims[i]) >= st->prefix; }
+};
+
+// Rows strictly above the k-th largest key, and rows at it (the ties, of which the first
+// `remaining` in row order complete the k).
+struct AboveThreshold {
+  const float* sims;
+  const RadixState* st;
+  __device__ bool operator()(int i) const { return radix_key(sims[i]) > st->prefix; }
+};
+struct AtThreshold {
+  const float* sims;
+  const RadixState* st;
+  __device__ bool operator()(int i) const { return radix_key(sims[i]) == st->prefix; }
 };
 
 // One block orders the selected rows (usually about k of them) into the final top k.

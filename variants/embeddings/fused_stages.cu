@@ -1,6 +1,7 @@
 // The fused single-pass top-k (kernels/fused_scan_topk.cuh): policy and dispatch. Beyond
-// kMaxK the per-warp lists would not fit in shared memory, so it falls back to a separate
-// dot and CUB's sort: still exact, just not one pass.
+// kMaxK the per-warp lists would not fit in shared memory, so it becomes a separate dot and a
+// radix select (large_k_select.hpp; CUB's sort of every row beyond kLargeKMax): still exact, not
+// one pass.
 #include <algorithm>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "kernels/embeddings/warp_select.cuh"
 #include "variants/embeddings/cub_sort.hpp"
 #include "variants/embeddings/grid.hpp"
+#include "variants/embeddings/large_k_select.hpp"
 #include "variants/embeddings/list_select.hpp"
 #include "variants/embeddings/registry.hpp"
 #include "variants/embeddings/policy.hpp"
@@ -27,11 +29,16 @@ constexpr int kMaxK = WarpTopk::kMaxK;
 
 int scan_blocks(int n) { return persistent_blocks(n, kRows * kWarps, kBlocksPerSm); }
 
-std::size_t cub_temp(int n) { return cub_sort_temp_bytes(n); }
+// Beyond kMaxK: the radix select up to kLargeKMax, CUB's sort of every row above.
+std::size_t beyond_lists_temp(int n, int k) { return k <= kLargeKMax ? large_k_temp_bytes(n) : cub_sort_temp_bytes(n); }
+void select_beyond_lists(TopkState& s, cudaStream_t stream) {
+  if (s.k <= kLargeKMax) return large_k_select(s, stream);
+  cub_sort_all(s, stream);
+}
 
 // One candidate list per block.
 std::size_t fused_temp(int n, int k) {
-  if (k > kMaxK) return cub_temp(n);
+  if (k > kMaxK) return beyond_lists_temp(n, k);
   return static_cast<std::size_t>(scan_blocks(n)) * k * (sizeof(float) + sizeof(int));
 }
 
@@ -39,12 +46,12 @@ void run_fused(TopkState& s, cudaStream_t stream) {
   if (!s.model.dot) throw Error("fused_scan_topk needs the model and query (TopkState::model)");
   if (s.n == 0) return;
   const DotArgs& a = *s.model.dot;
-  if (s.k > kMaxK) {  // exact fallback: dot into sims, then a stable sort
+  if (s.k > kMaxK) {  // beyond the lists: dot into sims, then a radix select (exact, not one pass)
     DotArgs d = a;
     d.sims = s.sims;
     d.idx = s.idx;
     dot_variant("float4_warp_dot").launch(d, stream);
-    return cub_sort_all(s, stream);  // beyond kMaxK: exact, not one pass
+    return select_beyond_lists(s, stream);
   }
   const int blocks = scan_blocks(s.n);
   const int chunks = blocks;
@@ -65,13 +72,13 @@ constexpr int kSelectBlocksPerSm = policy::Active::WarpSelect::kBlocksPerSm;
 int select_blocks(int n) { return persistent_blocks(n, 32 * kSelectWarps, kSelectBlocksPerSm); }
 
 std::size_t select_temp(int n, int k) {
-  if (k > kMaxK) return cub_temp(n);
+  if (k > kMaxK) return beyond_lists_temp(n, k);
   return static_cast<std::size_t>(select_blocks(n)) * k * (sizeof(float) + sizeof(int));
 }
 
 void run_warp_select(TopkState& s, cudaStream_t stream) {
   if (s.n == 0) return;
-  if (s.k > kMaxK) return cub_sort_all(s, stream);  // beyond kMaxK: exact, not one pass
+  if (s.k > kMaxK) return select_beyond_lists(s, stream);  // beyond kMaxK: exact, not one pass
   const int blocks = select_blocks(s.n);
   const int chunks = blocks;
   float* cand_s = static_cast<float*>(s.temp);

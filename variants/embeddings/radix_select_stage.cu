@@ -10,6 +10,7 @@
 #include "kernels/embeddings/radix_select.cuh"
 #include "variants/embeddings/cub_sort.hpp"
 #include "variants/embeddings/grid.hpp"
+#include "variants/embeddings/large_k_select.hpp"
 #include "variants/embeddings/registry.hpp"
 #include "variants/embeddings/policy.hpp"
 
@@ -21,7 +22,20 @@ constexpr int kSelectWarps = policy::Active::RadixSelect::kSelectWarps;
 
 std::size_t align256(std::size_t b) { return round_up(b, 256); }
 
+// CUB's scratch size depends only on n; asked once per n and thread (the query itself costs
+// host time that shows as an idle GPU inside the stage).
+std::size_t select_bytes_uncached(int n);
 std::size_t select_bytes(int n) {
+  thread_local int last_n = -1;
+  thread_local std::size_t last_bytes = 0;
+  if (n != last_n) {
+    last_bytes = select_bytes_uncached(n);
+    last_n = n;
+  }
+  return last_bytes;
+}
+
+std::size_t select_bytes_uncached(int n) {
   std::size_t bytes = 0;
   CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, thrust::counting_iterator<int>(0), static_cast<int*>(nullptr),
                                    static_cast<int*>(nullptr), n, AtLeastThreshold{nullptr, nullptr}));
@@ -29,16 +43,19 @@ std::size_t select_bytes(int n) {
 }
 
 // temp: RadixState | count | chosen rows (n) | CUB scratch. Beyond k = 128 (the one-block
-// order's limit): CUB's stable sort of everything, still exact.
+// order's limit): the rank-ordered large-k select (large_k_select.hpp), beyond kLargeKMax CUB's
+// stable sort of everything; exact either way.
 std::size_t radix_temp(int n, int k) {
-  if (k > WarpTopk::kMaxK) return cub_sort_temp_bytes(n);
+  if (k > kLargeKMax) return cub_sort_temp_bytes(n);
+  if (k > WarpTopk::kMaxK) return large_k_temp_bytes(n);
   return align256(sizeof(RadixState)) + align256(sizeof(int)) + align256(std::size_t(n) * sizeof(int)) +
          select_bytes(n);
 }
 
 void run_radix_select(TopkState& s, cudaStream_t stream) {
   if (s.n == 0) return;
-  if (s.k > WarpTopk::kMaxK) return cub_sort_all(s, stream);
+  if (s.k > kLargeKMax) return cub_sort_all(s, stream);
+  if (s.k > WarpTopk::kMaxK) return large_k_select(s, stream);
   auto* base = static_cast<char*>(s.temp);
   auto* st = reinterpret_cast<RadixState*>(base);
   int* count = reinterpret_cast<int*>(base + align256(sizeof(RadixState)));
@@ -46,14 +63,10 @@ void run_radix_select(TopkState& s, cudaStream_t stream) {
   void* cub_temp = reinterpret_cast<char*>(chosen) + align256(std::size_t(s.n) * sizeof(int));
   std::size_t cub_bytes = select_bytes(s.n);
 
-  RadixState init{};
-  init.remaining = std::min(s.k, s.n);
-  CUDA_CHECK(cudaMemcpyAsync(st, &init, sizeof init, cudaMemcpyHostToDevice, stream));
+  CUDA_CHECK(cudaMemsetAsync(st, 0, sizeof(RadixState), stream));
   const int blocks = persistent_blocks(s.n, kHistThreads, 8);
   for (int shift = 24; shift >= 0; shift -= 8) {
-    radix_histogram_kernel<<<blocks, kHistThreads, 0, stream>>>(s.sims, s.n, shift, st);
-    CUDA_CHECK_LAUNCH();
-    radix_choose_kernel<<<1, 1, 0, stream>>>(shift, st);
+    radix_histogram_kernel<<<blocks, kHistThreads, 0, stream>>>(s.sims, s.n, shift, std::min(s.k, s.n), st);
     CUDA_CHECK_LAUNCH();
   }
   CUDA_CHECK(cub::DeviceSelect::If(cub_temp, cub_bytes, thrust::counting_iterator<int>(0), chosen, count, s.n,

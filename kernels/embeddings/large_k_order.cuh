@@ -1,0 +1,49 @@
+// Large k (up to a few thousand): the k rows a radix select chose are ordered by their ranks.
+// The chosen rows are those strictly above the k-th largest key plus the first `remaining` rows at
+// it (indices in row order, so ties go to the smaller row, as everywhere): exactly min(k, n) rows,
+// distinct, so each one's rank among them is its place and no sort is needed. Every block stages
+// all of them in shared memory (k x 8 bytes) and each thread ranks one: O(k^2 / threads)
+// comparisons spread over ceil(k / threads) blocks.
+#pragma once
+#include "kernels/common/rank_place.cuh"
+#include "kernels/common/ranking.hpp"
+#include "kernels/embeddings/radix_select.cuh"
+
+namespace distancies {
+
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    order_chosen_kernel(const float* sims, const int* idx, const int* above, const int* at, const RadixState* st, int kk,
+                        int k, float* out_s, int* out_r) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ int nans;
+  ScoredRow* e = reinterpret_cast<ScoredRow*>(smem);
+  if (threadIdx.x == 0) nans = 0;
+  __syncthreads();
+  const int from_above = kk - st->remaining;  // rows strictly above the k-th key
+  int my_nans = 0;
+  for (int i = threadIdx.x; i < kk; i += kThreads) {
+    const int src = i < from_above ? above[i] : at[i - from_above];
+    e[i] = ScoredRow{sims[src], idx[src]};
+    my_nans += e[i].s != e[i].s;
+  }
+  if (my_nans) atomicAdd(&nans, my_nans);
+  __syncthreads();
+  // The real entries take places 0 .. kk - nans - 1 (a NaN is never placed: ranks_before never
+  // puts one first nor counts it before another); the places after them, up to k, are sentinels.
+  const int placed = kk - nans;
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= placed && i < k) {
+    out_s[i] = kSentinelSim;
+    out_r[i] = kSentinelRow;
+  }
+  if (i >= kk) return;
+  const ScoredRow me = e[i];
+  if (me.s != me.s) return;
+  int rank = 0;
+  for (int j = 0; j < kk; ++j) rank += ranks_before(e[j].s, e[j].r, me.s, me.r);
+  out_s[rank] = me.s;
+  out_r[rank] = me.r;
+}
+
+}  // namespace distancies

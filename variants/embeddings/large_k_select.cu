@@ -1,0 +1,85 @@
+#include "variants/embeddings/large_k_select.hpp"
+
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <algorithm>
+
+#include "harness/runtime/device.hpp"
+#include "harness/runtime/launch.hpp"
+#include "kernels/embeddings/large_k_order.cuh"
+#include "variants/embeddings/policy.hpp"
+
+namespace distancies {
+namespace {
+
+constexpr int kHistThreads = policy::Active::RadixSelect::kHistThreads;
+constexpr int kOrderThreads = 128;
+
+std::size_t align256(std::size_t b) { return round_up(b, 256); }
+
+// CUB's scratch size depends only on n; asked once per n and thread (the query itself costs
+// host time that shows as an idle GPU inside the stage).
+std::size_t select_bytes_uncached(int n);
+std::size_t select_bytes(int n) {
+  thread_local int last_n = -1;
+  thread_local std::size_t last_bytes = 0;
+  if (n != last_n) {
+    last_bytes = select_bytes_uncached(n);
+    last_n = n;
+  }
+  return last_bytes;
+}
+
+std::size_t select_bytes_uncached(int n) {
+  std::size_t a = 0, b = 0;
+  CUDA_CHECK(cub::DeviceSelect::If(nullptr, a, thrust::counting_iterator<int>(0), static_cast<int*>(nullptr),
+                                   static_cast<int*>(nullptr), n, AboveThreshold{nullptr, nullptr}));
+  CUDA_CHECK(cub::DeviceSelect::If(nullptr, b, thrust::counting_iterator<int>(0), static_cast<int*>(nullptr),
+                                   static_cast<int*>(nullptr), n, AtThreshold{nullptr, nullptr}));
+  return std::max(a, b);
+}
+
+}  // namespace
+
+// temp: RadixState | 2 counts | rows above (n) | rows at (n) | CUB scratch.
+std::size_t large_k_temp_bytes(int n) {
+  return align256(sizeof(RadixState)) + align256(2 * sizeof(int)) + 2 * align256(std::size_t(n) * sizeof(int)) +
+         select_bytes(n);
+}
+
+void large_k_select(TopkState& s, cudaStream_t stream) {
+  if (s.n == 0) return;
+  if (s.k > kLargeKMax) throw Error("large_k_select: k above " + std::to_string(kLargeKMax));
+  auto* base = static_cast<char*>(s.temp);
+  auto* st = reinterpret_cast<RadixState*>(base);
+  int* counts = reinterpret_cast<int*>(base + align256(sizeof(RadixState)));
+  int* above = reinterpret_cast<int*>(reinterpret_cast<char*>(counts) + align256(2 * sizeof(int)));
+  int* at = reinterpret_cast<int*>(reinterpret_cast<char*>(above) + align256(std::size_t(s.n) * sizeof(int)));
+  void* cub_temp = reinterpret_cast<char*>(at) + align256(std::size_t(s.n) * sizeof(int));
+  std::size_t cub_bytes = select_bytes(s.n);
+
+  const int kk = std::min(s.k, s.n);
+  CUDA_CHECK(cudaMemsetAsync(st, 0, sizeof(RadixState), stream));
+  const int blocks = persistent_blocks(s.n, kHistThreads, 8);
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    radix_histogram_kernel<<<blocks, kHistThreads, 0, stream>>>(s.sims, s.n, shift, kk, st);
+    CUDA_CHECK_LAUNCH();
+  }
+  // Order kept: the ties at the k-th key come in row order, so the first `remaining` of them are
+  // the smaller rows (idx[i] = i).
+  CUDA_CHECK(cub::DeviceSelect::If(cub_temp, cub_bytes, thrust::counting_iterator<int>(0), above, counts, s.n,
+                                   AboveThreshold{s.sims, st}, stream));
+  CUDA_CHECK(cub::DeviceSelect::If(cub_temp, cub_bytes, thrust::counting_iterator<int>(0), at, counts + 1, s.n,
+                                   AtThreshold{s.sims, st}, stream));
+  const std::size_t smem = std::size_t(kk) * sizeof(ScoredRow);
+  const int order_blocks = static_cast<int>(ceil_div(s.k, kOrderThreads));
+  order_chosen_kernel<kOrderThreads><<<order_blocks, kOrderThreads, smem, stream>>>(s.sims, s.idx, above, at, st, kk,
+                                                                                    s.k, s.alt_sims, s.alt_idx);
+  CUDA_CHECK_LAUNCH();
+  std::swap(s.sims, s.alt_sims);
+  std::swap(s.idx, s.alt_idx);
+  s.chunks = 1;
+}
+
+}  // namespace distancies

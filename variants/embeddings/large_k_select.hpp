@@ -1,0 +1,22 @@
+// Exact top k beyond the shared-memory lists (128 < k <= kLargeKMax) over a similarity array:
+// a radix select of the k-th key, the rows above it and the first ties at it compacted (CUB
+// DeviceSelect, order kept), then ordered by rank (kernels/embeddings/large_k_order.cuh). No
+// host round trip. Beyond kLargeKMax the stages keep CUB's sort of every row.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "variants/embeddings/registry.hpp"
+
+namespace distancies {
+
+constexpr int kLargeKMax = 4096;  // the order kernel stages k entries (32 KB) in shared memory
+
+std::size_t large_k_temp_bytes(int n);
+
+// state.sims/idx: n similarities with idx[i] = i (a dot's output). Leaves the best k first in
+// state.sims/idx (through the alternate buffers), sorted; fewer rows than k: sentinels after.
+void large_k_select(TopkState& s, cudaStream_t stream);
+
+}  // namespace distancies
