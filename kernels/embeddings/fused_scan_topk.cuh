@@ -9,7 +9,9 @@
 
 namespace distancies {
 
-template <int kWarps, int kRows, int kSegs, int kMinBlocksPerSm>
+// kAllSims: no lists; every row's similarity goes to cand_s[row] (k beyond the lists: a radix
+// select follows), with the same bits as the lists would hold.
+template <int kWarps, int kRows, int kSegs, int kMinBlocksPerSm, bool kAllSims = false>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_kernel(DotArgs a, int k, float* cand_s, int* cand_r) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int ld4 = a.ld / 4;
@@ -19,7 +21,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_
   for (int j = threadIdx.x; j < a.ld; j += blockDim.x) qf[j] = j < a.dim ? a.query[j] : 0.0f;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   WarpTopk top{lists.s + warp * k, lists.r + warp * k, k};
-  top.clear(lane);
+  if (!kAllSims) top.clear(lane);
   __syncthreads();
 
   const float4* vec4 = reinterpret_cast<const float4*>(a.vectors);
@@ -58,13 +60,18 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_
       const long long row = base + r;
       if (row < a.rows) {
         const float sim = cosine_from_dot(acc[r], a.query_norm, norm[r]);
-        if (top.admits(sim, static_cast<int>(row))) top.insert(sim, static_cast<int>(row), lane);
+        if constexpr (kAllSims) {
+          if (lane == r) cand_s[row] = sim;
+        } else if (top.admits(sim, static_cast<int>(row))) {
+          top.insert(sim, static_cast<int>(row), lane);
+        }
       }
     }
   }
   // The best k of the block's warp lists; one list per block goes out.
-  block_select_lists<kWarps>(lists, k, cand_s + static_cast<long long>(blockIdx.x) * k,
-                             cand_r + static_cast<long long>(blockIdx.x) * k);
+  if constexpr (!kAllSims)
+    block_select_lists<kWarps>(lists, k, cand_s + static_cast<long long>(blockIdx.x) * k,
+                               cand_r + static_cast<long long>(blockIdx.x) * k);
 }
 
 }  // namespace distancies

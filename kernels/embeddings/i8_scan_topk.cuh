@@ -48,7 +48,8 @@ __device__ __forceinline__ void dp4a16(int& hi_sum, int& lo_sum, const int (&qh)
 
 // A half-warp per row (16 lanes x kSegs 16-byte loads: D <= 256 kSegs in one round), a warp on
 // 2 x kPairs rows at once, the lane's slice of the split query in registers for one-round dims.
-template <int kWarps, int kPairs, int kSegs, int kMinBlocksPerSm>
+// kAllKeys: no lists; every row's key goes to cand_s[row] (the large-k path selects from them).
+template <int kWarps, int kPairs, int kSegs, int kMinBlocksPerSm, bool kAllKeys = false>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
     i8_scan_topk_kernel(const uint4* vec16, const float* scale, int rld, const float* query, int dim, float query_norm,
                         float row_bound_factor, const float* norms, int rows, int K, float* cand_s, int* cand_r,
@@ -73,7 +74,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int half = lane / 16, hl = lane % 16;
   WarpTopk top{lists.s + warp * K, lists.r + warp * K, K};
-  top.clear(lane);
+  if (!kAllKeys) top.clear(lane);
   __syncthreads();
   const int n16 = rld / 16;
   constexpr int kRound = 16 * kSegs;
@@ -162,10 +163,15 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
       key = approx_rank_key(cosine_from_dot(sc * (s_q * sum), query_norm, norm) + bound);
       row = static_cast<int>(base + lane);
     }
-    top.offer(key, row, lane);
+    if constexpr (kAllKeys) {
+      if (row != kSentinelRow) cand_s[row] = key;  // every row's key, for the large-k select
+    } else {
+      top.offer(key, row, lane);
+    }
   }
-  block_select_lists<kWarps>(lists, K, cand_s + static_cast<long long>(blockIdx.x) * K,
-                             cand_r + static_cast<long long>(blockIdx.x) * K);
+  if constexpr (!kAllKeys)
+    block_select_lists<kWarps>(lists, K, cand_s + static_cast<long long>(blockIdx.x) * K,
+                               cand_r + static_cast<long long>(blockIdx.x) * K);
 }
 
 }  // namespace distancies

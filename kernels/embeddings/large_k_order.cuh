@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(kThreads)
   int my_nans = 0;
   for (int i = threadIdx.x; i < kk; i += kThreads) {
     const int src = i < from_above ? above[i] : at[i - from_above];
-    e[i] = ScoredRow{sims[src], idx[src]};
+    e[i] = ScoredRow{sims[src], idx ? idx[src] : src};  // no idx: the index is the row
     my_nans += e[i].s != e[i].s;
   }
   if (my_nans) atomicAdd(&nans, my_nans);

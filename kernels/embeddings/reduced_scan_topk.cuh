@@ -33,7 +33,8 @@ __device__ __forceinline__ float fma8(float acc, float4 qa, float4 qb, uint4 raw
 // same columns of its rows, so for D <= 16 x 8 x kSegs its query slice is loaded into registers
 // once: the loop is then 16-byte loads, conversions and FMAs only (no shared-memory reads),
 // which is what brought it from 1.10 to 1.02 x the 16-bit floor. Masked slots multiply zeros.
-template <class T2, int kWarps, int kPairs, int kSegs, int kMinBlocksPerSm>
+// kAllKeys: no lists; every row's key goes to cand_s[row] (the large-k path selects from them).
+template <class T2, int kWarps, int kPairs, int kSegs, int kMinBlocksPerSm, bool kAllKeys = false>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
     reduced_scan_topk_kernel(const uint4* vec8, int rld, const float* query, int dim, float query_norm,
                              const float* norms, int rows, int K, float* cand_s, int* cand_r, int* status) {
@@ -45,7 +46,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int half = lane / 16, hl = lane % 16;
   WarpTopk top{lists.s + warp * K, lists.r + warp * K, K};
-  top.clear(lane);
+  if (!kAllKeys) top.clear(lane);
   __syncthreads();
   const float4* q4 = reinterpret_cast<const float4*>(qf);
   const int n8 = rld / 8;
@@ -121,10 +122,15 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
       sim = approx_rank_key(cosine_from_dot(total, query_norm, norm));
       row = static_cast<int>(base + lane);
     }
-    top.offer(sim, row, lane);
+    if constexpr (kAllKeys) {
+      if (row != kSentinelRow) cand_s[row] = sim;  // every row's key, for the large-k select
+    } else {
+      top.offer(sim, row, lane);
+    }
   }
-  block_select_lists<kWarps>(lists, K, cand_s + static_cast<long long>(blockIdx.x) * K,
-                             cand_r + static_cast<long long>(blockIdx.x) * K);
+  if constexpr (!kAllKeys)
+    block_select_lists<kWarps>(lists, K, cand_s + static_cast<long long>(blockIdx.x) * K,
+                               cand_r + static_cast<long long>(blockIdx.x) * K);
 }
 
 // One block. The K approximate candidates (sorted) are recomputed in fp32 exactly as the

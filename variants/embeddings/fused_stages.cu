@@ -46,12 +46,26 @@ void run_fused(TopkState& s, cudaStream_t stream) {
   if (!s.model.dot) throw Error("fused_scan_topk needs the model and query (TopkState::model)");
   if (s.n == 0) return;
   const DotArgs& a = *s.model.dot;
-  if (s.k > kMaxK) {  // beyond the lists: dot into sims, then a radix select (exact, not one pass)
+  if (s.k > kMaxK && s.k <= kLargeKMax) {
+    // Beyond the lists: the same scan writes every similarity (the lists' bits, so the reduced
+    // pipelines' re-rank still reproduces them), then the radix select. Exact, not one pass.
+    const std::size_t smem = a.ld * sizeof(float);
+    if (smem > kDefaultDynamicSmemBytes) throw Error("fused_scan_topk: dimension too large for its shared-memory query");
+    fused_scan_topk_kernel<kWarps, kRows, kSegs, kBlocksPerSm, true>
+        <<<scan_blocks(s.n), kWarps * 32, smem, stream>>>(a, 0, s.sims, nullptr);
+    CUDA_CHECK_LAUNCH();
+    large_k_select_into(s.sims, nullptr, s.n, s.k, s.temp, s.alt_sims, s.alt_idx, stream);
+    std::swap(s.sims, s.alt_sims);
+    std::swap(s.idx, s.alt_idx);
+    s.chunks = 1;
+    return;
+  }
+  if (s.k > kMaxK) {  // beyond kLargeKMax: a dot into sims, then CUB's sort of every row
     DotArgs d = a;
     d.sims = s.sims;
     d.idx = s.idx;
     dot_variant("float4_warp_dot").launch(d, stream);
-    return select_beyond_lists(s, stream);
+    return cub_sort_all(s, stream);
   }
   const int blocks = scan_blocks(s.n);
   const int chunks = blocks;

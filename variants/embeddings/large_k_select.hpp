@@ -19,4 +19,9 @@ std::size_t large_k_temp_bytes(int n);
 // state.sims/idx (through the alternate buffers), sorted; fewer rows than k: sentinels after.
 void large_k_select(TopkState& s, cudaStream_t stream);
 
+// The same over any array: the best k of sims[0..n) (rows idx[i], or i when idx is null) sorted
+// into out_s/out_r (k entries, sentinels past n); temp of large_k_temp_bytes(n).
+void large_k_select_into(const float* sims, const int* idx, int n, int k, void* temp, float* out_s, int* out_r,
+                         cudaStream_t stream);
+
 }  // namespace distancies

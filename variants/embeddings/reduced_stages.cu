@@ -6,7 +6,9 @@
 #include "kernels/embeddings/fused_scan_topk.cuh"
 #include "kernels/embeddings/i8_scan_topk.cuh"
 #include "kernels/embeddings/reduced_scan_topk.cuh"
+#include "kernels/embeddings/large_k_rerank.cuh"
 #include "variants/embeddings/grid.hpp"
+#include "variants/embeddings/large_k_select.hpp"
 #include "variants/embeddings/registry.hpp"
 #include "variants/embeddings/policy.hpp"
 
@@ -22,10 +24,17 @@ constexpr int kSegs = Scan::kSegs;
 constexpr int kBlocksPerSm = Scan::kBlocksPerSm;
 constexpr int kRerankWarps = Scan::kRerankWarps;
 
-// Candidates kept for the re-rank: enough margin over k for the bound to certify on
-// realistic data, within WarpTopk's limit.
-int candidates_for(int k) { return std::min(WarpTopk::kMaxK, std::max(64, 2 * k)); }
-bool too_large(int k) { return k > WarpTopk::kMaxK; }
+// Up to k = kListsMaxK the scan keeps per-warp lists of K = max(64, 2k) candidates; above it
+// (docs/variants.md, "Large k") it writes every row's key and a radix select takes the best
+// K = max(4k, k + 512) (at most 2 kLargeKMax): more margin than the lists can hold, which is what
+// the int8 and bf16 keys need to certify at k = 100.
+constexpr int kListsMaxK = 32;
+bool selects(int k) { return k > kListsMaxK; }
+int candidates_for(int k) {
+  if (!selects(k)) return std::max(64, 2 * k);
+  return std::min(2 * kLargeKMax, std::max(4 * k, k + 512));
+}
+bool too_large(int k) { return k > kLargeKMax; }
 
 int scan_blocks(int n) { return persistent_blocks(n, kRows * kWarps, kBlocksPerSm); }
 
@@ -50,8 +59,34 @@ Layout layout(const TopkState& s) {
   return l;
 }
 
+// The select path's scratch: the radix select's, then K sorted keys and rows, K exact
+// similarities and rows.
+struct SelectLayout {
+  void* select_temp;
+  float* keys;
+  int* rows;
+  float* exact_s;
+  int* exact_r;
+};
+std::size_t select_path_temp(int n, int K) {
+  return round_up(large_k_temp_bytes(n), 256) + 4 * round_up(std::size_t(K) * 4, 256);
+}
+SelectLayout select_layout(const TopkState& s, int K) {
+  SelectLayout l{};
+  auto* base = static_cast<char*>(s.temp);
+  l.select_temp = base;
+  base += round_up(large_k_temp_bytes(s.n), 256);
+  const std::size_t slot = round_up(std::size_t(K) * 4, 256);
+  l.keys = reinterpret_cast<float*>(base);
+  l.rows = reinterpret_cast<int*>(base + slot);
+  l.exact_s = reinterpret_cast<float*>(base + 2 * slot);
+  l.exact_r = reinterpret_cast<int*>(base + 3 * slot);
+  return l;
+}
+
 std::size_t reduced_temp(int n, int k) {
-  const std::size_t K = static_cast<std::size_t>(candidates_for(k));
+  if (selects(k) && !too_large(k)) return select_path_temp(n, candidates_for(k));
+  const std::size_t K = static_cast<std::size_t>(candidates_for(std::min(k, kListsMaxK)));
   const std::size_t blocks = std::max(scan_blocks(n), i8_blocks(n));  // the stage does not know the copy
   return blocks * K * (sizeof(float) + sizeof(int));
 }
@@ -66,7 +101,13 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
     CUDA_CHECK(cudaMemsetAsync(s.status, 1, sizeof(int), stream));
     return;
   }
-  const Layout l = layout(s);
+  const bool all_keys = selects(s.k);
+  Layout l = layout(s);
+  if (all_keys) {  // every row's key into s.sims (capacity >= n): no lists
+    l.K = 0;
+    l.lists_s = s.sims;
+    l.lists_r = nullptr;
+  }
   const DotArgs& a = *s.model.dot;
   const std::size_t smem = s.model.reduced_ld * sizeof(float) + lists_bytes(kWarps, l.K);
   const int blocks = l.chunks;
@@ -80,19 +121,55 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
                                                              a.query_norm, s.model.row_bound_factor, a.norms, s.n, l.K,
                                                              l.lists_s, l.lists_r, s.status);
     };
-    launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kPairs, ScanI8::kSegs, ScanI8::kBlocksPerSm>);
-  } else if (s.model.storage == Storage::F16)
-    reduced_scan_topk_kernel<__half2, kWarps, kPairs, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
-        vec8, s.model.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r, s.status);
-  else
-    reduced_scan_topk_kernel<__nv_bfloat162, kWarps, kPairs, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, smem, stream>>>(
-        vec8, s.model.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n, l.K, l.lists_s, l.lists_r, s.status);
+    if (all_keys)
+      launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kPairs, ScanI8::kSegs, ScanI8::kBlocksPerSm, true>);
+    else
+      launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kPairs, ScanI8::kSegs, ScanI8::kBlocksPerSm>);
+  } else {
+    auto launch = [&](auto kernel) {
+      kernel<<<blocks, kWarps * 32, smem, stream>>>(vec8, s.model.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n,
+                                                    l.K, l.lists_s, l.lists_r, s.status);
+    };
+    const bool f16 = s.model.storage == Storage::F16;
+    if (f16 && all_keys) launch(reduced_scan_topk_kernel<__half2, kWarps, kPairs, kSegs, kBlocksPerSm, true>);
+    if (f16 && !all_keys) launch(reduced_scan_topk_kernel<__half2, kWarps, kPairs, kSegs, kBlocksPerSm>);
+    if (!f16 && all_keys) launch(reduced_scan_topk_kernel<__nv_bfloat162, kWarps, kPairs, kSegs, kBlocksPerSm, true>);
+    if (!f16 && !all_keys) launch(reduced_scan_topk_kernel<__nv_bfloat162, kWarps, kPairs, kSegs, kBlocksPerSm>);
+  }
   CUDA_CHECK_LAUNCH();
+}
+
+// The select path's re-rank: the best K keys (radix select), their fp32 similarities (many
+// blocks), the best k of those by rank, and the certificate against the K-th key.
+void run_select_rerank(TopkState& s, cudaStream_t stream) {
+  const int K = candidates_for(s.k);
+  const SelectLayout l = select_layout(s, K);
+  const DotArgs& a = *s.model.dot;
+  large_k_select_into(s.sims, nullptr, s.n, K, l.select_temp, l.keys, l.rows, stream);
+  constexpr int kExactWarps = 8;
+  const int exact_blocks = static_cast<int>(ceil_div(K, kExactWarps));
+  exact_similarities_kernel<kExactWarps><<<exact_blocks, kExactWarps * 32, a.ld * sizeof(float), stream>>>(
+      a, l.rows, K, l.exact_s, l.exact_r, s.status);
+  CUDA_CHECK_LAUNCH();
+  constexpr int kPlaceThreads = 128;
+  const std::size_t smem = std::size_t(K) * sizeof(ScoredRow);
+  allow_dynamic_smem(rank_place_kernel<kPlaceThreads>, smem, "exact_rerank (large k)");
+  rank_place_kernel<kPlaceThreads><<<static_cast<int>(ceil_div(K, kPlaceThreads)), kPlaceThreads, smem, stream>>>(
+      l.exact_s, l.exact_r, K, s.k, s.alt_sims, s.alt_idx);
+  CUDA_CHECK_LAUNCH();
+  const int kk = std::min(s.k, s.n);
+  certify_large_k_kernel<float><<<1, 1, 0, stream>>>(s.alt_sims, kk, l.keys, std::min(K, s.n), s.n <= K,
+                                                     s.model.error_bound, s.status);
+  CUDA_CHECK_LAUNCH();
+  std::swap(s.sims, s.alt_sims);
+  std::swap(s.idx, s.alt_idx);
+  s.chunks = 1;
 }
 
 void run_exact_rerank(TopkState& s, cudaStream_t stream) {
   if (!s.model.dot || !s.status) throw Error("exact_rerank needs the fp32 model and a status flag");
   if (s.n == 0 || too_large(s.k)) return;
+  if (selects(s.k)) return run_select_rerank(s, stream);
   const Layout l = layout(s);
   const DotArgs& a = *s.model.dot;
   const std::size_t smem = exact_rerank_smem(a.ld, l.K, s.k);

@@ -1,0 +1,85 @@
+// The large-k re-rank of a reduced-copy pipeline (docs/variants.md, "Large k"): the K rows with
+// the best approximate keys (a radix select over every row's key) are recomputed in fp32 exactly
+// as the fused scan would, one warp a row over many blocks; their ranks among themselves give the
+// best k; the certificate then compares the k-th exact similarity with the K-th key plus the
+// bound, as exact_rerank_block does for the lists.
+#pragma once
+#include "kernels/common/rank_place.cuh"
+#include "kernels/common/ranking.hpp"
+#include "kernels/embeddings/dot_args.cuh"
+#include "kernels/embeddings/row_dot.cuh"
+
+namespace distancies {
+
+// out_s[c] = the fp32 similarity of row rows[c] (fused's arithmetic: row_dot_f32 against the
+// query in shared memory); an exact NaN sets *status (never certified).
+template <int kWarps>
+__global__ void __launch_bounds__(kWarps * 32)
+    exact_similarities_kernel(DotArgs a, const int* rows, int K, float* out_s, int* out_r, int* status) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* qf = reinterpret_cast<float*>(smem);
+  for (int j = threadIdx.x; j < a.ld; j += blockDim.x) qf[j] = j < a.dim ? a.query[j] : 0.0f;
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int ld4 = a.ld / 4;
+  const auto* q4 = reinterpret_cast<const float4*>(qf);
+  const auto* vec4 = reinterpret_cast<const float4*>(a.vectors);
+  for (int c = blockIdx.x * kWarps + warp; c < K; c += gridDim.x * kWarps) {
+    const int row = rows[c];
+    float s = kSentinelSim;
+    if (row != kSentinelRow)
+      s = cosine_from_dot(row_dot_f32(vec4 + static_cast<long long>(row) * ld4, q4, ld4, lane), a.query_norm,
+                          a.norms[row]);
+    if (lane == 0) {
+      out_s[c] = s;
+      out_r[c] = row;
+      if (s != s) *status = 1;
+    }
+  }
+}
+
+// The best k of m entries (distinct rows) by rank: every block stages all m in shared memory,
+// each thread ranks one; places past the real entries are sentinels; a NaN is never placed.
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    rank_place_kernel(const float* in_s, const int* in_r, int m, int k, float* out_s, int* out_r) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ int skipped;
+  ScoredRow* e = reinterpret_cast<ScoredRow*>(smem);
+  if (threadIdx.x == 0) skipped = 0;
+  __syncthreads();
+  int mine = 0;
+  for (int i = threadIdx.x; i < m; i += kThreads) {
+    e[i] = ScoredRow{in_s[i], in_r[i]};
+    mine += e[i].s != e[i].s || e[i].r == kSentinelRow;
+  }
+  if (mine) atomicAdd(&skipped, mine);
+  __syncthreads();
+  const int placed = m - skipped;
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= placed && i < k) {
+    out_s[i] = kSentinelSim;
+    out_r[i] = kSentinelRow;
+  }
+  if (i >= m) return;
+  const ScoredRow me = e[i];
+  if (me.s != me.s || me.r == kSentinelRow) return;
+  int rank = 0;
+  for (int j = 0; j < m; ++j) rank += e[j].r != kSentinelRow && ranks_before(e[j].s, e[j].r, me.s, me.r);
+  if (rank < k) {
+    out_s[rank] = me.s;
+    out_r[rank] = me.r;
+  }
+}
+
+// One thread: the k-th exact similarity against the K-th key (the largest key left out is at
+// most it) plus the bound; every row was a candidate when K covers the model. (A template so
+// that the header defines no non-inline symbol.)
+template <class Score>
+__global__ void certify_large_k_kernel(const Score* top_s, int k, const Score* keys_sorted, int K, bool all_rows_seen,
+                                       Score error_bound, int* status) {
+  const bool ok = certifies(top_s[k - 1], keys_sorted[K - 1], error_bound, all_rows_seen, false);
+  if (!ok) *status = 1;
+}
+
+}  // namespace distancies
