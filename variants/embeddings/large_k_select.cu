@@ -8,6 +8,7 @@
 #include "harness/runtime/device.hpp"
 #include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/large_k_order.cuh"
+#include "variants/embeddings/cub_select_bytes.hpp"
 #include "variants/embeddings/policy.hpp"
 
 namespace distancies {
@@ -18,26 +19,8 @@ constexpr int kOrderThreads = 128;
 
 std::size_t align256(std::size_t b) { return round_up(b, 256); }
 
-// CUB's scratch size depends only on n; asked once per n and thread (the query itself costs
-// host time that shows as an idle GPU inside the stage).
-std::size_t select_bytes_uncached(int n);
 std::size_t select_bytes(int n) {
-  thread_local int last_n = -1;
-  thread_local std::size_t last_bytes = 0;
-  if (n != last_n) {
-    last_bytes = select_bytes_uncached(n);
-    last_n = n;
-  }
-  return last_bytes;
-}
-
-std::size_t select_bytes_uncached(int n) {
-  std::size_t a = 0, b = 0;
-  CUDA_CHECK(cub::DeviceSelect::If(nullptr, a, thrust::counting_iterator<int>(0), static_cast<int*>(nullptr),
-                                   static_cast<int*>(nullptr), n, AboveThreshold{nullptr, nullptr}));
-  CUDA_CHECK(cub::DeviceSelect::If(nullptr, b, thrust::counting_iterator<int>(0), static_cast<int*>(nullptr),
-                                   static_cast<int*>(nullptr), n, AtThreshold{nullptr, nullptr}));
-  return std::max(a, b);
+  return std::max(cub_select_bytes<AboveThreshold>(n), cub_select_bytes<AtThreshold>(n));
 }
 
 }  // namespace

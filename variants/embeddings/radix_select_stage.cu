@@ -9,6 +9,7 @@
 #include "harness/runtime/device.hpp"
 #include "kernels/embeddings/radix_select.cuh"
 #include "variants/embeddings/cub_sort.hpp"
+#include "variants/embeddings/cub_select_bytes.hpp"
 #include "variants/embeddings/grid.hpp"
 #include "variants/embeddings/large_k_select.hpp"
 #include "variants/embeddings/registry.hpp"
@@ -22,25 +23,7 @@ constexpr int kSelectWarps = policy::Active::RadixSelect::kSelectWarps;
 
 std::size_t align256(std::size_t b) { return round_up(b, 256); }
 
-// CUB's scratch size depends only on n; asked once per n and thread (the query itself costs
-// host time that shows as an idle GPU inside the stage).
-std::size_t select_bytes_uncached(int n);
-std::size_t select_bytes(int n) {
-  thread_local int last_n = -1;
-  thread_local std::size_t last_bytes = 0;
-  if (n != last_n) {
-    last_bytes = select_bytes_uncached(n);
-    last_n = n;
-  }
-  return last_bytes;
-}
-
-std::size_t select_bytes_uncached(int n) {
-  std::size_t bytes = 0;
-  CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, thrust::counting_iterator<int>(0), static_cast<int*>(nullptr),
-                                   static_cast<int*>(nullptr), n, AtLeastThreshold{nullptr, nullptr}));
-  return bytes;
-}
+std::size_t select_bytes(int n) { return cub_select_bytes<AtLeastThreshold>(n); }
 
 // temp: RadixState | count | chosen rows (n) | CUB scratch. Beyond k = 128 (the one-block
 // order's limit): the rank-ordered large-k select (large_k_select.hpp), beyond kLargeKMax CUB's
