@@ -59,4 +59,29 @@ __device__ void place_by_rank(const In& in, int m, const Out& out, int k, int t,
   }
 }
 
+// The grid-wide form, for more entries than one block should rank: every block has staged all m
+// entries in shared memory (then a barrier) and knows how many cannot be placed (`skipped`:
+// sentinels and NaNs). The real entries take places 0 .. m - skipped - 1, so global thread i
+// writes a sentinel at i when i is past them (and below k), and places entry i at its rank.
+// No two threads write the same place, so no barrier between the two is needed.
+__device__ inline void place_staged_by_rank(const ScoredRow* e, int m, int skipped, int k, int i, float* out_s,
+                                            int* out_r) {
+  if (i >= m - skipped && i < k) {
+    out_s[i] = kSentinelSim;
+    out_r[i] = kSentinelRow;
+  }
+  if (i >= m) return;
+  const ScoredRow me = e[i];
+  if (me.r == kSentinelRow || me.s != me.s) return;
+  int rank = 0;
+  for (int j = 0; j < m; ++j) rank += RanksBefore()(e[j], me);  // sentinels and NaNs never rank before
+  if (rank < k) {
+    out_s[rank] = me.s;
+    out_r[rank] = me.r;
+  }
+}
+
+// Whether an entry cannot be placed (counted into place_staged_by_rank's `skipped`).
+__device__ inline bool unplaceable(const ScoredRow& e) { return e.r == kSentinelRow || e.s != e.s; }
+
 }  // namespace distancies

@@ -16,34 +16,20 @@ __global__ void __launch_bounds__(kThreads)
     order_chosen_kernel(const float* sims, const int* idx, const int* above, const int* at, const RadixState* st, int kk,
                         int k, float* out_s, int* out_r) {
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ int nans;
+  __shared__ int skipped;
   ScoredRow* e = reinterpret_cast<ScoredRow*>(smem);
-  if (threadIdx.x == 0) nans = 0;
+  if (threadIdx.x == 0) skipped = 0;
   __syncthreads();
   const int from_above = kk - st->remaining;  // rows strictly above the k-th key
-  int my_nans = 0;
+  int mine = 0;
   for (int i = threadIdx.x; i < kk; i += kThreads) {
     const int src = i < from_above ? above[i] : at[i - from_above];
     e[i] = ScoredRow{sims[src], idx ? idx[src] : src};  // no idx: the index is the row
-    my_nans += e[i].s != e[i].s;
+    mine += unplaceable(e[i]);  // a NaN: ranks_before never puts one first
   }
-  if (my_nans) atomicAdd(&nans, my_nans);
+  if (mine) atomicAdd(&skipped, mine);
   __syncthreads();
-  // The real entries take places 0 .. kk - nans - 1 (a NaN is never placed: ranks_before never
-  // puts one first nor counts it before another); the places after them, up to k, are sentinels.
-  const int placed = kk - nans;
-  const int i = blockIdx.x * kThreads + threadIdx.x;
-  if (i >= placed && i < k) {
-    out_s[i] = kSentinelSim;
-    out_r[i] = kSentinelRow;
-  }
-  if (i >= kk) return;
-  const ScoredRow me = e[i];
-  if (me.s != me.s) return;
-  int rank = 0;
-  for (int j = 0; j < kk; ++j) rank += ranks_before(e[j].s, e[j].r, me.s, me.r);
-  out_s[rank] = me.s;
-  out_r[rank] = me.r;
+  place_staged_by_rank(e, kk, skipped, k, blockIdx.x * kThreads + threadIdx.x, out_s, out_r);
 }
 
 }  // namespace distancies

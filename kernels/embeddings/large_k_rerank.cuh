@@ -51,25 +51,11 @@ __global__ void __launch_bounds__(kThreads)
   int mine = 0;
   for (int i = threadIdx.x; i < m; i += kThreads) {
     e[i] = ScoredRow{in_s[i], in_r[i]};
-    mine += e[i].s != e[i].s || e[i].r == kSentinelRow;
+    mine += unplaceable(e[i]);
   }
   if (mine) atomicAdd(&skipped, mine);
   __syncthreads();
-  const int placed = m - skipped;
-  const int i = blockIdx.x * kThreads + threadIdx.x;
-  if (i >= placed && i < k) {
-    out_s[i] = kSentinelSim;
-    out_r[i] = kSentinelRow;
-  }
-  if (i >= m) return;
-  const ScoredRow me = e[i];
-  if (me.s != me.s || me.r == kSentinelRow) return;
-  int rank = 0;
-  for (int j = 0; j < m; ++j) rank += e[j].r != kSentinelRow && ranks_before(e[j].s, e[j].r, me.s, me.r);
-  if (rank < k) {
-    out_s[rank] = me.s;
-    out_r[rank] = me.r;
-  }
+  place_staged_by_rank(e, m, skipped, k, blockIdx.x * kThreads + threadIdx.x, out_s, out_r);
 }
 
 // One thread: the k-th exact similarity against the K-th key (the largest key left out is at
