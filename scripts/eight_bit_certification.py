@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""How often an 8-bit copy's certificate holds: int8 with per-row scales against FP8 e4m3.
+
+    .venv/bin/python scripts/eight_bit_certification.py [--model M] [--queries N] [--out F]
+
+A CPU emulation (numpy, float64 arithmetic on the copies' exact values; not the kernels' fp32
+bits) of the one-query certificate on a real model: for an even sample of words as queries, the
+K rows with the best keys are the candidates, their exact similarities give the k-th, and the
+query is certified when that beats the K-th key plus the global bound E (docs/variants.md, "The
+int8 copy"). k = 11 (ten words plus the query word itself, as test_range_guard's Certification
+test asks) with the lists' K = 64, and k = 100 with the large-k select's K = 612.
+
+- int8 (`fused_i8`): codes rint(x / s), s = max |x| / 127; keys carry the row's own bound
+  s F / n; E from reduced_error_bound(Storage::I8), ported below.
+- e4m3: x / s rounded to FP8 e4m3 (ml_dtypes, round to nearest), s = max |x| / 448. Its
+  relative error is 2^-4 per element, so by Cauchy-Schwarz the storage term of E is 2^-4 (a
+  per-row key cannot hold it without a second dot product over |q| and |x~|); the subnormal part
+  (2^-10 s per element) goes into the row's key like int8's.
+Writes one JSON object: the model, the sample, and per copy and k the certified fraction.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+EPS = 2.0 ** -24
+
+
+def load_w2v(path):
+    with open(path, "rb") as f:
+        rows, dim = map(int, f.readline().split())
+        data = f.read()
+    vecs = np.empty((rows, dim), dtype=np.float32)
+    pos = 0
+    for i in range(rows):
+        sp = data.index(b" ", pos)
+        pos = sp + 1
+        vecs[i] = np.frombuffer(data, dtype="<f4", count=dim, offset=pos)
+        pos += 4 * dim
+        if pos < len(data) and data[pos:pos + 1] == b"\n":
+            pos += 1
+    return vecs
+
+
+def int8_copy(x):
+    m = np.abs(x).max(axis=1).astype(np.float32)
+    s = (m / np.float32(127)).astype(np.float32)
+    safe = np.where(s > 0, s, 1).astype(np.float32)
+    codes = np.clip(np.rint(x / safe[:, None]), -127, 127)
+    codes[s == 0] = 0
+    return codes.astype(np.float64) * s.astype(np.float64)[:, None], s.astype(np.float64)
+
+
+def e4m3_copy(x):
+    import ml_dtypes
+    m = np.abs(x).max(axis=1).astype(np.float32)
+    s = (m / np.float32(448)).astype(np.float32)
+    safe = np.where(s > 0, s, 1).astype(np.float32)
+    y = (x / safe[:, None]).astype(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    y[s == 0] = 0
+    return y * s.astype(np.float64)[:, None], s.astype(np.float64)
+
+
+def split_query(q):
+    """The int8 scan's split: q~ = s_q (hi + lo / 254)."""
+    s_q = np.float32(np.abs(q).max()) / np.float32(127)
+    t = q / s_q
+    hi = np.clip(np.rint(t), -127, 127)
+    lo = np.clip(np.rint(np.float32(254) * (t - hi)), -127, 127)
+    return float(s_q) * (hi.astype(np.float64) + lo.astype(np.float64) / 254.0), float(s_q)
+
+
+def gamma(dim):
+    return (dim + 5) * EPS / (1 - (dim + 5) * EPS)
+
+
+def bound_int8(dim, q, qn):
+    """reduced_error_bound(Storage::I8, ...) without the subnormal term (negligible here)."""
+    root = math.sqrt(dim)
+    s_q = float(np.abs(q).max()) / 127.0 * (1 + 2 * EPS)
+    grow = 1 + root / 254.0
+    split = root * s_q * (1.0 / 508 + 2.0 ** -20) * grow / qn
+    steps = 8 * EPS * (1 + root * s_q / qn) * grow * (1 + EPS)
+    return (split + steps + gamma(dim) + 16 * EPS) * (1 + 1e-6)
+
+
+def bound_e4m3(dim):
+    u = 2.0 ** -4
+    return (u * (1 + gamma(dim)) + 2 * gamma(dim) * (1 + u) + 16 * EPS) * (1 + 1e-6)
+
+
+def certify(exact, keys, k, K, E):
+    cand = np.argpartition(-keys, K - 1)[:K]
+    kth_key = keys[cand].min()
+    kth_exact = np.partition(exact[cand], len(cand) - k)[len(cand) - k]
+    return kth_exact > kth_key + E
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default=os.path.join(root, ".cache", "models", "glove.6B.50d.w2v.bin"))
+    ap.add_argument("--queries", type=int, default=10000, help="an even sample of the rows (0: every row)")
+    ap.add_argument("--out", default="-")
+    a = ap.parse_args()
+    try:
+        x = load_w2v(a.model)
+    except OSError as e:
+        sys.exit(f"eight_bit_certification: cannot read {a.model}: {e} (scripts/fetch_glove.sh fetches it)")
+    rows, dim = x.shape
+    norms = np.sqrt((x.astype(np.float64) ** 2).sum(axis=1))
+    x64 = x.astype(np.float64)
+    i8, s8 = int8_copy(x)
+    f8, sf8 = e4m3_copy(x)
+    n_q = rows if a.queries <= 0 else min(rows, a.queries)
+    stride = max(1, rows // n_q)
+    sample = np.arange(0, rows, stride)[:n_q]
+    cases = [(11, 64), (100, 612)]
+    counts = {c: {f"k{k}": 0 for k, _ in cases} for c in ("int8", "e4m3")}
+    Es = {"int8": [], "e4m3": bound_e4m3(dim)}
+    safe_n = np.where(norms > 0, norms, 1.0)
+    chunk = 64
+    for first in range(0, len(sample), chunk):
+        qs = x[sample[first:first + chunk]]
+        exact = qs.astype(np.float64) @ x64.T
+        approx8 = np.stack([split_query(q)[0] for q in qs]) @ i8.T
+        approxf = qs.astype(np.float64) @ f8.T
+        for b, q in enumerate(qs):
+            qn = float(np.sqrt((q.astype(np.float64) ** 2).sum()))
+            l1 = float(np.abs(q.astype(np.float64)).sum())
+            ex = exact[b] / (qn * safe_n)
+            factor = l1 / (2 * qn) * (1 + 2.0 ** -10)
+            key8 = approx8[b] / (qn * safe_n) + s8 * factor / safe_n
+            E8 = bound_int8(dim, q, qn)
+            Es["int8"].append(E8)
+            keyf = approxf[b] / (qn * safe_n) + sf8 * 2.0 ** -10 * l1 / (qn * safe_n) * (1 + 2.0 ** -10)
+            for k, K in cases:
+                counts["int8"][f"k{k}"] += bool(certify(ex, key8, k, K, E8))
+                counts["e4m3"][f"k{k}"] += bool(certify(ex, keyf, k, K, Es["e4m3"]))
+        print(f"\r{min(first + chunk, len(sample))}/{len(sample)} queries", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    out = {
+        "what": "CPU emulation of the 8-bit certificates (scripts/eight_bit_certification.py)",
+        "model": os.path.basename(a.model), "rows": rows, "dim": dim, "queries": len(sample),
+        "cases": [{"k": k, "K": K} for k, K in cases],
+        "global_bound": {"int8_median": float(np.median(Es["int8"])), "e4m3": Es["e4m3"]},
+        "certified_fraction": {c: {kk: v / len(sample) for kk, v in d.items()} for c, d in counts.items()},
+    }
+    text = json.dumps(out, indent=2)
+    if a.out == "-":
+        print(text)
+    else:
+        with open(a.out, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
