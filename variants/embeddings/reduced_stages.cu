@@ -183,13 +183,15 @@ void run_exact_rerank(TopkState& s, cudaStream_t stream) {
 
 TopkStage reduced_scan_topk_stage() {
   return {"reduced_scan_topk",
-          "fused scan of the 16-bit or int8 model (fp32 accumulation), best K candidates per block (int8: ranked "
-          "by similarity plus the row's own bound)",
+          "fused scan of the 16-bit or int8 model (fp32 accumulation), best K candidates per block; k > 32: every "
+          "row's key (int8: ranked by similarity plus the row's own bound)",
           "beyond the study", StageData::Model, StageData::CandidateLists, nullptr, reduced_temp, run_reduced_scan, true};
 }
 
 TopkStage exact_rerank_stage() {
-  return {"exact_rerank", "one block: best K of the scan's lists, their fp32 re-rank (bit-identical to the fused scan); certifies the top k",
+  return {"exact_rerank",
+          "one block: best K of the scan's lists, their fp32 re-rank (bit-identical to the fused scan); certifies the "
+          "top k; k > 32: a radix select of K keys and a many-block re-rank",
           "beyond the study", StageData::CandidateLists, StageData::TopK, "reduced_scan_topk", reduced_temp, run_exact_rerank, true};
 }
 
