@@ -87,24 +87,32 @@ std::vector<std::vector<Hit>> BatchSearcher::search(const BatchPipeline& p, cons
   return out;
 }
 
-std::vector<std::vector<Hit>> BatchSearcher::search(const BatchPipeline& p, const std::vector<Query>& qs, int k,
-                                                    bool keep_query_words, Breakdown* bd) {
+PackedQueries pack_queries(const std::vector<Query>& qs, int dim, int k, bool keep_query_words, std::int64_t rows) {
   if (k <= 0) throw Error("k must be at least 1");
-  const int dim = model_.dim;
-  std::vector<float> packed(qs.size() * static_cast<std::size_t>(dim));
-  std::vector<float> norms(qs.size());
-  int kq = 1;
+  PackedQueries p;
+  p.vectors.resize(qs.size() * static_cast<std::size_t>(dim));
+  p.norms.resize(qs.size());
   for (std::size_t i = 0; i < qs.size(); ++i) {
     if (static_cast<int>(qs[i].vector.size()) != dim) throw Error("query '" + qs[i].text + "' has the wrong dimension");
-    std::memcpy(packed.data() + i * dim, qs[i].vector.data(), dim * sizeof(float));
-    norms[i] = qs[i].norm;
-    kq = std::max(kq, request_k(qs[i], k, keep_query_words, model_.rows));
+    std::memcpy(p.vectors.data() + i * dim, qs[i].vector.data(), dim * sizeof(float));
+    p.norms[i] = qs[i].norm;
+    p.k = std::max(p.k, request_k(qs[i], k, keep_query_words, rows));
   }
-  auto out = search(p, packed.data(), norms.data(), static_cast<int>(qs.size()), kq, bd);
+  return p;
+}
+
+void finish_queries(std::vector<std::vector<Hit>>& out, const std::vector<Query>& qs, int k, bool keep_query_words) {
   for (std::size_t i = 0; i < qs.size(); ++i) {
     if (!keep_query_words) out[i] = drop_excluded(out[i], qs[i].word_rows, k);
     if (static_cast<int>(out[i].size()) > k) out[i].resize(static_cast<std::size_t>(k));
   }
+}
+
+std::vector<std::vector<Hit>> BatchSearcher::search(const BatchPipeline& p, const std::vector<Query>& qs, int k,
+                                                    bool keep_query_words, Breakdown* bd) {
+  const PackedQueries q = pack_queries(qs, model_.dim, k, keep_query_words, model_.rows);
+  auto out = search(p, q.vectors.data(), q.norms.data(), q.batch(), q.k, bd);
+  finish_queries(out, qs, k, keep_query_words);
   return out;
 }
 

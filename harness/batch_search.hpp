@@ -13,6 +13,16 @@ namespace distancies {
 
 struct BatchScanArgs;  // variants/embeddings/batch_scan.hpp
 
+// Parsed queries packed for a batch search (batch x dim floats and their norms), and the k each
+// must ask for so that k results survive dropping its own words; then those words dropped.
+struct PackedQueries {
+  std::vector<float> vectors, norms;
+  int k = 1;
+  int batch() const { return static_cast<int>(norms.size()); }
+};
+PackedQueries pack_queries(const std::vector<Query>& qs, int dim, int k, bool keep_query_words, std::int64_t rows);
+void finish_queries(std::vector<std::vector<Hit>>& out, const std::vector<Query>& qs, int k, bool keep_query_words);
+
 class BatchSearcher {
  public:
   struct Options {

@@ -304,6 +304,12 @@ std::vector<Hit> hits_from(const float* sims, const int* rows, int k, std::int64
   return hits;
 }
 
+std::vector<Hit> finish_query(std::vector<Hit> hits, const Query& q, int k, bool keep_query_words) {
+  if (!keep_query_words) return drop_excluded(hits, q.word_rows, k);
+  if (static_cast<int>(hits.size()) > k) hits.resize(static_cast<std::size_t>(k));
+  return hits;
+}
+
 int request_k(const Query& q, int k, bool keep_query_words, std::int64_t rows) {
   std::int64_t want = k + (keep_query_words ? 0 : static_cast<std::int64_t>(q.word_rows.size()));
   return static_cast<int>(std::max<std::int64_t>(1, std::min(want, std::max<std::int64_t>(rows, 1))));
@@ -311,10 +317,7 @@ int request_k(const Query& q, int k, bool keep_query_words, std::int64_t rows) {
 
 std::vector<Hit> GpuSearcher::search(const Pipeline& p, const Query& q, int k, bool keep_query_words, Breakdown* bd) {
   if (k <= 0) throw Error("k must be at least 1");
-  auto hits = search(p, q.vector.data(), q.norm, request_k(q, k, keep_query_words, model_.rows), bd);
-  if (!keep_query_words) return drop_excluded(hits, q.word_rows, k);
-  if (static_cast<int>(hits.size()) > k) hits.resize(static_cast<std::size_t>(k));
-  return hits;
+  return finish_query(search(p, q.vector.data(), q.norm, request_k(q, k, keep_query_words, model_.rows), bd), q, k, keep_query_words);
 }
 
 }  // namespace distancies

@@ -102,5 +102,7 @@ std::vector<Hit> hits_from(const float* sims, const int* rows, int k, std::int64
 
 // The k a pipeline is asked for so that k results survive dropping the query's words.
 int request_k(const Query& q, int k, bool keep_query_words, std::int64_t rows);
+// Then the answer to k: the query's words dropped unless kept.
+std::vector<Hit> finish_query(std::vector<Hit> hits, const Query& q, int k, bool keep_query_words);
 
 }  // namespace distancies

@@ -57,6 +57,11 @@ int main(int argc, char** argv) {
   app.add_option("--seed", c.seed, "Synthetic model seed")->group(model);
   app.add_option("--query", c.query, "Query word or expression")->group(model);
   app.add_option("-k", c.k, "Results per query")->check(CLI::Range(1, 1 << 20))->group(model);
+  app.add_option("--stream-rows", c.stream_rows,
+                 "Also stream/* fixtures over a synthetic model of this many rows kept in page-locked host memory "
+                 "(larger than the GPU: docs/scale.md)")
+      ->check(CLI::Range(10LL, 2147483647LL))
+      ->group(model);
   bool no_host = false;
   app.add_flag("--no-host-copy", no_host, "Keep no host copy of the vectors (skips V1 and the CPU fixtures)")
       ->group(model);

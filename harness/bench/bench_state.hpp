@@ -19,6 +19,7 @@ struct BenchConfig {
   std::string query = "king";
   int k = 10;
   bool host_copy = true;  // V1 and the CPU fixtures need it
+  long long stream_rows = 0;  // > 0: stream/* fixtures over a synthetic model of this many rows in host memory
 };
 
 struct BenchState {

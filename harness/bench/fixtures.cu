@@ -309,6 +309,7 @@ void register_fixtures(bool gpu) {
   if (gpu) register_moments_fixtures();
   if (gpu) register_load_fixtures();
   if (gpu) register_matmul_fixtures();
+  if (gpu) register_scale_fixtures();
   register_intersect_fixtures(gpu);
 }
 

@@ -18,5 +18,6 @@ void register_load_fixtures();
 void register_matmul_fixtures();  // matmul_fixtures.cu: the tiled matmul study (docs/matmul.md)  // load_fixtures.cu: the model from file to GPU, against its floors
 // The posting-list study's families (intersect_fixtures.cu); gpu: also its GPU rows.
 void register_intersect_fixtures(bool gpu);
+void register_scale_fixtures();  // scale_fixtures.cu: streamed and sharded search (docs/scale.md)
 
 }  // namespace distancies::bench

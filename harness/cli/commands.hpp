@@ -18,6 +18,11 @@ struct SearchOptions {
   bool json = false;
   std::string format = "auto";
   bool timings = false;  // a line on where the load's time went, against its floors
+  // Beyond one GPU's memory (docs/scale.md): stream the model from page-locked host memory.
+  bool stream = false;
+  std::size_t gpu_memory_limit = 0;  // bytes (0: the card's); a model larger than this streams
+  std::int64_t chunk_rows = 0;       // forced chunk size (0: the policy's)
+  int gpus = 0;                      // shard over this many GPUs, one process each (0: not sharded)
 };
 
 void add_model_commands(CLI::App& app);   // info, convert, gen

@@ -29,6 +29,18 @@ void add_search_options(CLI::App* c, SearchOptions& o) {
   c->add_flag("--pageable", o.pageable, "Pageable host memory instead of pinned (the study's V2 switch)");
   c->add_flag("--json", o.json, "One JSON object per query");
   c->add_option("--format", o.format, "Model format: auto, glove, study-text, study-split, word2vec, native");
+  c->add_flag("--stream", o.stream,
+              "Keep the model in page-locked host memory and stream it to the GPU in chunks (also chosen by itself "
+              "when the model does not fit the GPU)");
+  c->add_option("--gpu-memory-limit", o.gpu_memory_limit,
+                "Bytes of GPU memory the search may use (suffixes k, M, G: powers of 1024); a larger model streams")
+      ->transform(CLI::AsSizeValue(false));
+  c->add_option("--chunk-rows", o.chunk_rows, "Rows per streamed chunk (default: the policy's, within the memory)")
+      ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 31));
+  c->add_option("--gpus", o.gpus,
+                "Shard the model over N GPUs, one process each over NCCL: start N processes with "
+                "scripts/shard_launch.sh N (--gpus 1 runs the same path in this process)")
+      ->check(CLI::Range(1, 1024));
 }
 
 }  // namespace

@@ -54,6 +54,10 @@ Session::Session(const SearchOptions& o) : o_(o) {
     resolve_variant(o.variant, one_, many_);  // an unknown name fails before the model loads
   if (o.device == "gpu") require_device();
   use_gpu_ = o.device == "gpu" || (o.device == "auto" && device_status().available);
+  const bool scaled = o.stream || o.gpus > 0 || o.gpu_memory_limit || o.chunk_rows > 0;
+  if (scaled && !use_gpu_)
+    throw Error(std::string("--stream, --gpus, --gpu-memory-limit and --chunk-rows search on the GPU, and ") +
+                (o.device == "cpu" ? "--device cpu was given" : "there is no usable CUDA GPU (" + device_status().reason + ")"));
   if (o.device == "auto" && !use_gpu_)
     std::fprintf(stderr, "no usable CUDA GPU (%s): searching on the CPU\n", device_status().reason.c_str());
   load(o);
@@ -69,7 +73,16 @@ void Session::load(const SearchOptions& o) {
                  static_cast<long long>(model_.rows), model_.dim, model_.format.c_str(), ms_since(t0));
     return;
   }
-  ResidentModel r = load_resident(o.model, lo, !o.pageable);
+  if (o.stream || o.gpus > 0 || o.chunk_rows > 0) return load_scaled(o, lo, o.gpus > 0 ? "--gpus" : "--stream");
+  if (o.gpu_memory_limit) return load_scaled(o, lo, nullptr);  // resident if it fits the limit
+  ResidentModel r;
+  try {
+    r = load_resident(o.model, lo, !o.pageable);
+  } catch (const OutOfMemory& e) {
+    std::fprintf(stderr, "distancies: note: the model does not fit the GPU (%s): streaming it from host memory\n",
+                 e.what());
+    return load_scaled(o, lo, "the model does not fit the GPU");
+  }
   model_ = std::move(r.host);
   dm_ = std::move(r.device);
   const LoadTimings& t = r.timings;
@@ -95,9 +108,82 @@ void Session::load(const SearchOptions& o) {
   gpu_ = std::make_unique<GpuSearcher>(*dm_, &model_, so);
 }
 
+void Session::load_scaled(const SearchOptions& o, const LoadOptions& lo, const char* why) {
+  const auto t0 = clock_type::now();
+  model_ = load_model(o.model, lo);
+  const double gb = static_cast<double>(model_.rows) * model_.ld * sizeof(float) / 1e9;
+  StreamOptions so;
+  so.gpu_memory_limit = o.gpu_memory_limit;
+  so.chunk_rows = o.chunk_rows;
+  if (!why) {  // only a memory limit: resident when the model fits it with room for the search
+    if (gb * 1e9 < 0.85 * static_cast<double>(o.gpu_memory_limit)) {
+      dm_ = std::make_unique<DeviceModel>(upload_model(model_, !o.pageable));
+      gpu_ = std::make_unique<GpuSearcher>(*dm_, &model_);
+      std::fprintf(stderr, "loaded %s: %lld x %d, resident (%.2f GB within --gpu-memory-limit) in %.1f ms\n",
+                   o.model.c_str(), static_cast<long long>(model_.rows), model_.dim, gb, ms_since(t0));
+      return;
+    }
+    why = "larger than --gpu-memory-limit";
+  }
+  if (o.gpus > 0) {
+    const ProcessGroup g = process_group_from_env(o.gpus);
+    int devices = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&devices));
+    if (g.size > devices)
+      throw Error("--gpus " + std::to_string(g.size) + " but this host has " + std::to_string(devices) + " GPU" +
+                  (devices == 1 ? "" : "s"));
+    CUDA_CHECK(cudaSetDevice(g.rank));
+    comm_ = std::make_unique<NcclComm>(g);
+    quiet_ = g.rank != 0;
+    ShardOptions sh;
+    sh.stream = o.stream || o.gpu_memory_limit || o.chunk_rows;
+    sh.stream_options = so;
+    if (sh.stream) pinned_ = std::make_unique<PinnedModel>(PinnedModel::register_model(model_));
+    shard_ = std::make_unique<ShardSearcher>(*comm_, sh.stream ? pinned_->rows() : host_rows(model_), sh);
+    if (!quiet_)
+      std::fprintf(stderr, "loaded %s: %lld x %d; rank %d of %d holds rows %lld-%lld%s (NCCL %s) in %.1f ms\n",
+                   o.model.c_str(), static_cast<long long>(model_.rows), model_.dim, g.rank, g.size,
+                   static_cast<long long>(shard_->first_row()),
+                   static_cast<long long>(shard_->first_row() + shard_->shard_rows() - 1),
+                   shard_->streamed() ? ", streamed" : ", resident", comm_->version().c_str(), ms_since(t0));
+    return;
+  }
+  pinned_ = std::make_unique<PinnedModel>(PinnedModel::register_model(model_));
+  stream_ = std::make_unique<StreamSearcher>(pinned_->rows(), so);
+  std::fprintf(stderr, "loaded %s: %lld x %d (%.2f GB) into page-locked host memory in %.1f ms; streamed to %s (%s)\n",
+               o.model.c_str(), static_cast<long long>(model_.rows), model_.dim, gb, ms_since(t0),
+               describe_device(device_status()).c_str(), why);
+}
+
+std::vector<Hit> Session::search_one(const Query& q, Breakdown* bd) {
+  if (stream_) return stream_->search(*one_, q, o_.k, o_.keep_query_words, bd);
+  if (shard_) return shard_->search(*one_, q, o_.k, o_.keep_query_words, bd);
+  return gpu_->search(*one_, q, o_.k, o_.keep_query_words, bd);
+}
+
+std::vector<std::vector<Hit>> Session::search_many(const std::vector<Query>& qs, Breakdown* bd, BatchSummary& summary) {
+  summary.batch_searcher = true;
+  if (stream_) {
+    auto out = stream_->search(*many_, qs, o_.k, o_.keep_query_words, bd);
+    summary.fallbacks = stream_->last().fallbacks;
+    return out;
+  }
+  if (shard_) {
+    auto out = shard_->search(*many_, qs, o_.k, o_.keep_query_words, bd);
+    summary.fallbacks = shard_->last_fallbacks();
+    return out;
+  }
+  if (!batch_) batch_ = std::make_unique<BatchSearcher>(*dm_);
+  auto out = batch_->search(*many_, qs, o_.k, o_.keep_query_words, bd);
+  summary.sub_batch = batch_->last_sub_batch();
+  summary.fallbacks = batch_->last_fallbacks();
+  return out;
+}
+
 void Session::choose_one() {
   if (!auto_) return;
-  const AutoChoice c = auto_one_query(o_.k, ++queries_seen_, dm_ && dm_->has_reduced(Storage::F16));
+  // Streamed or sharded: no 16-bit copy is kept (a chunk's is made per chunk), so count it unmade.
+  const AutoChoice c = auto_one_query(o_.k, dm_ ? ++queries_seen_ : 0, dm_ && dm_->has_reduced(Storage::F16));
   one_ = c.one;
   many_ = nullptr;
   chosen_by_ = c.why;
@@ -105,7 +191,7 @@ void Session::choose_one() {
 
 void Session::choose_batch(int batch) {
   if (!auto_) return;
-  const AutoChoice c = auto_batch(batch, o_.k, dm_ && dm_->has_reduced(Storage::F16));
+  const AutoChoice c = auto_batch(batch, o_.k, !dm_ || dm_->has_reduced(Storage::F16));
   many_ = c.many;
   chosen_by_ = c.why;
 }
@@ -143,7 +229,7 @@ void Session::run(const std::string& text, bool also_cpu) {
   a.k = o_.k;
   if (use_gpu_) {
     Breakdown bd;
-    a.hits = gpu_->search(*one_, q, o_.k, o_.keep_query_words, &bd);
+    a.hits = search_one(q, &bd);
     a.gpu = gpu_timing(one_->name, std::move(bd));
     if (also_cpu) add_cpu(a, q, true);
   } else {
@@ -182,15 +268,12 @@ int Session::run_batch(const std::vector<BatchLine>& lines, bool also_cpu) {
     Breakdown bd;
     std::vector<std::vector<Hit>> hits;
     if (many_) {
-      if (!batch_) batch_ = std::make_unique<BatchSearcher>(*dm_);
-      hits = batch_->search(*many_, queries, o_.k, o_.keep_query_words, &bd);
-      summary.batch_searcher = true;
-      summary.sub_batch = batch_->last_sub_batch();
-      summary.fallbacks = batch_->last_fallbacks();
+      hits = search_many(queries, &bd, summary);
     } else {  // a one-query pipeline, once per query
       Breakdown one;
       for (const Query& q : queries) {
-        hits.push_back(gpu_->search(*one_, q, o_.k, o_.keep_query_words, &one));
+        one = Breakdown{};
+        hits.push_back(search_one(q, &one));
         for (const auto& s : one.stages) bd.stages.push_back(s);
         bd.total_ms += one.total_ms;
       }
@@ -207,6 +290,7 @@ int Session::run_batch(const std::vector<BatchLine>& lines, bool also_cpu) {
     summary.cpu_ms = ms_since(t0);
   }
   summary.wall_ms = ms_since(t0);
+  if (quiet_) return summary.failed;  // rank 0 answers for the group
   for (const Answer& a : out) {
     if (!a.error.empty()) std::fprintf(stderr, "distancies: error: line %d: %s\n", a.line, a.error.c_str());
     if (o_.json || a.error.empty()) print(a);
@@ -219,6 +303,7 @@ int Session::run_batch(const std::vector<BatchLine>& lines, bool also_cpu) {
 }
 
 void Session::print(const Answer& a) const {
+  if (quiet_) return;
   if (o_.json)
     std::cout << to_json(a, model_).dump() << std::endl;
   else

@@ -10,7 +10,10 @@
 #include "harness/cli/answer.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/repl.hpp"
+#include "harness/formats.hpp"
 #include "harness/gpu_search.hpp"
+#include "harness/scale/shard_search.hpp"
+#include "harness/scale/stream_search.hpp"
 
 namespace distancies::cli {
 
@@ -36,6 +39,10 @@ class Session {
   void choose_batch(int batch);
   // Model read and made resident on the GPU (the upload overlapped with a native file's read).
   void load(const SearchOptions& o);
+  // Or kept in host memory and streamed, or sharded over the ranks of a process group.
+  void load_scaled(const SearchOptions& o, const LoadOptions& lo, const char* why);
+  std::vector<Hit> search_one(const Query& q, Breakdown* bd);
+  std::vector<std::vector<Hit>> search_many(const std::vector<Query>& qs, Breakdown* bd, BatchSummary& summary);
   void print(const Answer& a) const;
 
   SearchOptions o_;
@@ -49,6 +56,11 @@ class Session {
   std::unique_ptr<DeviceModel> dm_;
   std::unique_ptr<GpuSearcher> gpu_;
   std::unique_ptr<BatchSearcher> batch_;
+  std::unique_ptr<PinnedModel> pinned_;    // streaming: the model page-locked where it is
+  std::unique_ptr<StreamSearcher> stream_;
+  std::unique_ptr<NcclComm> comm_;         // --gpus: this rank's communicator
+  std::unique_ptr<ShardSearcher> shard_;
+  bool quiet_ = false;                     // a rank other than 0 answers nothing
 };
 
 }  // namespace distancies::cli

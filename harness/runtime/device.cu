@@ -132,14 +132,15 @@ void* pinned_malloc(std::size_t bytes, const char* what) {
 DeviceBuffer::DeviceBuffer(std::size_t bytes, const char* what) : ptr_(device_malloc(bytes, what)), bytes_(bytes) {}
 
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) cudaFree(ptr_);
+  if (ptr_ && owned_) cudaFree(ptr_);
 }
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (ptr_) cudaFree(ptr_);
+    if (ptr_ && owned_) cudaFree(ptr_);
     ptr_ = std::exchange(o.ptr_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
+    owned_ = std::exchange(o.owned_, true);
   }
   return *this;
 }

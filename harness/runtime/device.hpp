@@ -33,7 +33,16 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t bytes, const char* what = "buffer");
   ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)), owned_(std::exchange(o.owned_, true)) {}
+  // A view of memory someone else owns (a slot of a streamed chunk): never freed by this object.
+  static DeviceBuffer borrow(void* ptr, std::size_t bytes) {
+    DeviceBuffer b;
+    b.ptr_ = ptr;
+    b.bytes_ = bytes;
+    b.owned_ = false;
+    return b;
+  }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -46,6 +55,7 @@ class DeviceBuffer {
  private:
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
+  bool owned_ = true;
 };
 
 // Page-locked host memory (for fast, asynchronous transfers). Out of it is OutOfMemory too.

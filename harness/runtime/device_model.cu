@@ -1,7 +1,9 @@
 #include "harness/runtime/device_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/convert_reduced.cuh"
@@ -12,7 +14,40 @@ namespace distancies {
 
 namespace {
 constexpr int kElementThreads = 256;  // the one-thread-per-element kernels below
+
+// A view's stale copy is re-filled in place when its size still fits (no cudaFree: that would
+// wait for the whole device, the next chunk's copy included).
+DeviceBuffer reuse_or_allocate(DeviceBuffer old, std::size_t bytes, const char* what) {
+  if (old.get() && old.bytes() == bytes) return old;
+  return DeviceBuffer(bytes, what);
+}
 }  // namespace
+
+DeviceModel DeviceModel::view(const float* vectors, const float* norms, std::int64_t rows, int dim, int ld,
+                              const NormRange& range) {
+  DeviceModel dm;
+  dm.rows = rows;
+  dm.dim = dim;
+  dm.ld = ld;
+  dm.vectors = DeviceBuffer::borrow(const_cast<float*>(vectors), static_cast<std::size_t>(rows) * ld * sizeof(float));
+  dm.norms = DeviceBuffer::borrow(const_cast<float*>(norms), static_cast<std::size_t>(rows) * sizeof(float));
+  dm.range_ = range;
+  dm.have_range_ = true;
+  return dm;
+}
+
+void DeviceModel::rows_changed() { have_f16_ = have_bf16_ = have_i8_ = false; }
+
+NormRange host_norm_range(const float* norms, std::int64_t rows) {
+  NormRange r;
+  r.min_norm = std::numeric_limits<float>::infinity();
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const float n = norms[i];
+    if (!std::isfinite(n)) r.finite = false;
+    else if (n > 0) r.min_norm = std::min(r.min_norm, n), r.max_norm = std::max(r.max_norm, n);
+  }
+  return r;
+}
 
 DeviceModel upload_model(const Model& m, bool pinned) {
   require_device();
@@ -49,7 +84,7 @@ DeviceModel upload_model(const Model& m, bool pinned) {
   return dm;
 }
 
-DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64_t seed) {
+DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64_t seed, std::int64_t first_row) {
   require_device();
   DeviceModel dm;
   dm.rows = rows;
@@ -58,7 +93,8 @@ DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64
   dm.vectors = DeviceBuffer(dm.vector_bytes(), "the synthetic model's vectors");
   dm.norms = DeviceBuffer(static_cast<std::size_t>(rows) * sizeof(float), "the synthetic model's norms");
   const long long n = rows * dm.ld;
-  synthetic_fill_kernel<<<blocks_for(n, kElementThreads), kElementThreads>>>(dm.vectors.as<float>(), rows, dim, dm.ld, seed);
+  synthetic_fill_kernel<<<blocks_for(n, kElementThreads), kElementThreads>>>(dm.vectors.as<float>(), rows, dim, dm.ld, seed,
+                                                                            first_row);
   CUDA_CHECK_LAUNCH();
   row_norms_kernel<<<blocks_for(rows, kElementThreads), kElementThreads>>>(dm.vectors.as<float>(), rows, dim, dm.ld,
                                                                           dm.norms.as<float>());
@@ -92,8 +128,9 @@ const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
   if (s == Storage::I8) {
     Reduced fresh;
     const int rld = storage_leading_dim(s, dim);
-    fresh.data = DeviceBuffer(static_cast<std::size_t>(rows) * rld, "the model's int8 copy");
-    fresh.scale = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * sizeof(float), "the int8 row scales");
+    fresh.data = reuse_or_allocate(std::move(r.data), static_cast<std::size_t>(rows) * rld, "the model's int8 copy");
+    fresh.scale = reuse_or_allocate(std::move(r.scale), static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * sizeof(float),
+                                    "the int8 row scales");
     if (rows > 0) {
       const int warps = 8;
       quantize_i8_kernel<signed char><<<static_cast<unsigned>((rows + warps - 1) / warps), warps * 32>>>(
@@ -110,7 +147,7 @@ const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
   const int rld = reduced_leading_dim(dim);
   const long long n = rows * rld;
   Reduced fresh;  // filled in, then kept: a throw part-way keeps nothing
-  fresh.data = DeviceBuffer(static_cast<std::size_t>(n) * 2, "the model's 16-bit copy");
+  fresh.data = reuse_or_allocate(std::move(r.data), static_cast<std::size_t>(n) * 2, "the model's 16-bit copy");
   DeviceBuffer flag(sizeof(int), "conversion flag");
   CUDA_CHECK(cudaMemset(flag.get(), 0, sizeof(int)));
   const unsigned grid = blocks_for(n, kElementThreads);

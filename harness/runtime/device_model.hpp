@@ -38,6 +38,15 @@ struct DeviceModel {
   // and kept (the range guard of harness/precision.hpp).
   const NormRange& norm_range() const;
 
+  // A model whose rows live in memory it does not own (a streamed chunk, a slot re-filled per
+  // chunk): `vectors` and `norms` are borrowed. The norm range is given (the whole model's, so
+  // every chunk's error bounds are the whole model's).
+  static DeviceModel view(const float* vectors, const float* norms, std::int64_t rows, int dim, int ld,
+                          const NormRange& range);
+  // The rows changed under a view: drop the reduced copies and remember them as stale (their
+  // allocations are reused by the next reduced()), keep the given norm range.
+  void rows_changed();
+
  private:
   mutable Reduced f16_, bf16_, i8_;
   mutable bool have_f16_ = false, have_bf16_ = false, have_i8_ = false;
@@ -45,12 +54,16 @@ struct DeviceModel {
   mutable bool have_range_ = false;
 };
 
+// Norm range of host norms (what norm_range() computes on the GPU).
+NormRange host_norm_range(const float* norms, std::int64_t rows);
+
 // Copies a host model to the GPU. `pinned`: stage through page-locked chunks (the study's V2
 // default); otherwise one pageable cudaMemcpy.
 DeviceModel upload_model(const Model& m, bool pinned = true);
 
-// Builds the synthetic model directly on the GPU (identical to make_synthetic_model()).
-DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64_t seed);
+// Builds the synthetic model directly on the GPU (identical to make_synthetic_model()); with
+// `first_row`, rows first_row .. first_row + rows - 1 of it (a shard or a chunk).
+DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64_t seed, std::int64_t first_row = 0);
 
 // Copies a device model back to pageable host memory (vectors and norms only, no words).
 Model download_model(const DeviceModel& dm);

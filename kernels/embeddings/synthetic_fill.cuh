@@ -5,7 +5,9 @@
 namespace distancies {
 
 // One thread per element of the rows x ld matrix; padding columns zero.
-__global__ void synthetic_fill_kernel(float* vectors, long long rows, int dim, int ld, unsigned long long seed);
+// Rows first_row .. first_row + rows - 1 of the model (a shard or a chunk of it).
+__global__ void synthetic_fill_kernel(float* vectors, long long rows, int dim, int ld, unsigned long long seed,
+                                      long long first_row);
 
 // One thread per row: fp64 norms in the host's order (vector_norm()).
 __global__ void row_norms_kernel(const float* vectors, long long rows, int dim, int ld, float* norms);

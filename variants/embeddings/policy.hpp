@@ -3,6 +3,7 @@
 // has been measured; every other card runs the sm_90 policy as a stated choice (policy_for()
 // says so in `distancies device` and in the benchmark context), not H100 numbers by accident.
 #pragma once
+#include <cstddef>
 #include <string>
 
 namespace distancies::policy {
@@ -49,6 +50,14 @@ struct Sm90 {
   // Batched search: selection and re-rank warps per block.
   struct Batch {
     static constexpr int kSelectWarps = 8, kRerankWarps = 8;
+  };
+  // Streaming from pinned host memory (variants/embeddings/stream_policy.hpp): chunk size and
+  // slots from the stream_sweep/* fixtures (docs/scale.md); the share of a GPU memory budget the
+  // slots may take (one query needs little else; a batch's score tiles need the rest).
+  struct StreamChunks {
+    static constexpr std::size_t kChunkBytes = std::size_t(256) << 20;
+    static constexpr int kBuffers = 2;
+    static constexpr double kSlotShare = 0.85, kBatchSlotShare = 0.5;
   };
 };
 

@@ -1,0 +1,239 @@
+// Beyond one GPU's memory and beyond one GPU (docs/scale.md):
+//   floor/h2d_pinned                          the page-locked host model copied to the GPU, in the
+//                                             stream's chunk size, nothing else: the stream's floor
+//   stream/<pipeline>/memory:half             one query, the model streamed with half its bytes as
+//                                             the GPU memory budget
+//   stream/<batch pipeline>/memory:half/batch:B
+//   stream_sweep/fused/chunk_mb:M/buffers:N   the chunk policy's sweep (no memory limit)
+//   stream/<pipeline>/rows:R[/batch:B]        with --stream-rows R: a synthetic model of R rows made
+//                                             in page-locked host memory only (larger than the GPU)
+//   shard/<pipeline>/gpus:G/batch:B           sharded over the G ranks this process belongs to
+//                                             (scripts/shard_launch.sh; G = 1 alone)
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/bench/bench_state.hpp"
+#include "harness/bench/fixture_util.hpp"
+#include "harness/bench/fixtures.hpp"
+#include "harness/bench/measure.hpp"
+#include "harness/scale/shard_search.hpp"
+#include "harness/scale/stream_search.hpp"
+#include "variants/embeddings/policy.hpp"
+
+namespace distancies::bench {
+namespace {
+
+const int kStreamBatches[] = {16, 128, 1024};
+const int kShardBatches[] = {16, 128, 1024, 8192};
+const int kSweepChunkMb[] = {32, 64, 128, 256, 512, 1024};
+const int kSweepBuffers[] = {2, 3};
+
+// The bench model page-locked where it is (its host copy), else the synthetic one made again in
+// page-locked memory; or, with --stream-rows, the large synthetic model.
+const PinnedModel& pinned_model(bool large) {
+  static std::unique_ptr<PinnedModel> normal, big;
+  const BenchState& s = bench_state();
+  std::unique_ptr<PinnedModel>& pm = large ? big : normal;
+  if (!pm) {
+    if (large)
+      pm = std::make_unique<PinnedModel>(PinnedModel::synthetic(s.config.stream_rows, s.config.dim, s.config.seed));
+    else if (s.host_vectors)
+      pm = std::make_unique<PinnedModel>(PinnedModel::register_model(s.host));
+    else
+      pm = std::make_unique<PinnedModel>(PinnedModel::synthetic(s.host.rows, s.host.dim, s.config.seed));
+  }
+  return *pm;
+}
+
+// Queries: the bench's query vector, and for batches rows of the model as in batch/*.
+std::vector<float> stream_queries(const HostRows& r, int batch, std::vector<float>& norms) {
+  std::vector<float> q(static_cast<std::size_t>(batch) * r.dim);
+  norms.clear();
+  for (int b = 0; b < batch; ++b) {
+    const long long row = (static_cast<long long>(b) * 104729) % r.rows;
+    std::copy(r.vectors + row * r.ld, r.vectors + row * r.ld + r.dim, q.begin() + static_cast<std::size_t>(b) * r.dim);
+    norms.push_back(r.norms[row]);
+  }
+  return q;
+}
+
+void floor_h2d_fixture(benchmark::State& st) {
+  const HostRows& r = pinned_model(false).rows();
+  const std::size_t chunk = policy::Active::StreamChunks::kChunkBytes, bytes = r.vector_bytes();
+  static std::unique_ptr<DeviceBuffer> slot[2];
+  if (!slot[0])
+    for (auto& b : slot) b = std::make_unique<DeviceBuffer>(chunk, "h2d floor slot");
+  exec_kernel(st,
+              [&](cudaStream_t s) {
+                const char* src = reinterpret_cast<const char*>(r.vectors);
+                int i = 0;
+                for (std::size_t off = 0; off < bytes; off += chunk, i ^= 1)
+                  CUDA_CHECK(cudaMemcpyAsync(slot[i]->get(), src + off, std::min(chunk, bytes - off),
+                                             cudaMemcpyHostToDevice, s));
+              },
+              double(bytes));
+  st.counters["bytes"] = double(bytes);
+  st.counters["chunk_bytes"] = double(chunk);
+}
+
+struct StreamCase {
+  const Pipeline* one = nullptr;
+  const BatchPipeline* many = nullptr;
+  int batch = 1;
+  bool half_memory = false;  // budget = half the model's bytes
+  bool large = false;        // the --stream-rows model
+  int chunk_mb = 0, buffers = 0;
+};
+
+void stream_fixture(benchmark::State& st, StreamCase c) {
+  const BenchState& s = bench_state();
+  const HostRows& r = pinned_model(c.large).rows();
+  StreamOptions so;
+  if (c.half_memory) so.gpu_memory_limit = r.vector_bytes() / 2;
+  if (c.chunk_mb) so.chunk_rows = static_cast<std::int64_t>((std::size_t(c.chunk_mb) << 20) / r.row_bytes());
+  so.buffers = c.buffers;
+  StreamSearcher searcher(r, so);
+  std::vector<float> norms;
+  const std::vector<float> q = stream_queries(r, c.batch, norms);
+  const int k = s.config.k;
+  Breakdown bd;
+  Means m;
+  ExecOptions o;
+  o.warmups = 1;
+  o.min_bytes = double(r.vector_bytes()) * 0.1;  // the device reads it all; the refusal guards the copy itself
+  o.on_sample = [&](double ms) {
+    const StreamStats& t = searcher.last();
+    m.add("total_ms", ms);
+    m.add("copy_ms", t.copy_ms);
+    m.add("chunk_search_ms", bd.stage_ms("chunk_search"));
+    m.add("h2d_gb_per_s", t.h2d_gb_per_s());
+    m.add("copy_gb_per_s", t.copy_ms > 0 ? t.bytes / (t.copy_ms * 1e6) : 0);
+    m.add("fallbacks", t.fallbacks);
+    m.add("queries_per_s", c.batch / (ms / 1e3));
+  };
+  auto work = [&](cudaStream_t) {
+    if (c.many) searcher.search(*c.many, q.data(), norms.data(), c.batch, k, &bd);
+    else searcher.search(*c.one, q.data(), norms[0], k, &bd);
+    return double(searcher.last().total_ms);
+  };
+  if (!exec_timed(st, work, o)) return;
+  m.publish(st);
+  const StreamLayout& l = searcher.last().layout;
+  parameters(st, {{"batch", double(c.batch)}, {"k", double(k)}, {"rows", double(r.rows)}, {"dim", double(r.dim)},
+                  {"chunk_rows", double(l.chunk_rows)}, {"chunks", double(l.chunks)}, {"buffers", double(l.buffers)},
+                  {"gpu_memory_limit", double(so.gpu_memory_limit)}, {"bytes", double(searcher.last().bytes)}});
+}
+
+NcclComm* group_comm(std::string* why) {
+  static std::unique_ptr<NcclComm> comm;
+  static std::string failed;
+  if (!comm && failed.empty()) {
+    try {
+      if (!nccl_available(&failed)) return nullptr;
+      const char* w = std::getenv("DISTANCIES_WORLD_SIZE");
+      const ProcessGroup g = process_group_from_env(w ? std::atoi(w) : 1);
+      CUDA_CHECK(cudaSetDevice(g.rank));
+      comm = std::make_unique<NcclComm>(g);
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+  }
+  if (!comm && why) *why = failed;
+  return comm.get();
+}
+
+// Each rank's shard made on its GPU (the synthetic model's rows) or copied from the host copy.
+ShardSearcher& shard_searcher(NcclComm& comm) {
+  static std::unique_ptr<ShardSearcher> sh;
+  if (!sh) {
+    const BenchState& s = bench_state();
+    const auto [lo, hi] = shard_rows(s.host.rows, comm.rank(), comm.size());
+    DeviceModel shard = s.host_vectors ? upload_rows(host_rows(s.host).slice(lo, hi))
+                                       : generate_synthetic_on_device(hi - lo, s.host.dim, s.config.seed, lo);
+    sh = std::make_unique<ShardSearcher>(comm, std::move(shard), lo, s.host.rows);
+  }
+  return *sh;
+}
+
+void shard_fixture(benchmark::State& st, const Pipeline* one, const BatchPipeline* many, int batch) {
+  std::string why;
+  NcclComm* comm = group_comm(&why);
+  if (!comm) return skip(st, "no NCCL communicator: " + why);
+  const BenchState& s = bench_state();
+  ShardSearcher& sh = shard_searcher(*comm);
+  const HostRows r = s.host_vectors ? host_rows(s.host) : pinned_model(false).rows();
+  std::vector<float> norms;
+  const std::vector<float> q = stream_queries(r, batch, norms);
+  Breakdown bd;
+  Means m;
+  ExecOptions o;
+  o.warmups = 1;
+  o.fixed_samples = comm->size() > 1;  // every rank must run the same number of collectives
+  o.min_bytes = double(sh.shard_rows()) * s.host.dim * 2.0;
+  o.on_sample = [&](double ms) {
+    m.add("total_ms", ms);
+    m.add("exchange_ms", bd.stage_ms("shard_exchange"));
+    m.add("queries_per_s", batch / (ms / 1e3));
+    m.add("fallbacks", sh.last_fallbacks());
+  };
+  auto work = [&](cudaStream_t) {
+    bd = Breakdown{};
+    if (many) sh.search(*many, q.data(), norms.data(), batch, s.config.k, &bd);
+    else sh.search(*one, q.data(), norms[0], s.config.k, &bd);
+    return bd.wall_ms;
+  };
+  if (!exec_timed(st, work, o)) return;
+  m.publish(st);
+  parameters(st, {{"gpus", double(comm->size())}, {"rank", double(comm->rank())}, {"batch", double(batch)},
+                  {"k", double(s.config.k)}, {"rows", double(s.host.rows)}, {"shard_rows", double(sh.shard_rows())}});
+}
+
+}  // namespace
+
+void register_scale_fixtures() {
+  const BenchState& s = bench_state();
+  timed(add("floor/h2d_pinned", floor_h2d_fixture));
+  for (const char* name : {"fused", "fused_f16"}) {
+    StreamCase c;
+    c.one = &pipeline(name);
+    c.half_memory = true;
+    timed(add(std::string("stream/") + name + "/memory:half", stream_fixture, c));
+  }
+  for (const char* name : {"batch_f16_h", "batch_tf32"})
+    for (int b : kStreamBatches) {
+      StreamCase c;
+      c.many = &batch_pipeline(name);
+      c.batch = b;
+      c.half_memory = true;
+      timed(add(std::string("stream/") + name + "/memory:half/batch:" + std::to_string(b), stream_fixture, c));
+    }
+  for (int mb : kSweepChunkMb)
+    for (int n : kSweepBuffers) {
+      StreamCase c;
+      c.one = &pipeline("fused");
+      c.chunk_mb = mb;
+      c.buffers = n;
+      timed(add("stream_sweep/fused/chunk_mb:" + std::to_string(mb) + "/buffers:" + std::to_string(n), stream_fixture,
+                c));
+    }
+  if (s.config.stream_rows > 0) {
+    const std::string rows = std::to_string(s.config.stream_rows);
+    StreamCase c;
+    c.large = true;
+    c.one = &pipeline("fused");
+    timed(add("stream/fused/rows:" + rows, stream_fixture, c))->Iterations(3);
+    c.one = nullptr;
+    c.many = &batch_pipeline("batch_f16_h");
+    c.batch = 1024;
+    timed(add("stream/batch_f16_h/rows:" + rows + "/batch:1024", stream_fixture, c))->Iterations(3);
+  }
+  const char* w = std::getenv("DISTANCIES_WORLD_SIZE");
+  const std::string g = std::to_string(w ? std::atoi(w) : 1);
+  timed(add("shard/fused/gpus:" + g + "/batch:1", shard_fixture, &pipeline("fused"), nullptr, 1));
+  for (int b : kShardBatches)
+    timed(add("shard/batch_f16_h/gpus:" + g + "/batch:" + std::to_string(b), shard_fixture, nullptr,
+              &batch_pipeline("batch_f16_h"), b));
+}
+
+}  // namespace distancies::bench

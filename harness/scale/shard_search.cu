@@ -1,0 +1,155 @@
+#include "harness/scale/shard_search.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+
+#include "harness/runtime/error.hpp"
+#include "harness/scale/merge_hits.hpp"
+
+namespace distancies {
+
+namespace {
+using clock_type = std::chrono::steady_clock;
+}  // namespace
+
+DeviceModel upload_rows(const HostRows& r) {
+  DeviceModel dm;
+  dm.rows = r.rows;
+  dm.dim = r.dim;
+  dm.ld = r.ld;
+  dm.vectors = DeviceBuffer(std::max<std::size_t>(r.vector_bytes(), 16), "this rank's shard");
+  dm.norms = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(r.rows, 1)) * sizeof(float),
+                          "this rank's shard norms");
+  if (r.rows > 0) {
+    CUDA_CHECK(cudaMemcpy(dm.vectors.get(), r.vectors, r.vector_bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dm.norms.get(), r.norms, r.rows * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  return dm;
+}
+
+std::pair<std::int64_t, std::int64_t> shard_rows(std::int64_t rows, int rank, int size) {
+  const std::int64_t base = rows / size, extra = rows % size;
+  const std::int64_t first = rank * base + std::min<std::int64_t>(rank, extra);
+  return {first, first + base + (rank < extra ? 1 : 0)};
+}
+
+std::vector<std::vector<Hit>> merge_gathered(const std::vector<ShardHit>& gathered, int ranks, int queries, int k) {
+  if (gathered.size() != static_cast<std::size_t>(ranks) * queries * k)
+    throw Error("merge_gathered: the gathered lists have the wrong size");
+  std::vector<std::vector<Hit>> out(static_cast<std::size_t>(queries));
+  std::vector<Hit> part;
+  for (int r = 0; r < ranks; ++r)
+    for (int q = 0; q < queries; ++q) {
+      part.clear();
+      const ShardHit* h = gathered.data() + (static_cast<std::size_t>(r) * queries + q) * k;
+      for (int i = 0; i < k && h[i].row >= 0; ++i) part.push_back({h[i].row, h[i].sim});
+      merge_top_k(out[q], part, k);
+    }
+  return out;
+}
+
+ShardSearcher::ShardSearcher(NcclComm& comm, const HostRows& all, ShardOptions o)
+    : comm_(comm), total_(all.rows), stream_s_(cudaStreamNonBlocking) {
+  if (all.rows > INT32_MAX) throw Error("sharded search numbers rows with 32 bits: at most 2^31 - 1 rows");
+  const auto [lo, hi] = distancies::shard_rows(all.rows, comm.rank(), comm.size());
+  first_ = lo;
+  rows_ = hi - lo;
+  const HostRows mine = all.slice(lo, hi);
+  bool stream = o.stream;
+  if (!stream) {
+    try {
+      resident_ = std::make_unique<DeviceModel>(upload_rows(mine));
+    } catch (const OutOfMemory&) {
+      stream = true;  // the shard does not fit this GPU: stream it
+    }
+  }
+  if (stream) stream_ = std::make_unique<StreamSearcher>(mine, o.stream_options);
+}
+
+ShardSearcher::ShardSearcher(NcclComm& comm, DeviceModel shard, std::int64_t first_row, std::int64_t total_rows)
+    : comm_(comm), first_(first_row), rows_(shard.rows), total_(total_rows), stream_s_(cudaStreamNonBlocking) {
+  resident_ = std::make_unique<DeviceModel>(std::move(shard));
+}
+
+ShardSearcher::~ShardSearcher() = default;
+
+std::vector<std::vector<Hit>> ShardSearcher::exchange(const std::vector<std::vector<Hit>>& local, int k, Breakdown* bd) {
+  const auto t0 = clock_type::now();
+  const int queries = static_cast<int>(local.size());
+  const std::size_t per_rank = static_cast<std::size_t>(queries) * k;
+  std::vector<ShardHit> mine(per_rank, ShardHit{0.0f, -1});
+  for (int q = 0; q < queries; ++q)
+    for (std::size_t i = 0; i < local[q].size() && i < static_cast<std::size_t>(k); ++i)
+      mine[q * static_cast<std::size_t>(k) + i] = {local[q][i].sim, local[q][i].row};
+  const std::size_t bytes = per_rank * sizeof(ShardHit);
+  if (send_.bytes() < bytes) send_ = DeviceBuffer(bytes, "the shard's candidate lists");
+  if (recv_.bytes() < bytes * comm_.size()) recv_ = DeviceBuffer(bytes * comm_.size(), "every shard's candidate lists");
+  std::vector<ShardHit> all(per_rank * comm_.size());
+  CUDA_CHECK(cudaMemcpyAsync(send_.get(), mine.data(), bytes, cudaMemcpyHostToDevice, stream_s_));
+  comm_.all_gather(send_.get(), recv_.get(), bytes, stream_s_);
+  CUDA_CHECK(cudaMemcpyAsync(all.data(), recv_.get(), bytes * comm_.size(), cudaMemcpyDeviceToHost, stream_s_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_s_));
+  auto out = merge_gathered(all, comm_.size(), queries, k);
+  if (bd) {
+    const float ms = std::chrono::duration<float, std::milli>(clock_type::now() - t0).count();
+    bd->stages.push_back({"shard_exchange", true, ms});
+    bd->total_ms += ms;
+  }
+  return out;
+}
+
+std::vector<Hit> ShardSearcher::search(const Pipeline& p, const float* query, float query_norm, int k, Breakdown* bd) {
+  if (k <= 0) throw Error("k must be at least 1");
+  const auto t0 = clock_type::now();
+  std::vector<std::vector<Hit>> local(1);
+  if (rows_ > 0) {
+    if (stream_) local[0] = stream_->search(p, query, query_norm, k, bd);
+    else {
+      if (!one_) one_ = std::make_unique<GpuSearcher>(*resident_, nullptr);
+      local[0] = one_->search(p, query, query_norm, k, bd);
+    }
+    offset_rows(local[0], first_);
+  }
+  auto out = exchange(local, k, bd);
+  if (bd) bd->wall_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+  return std::move(out.front());
+}
+
+std::vector<Hit> ShardSearcher::search(const Pipeline& p, const Query& q, int k, bool keep_query_words, Breakdown* bd) {
+  if (k <= 0) throw Error("k must be at least 1");
+  return finish_query(search(p, q.vector.data(), q.norm, request_k(q, k, keep_query_words, total_), bd), q, k, keep_query_words);
+}
+
+std::vector<std::vector<Hit>> ShardSearcher::search(const BatchPipeline& p, const float* queries, const float* norms,
+                                                    int batch, int k, Breakdown* bd) {
+  if (k <= 0) throw Error("k must be at least 1");
+  const auto t0 = clock_type::now();
+  std::vector<std::vector<Hit>> local(static_cast<std::size_t>(std::max(batch, 0)));
+  fallbacks_ = 0;
+  if (rows_ > 0 && batch > 0) {
+    if (stream_) {
+      local = stream_->search(p, queries, norms, batch, k, bd);
+      fallbacks_ = stream_->last().fallbacks;
+    } else {
+      if (!many_) many_ = std::make_unique<BatchSearcher>(*resident_);
+      local = many_->search(p, queries, norms, batch, k, bd);
+      fallbacks_ = many_->last_fallbacks();
+    }
+    for (auto& l : local) offset_rows(l, first_);
+  }
+  auto out = exchange(local, k, bd);
+  if (bd) bd->wall_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+  return out;
+}
+
+std::vector<std::vector<Hit>> ShardSearcher::search(const BatchPipeline& p, const std::vector<Query>& qs, int k,
+                                                    bool keep_query_words, Breakdown* bd) {
+  const PackedQueries q = pack_queries(qs, resident_ ? resident_->dim : stream_->rows().dim, k, keep_query_words, total_);
+  auto out = search(p, q.vectors.data(), q.norms.data(), q.batch(), q.k, bd);
+  finish_queries(out, qs, k, keep_query_words);
+  return out;
+}
+
+}  // namespace distancies

@@ -1,0 +1,223 @@
+#include "harness/scale/stream_search.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <functional>
+
+#include "harness/runtime/error.hpp"
+#include "harness/scale/merge_hits.hpp"
+#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/plan.hpp"
+
+namespace distancies {
+
+namespace {
+using clock_type = std::chrono::steady_clock;
+
+// Left to the CUDA context, cuBLAS's workspace and allocator rounding when no limit is given.
+constexpr std::size_t kMargin = std::size_t(512) << 20;
+
+std::size_t reduced_row_bytes(Storage s, int dim) {
+  if (s == Storage::F32) return 0;
+  const std::size_t e = s == Storage::I8 ? 1 : 2;
+  return static_cast<std::size_t>(storage_leading_dim(s, dim)) * e + (s == Storage::I8 ? sizeof(float) : 0);
+}
+}  // namespace
+
+std::size_t stream_budget(std::size_t limit) {
+  require_device();
+  std::size_t free_b = 0, total_b = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::size_t usable = free_b > kMargin ? free_b - kMargin : 0;
+  return limit ? std::min(limit, usable) : usable;
+}
+
+// One chunk slot: its device rows, the event that says its copy landed, the copy's timing
+// events, and the searchers bound to a view of it (full chunks; the shorter last chunk).
+struct StreamSearcher::Slot {
+  DeviceBuffer vectors, norms;
+  Event copied{Event::Timing::Off};
+  Event copy_begin, copy_end;
+  std::int64_t chunk = -1;  // the chunk in it (or on its way)
+  DeviceModel view[2];      // [0] full chunk, [1] the last, shorter chunk
+  std::unique_ptr<GpuSearcher> one[2];
+  std::unique_ptr<BatchSearcher> many[2];
+  int many_tile[2] = {0, 0};
+};
+
+StreamSearcher::StreamSearcher(const HostRows& rows, StreamOptions opt)
+    : rows_(rows), opt_(opt), copy_(cudaStreamNonBlocking) {
+  require_device();
+  if (opt.buffers == 1) throw Error("streaming needs at least 2 chunk slots (one copied while one is scanned)");
+  if (rows.first + rows.rows > INT32_MAX)
+    throw Error("streamed search numbers rows with 32 bits: at most 2^31 - 1 rows (docs/scale.md)");
+}
+
+StreamSearcher::~StreamSearcher() {
+  if (copy_.get()) cudaStreamSynchronize(copy_);
+}
+
+void StreamSearcher::prepare(std::size_t per_row_extra, bool batch) {
+  if (!slots_.empty() && slots_for_batch_ == batch && slots_extra_ >= per_row_extra) return;
+  cudaStreamSynchronize(copy_);
+  slots_.clear();
+  StreamRequest r;
+  r.rows = rows_.rows;
+  r.row_bytes = rows_.row_bytes();
+  r.budget = stream_budget(opt_.gpu_memory_limit);
+  r.per_row_extra = per_row_extra;
+  r.batch = batch;
+  r.chunk_rows = opt_.chunk_rows;
+  r.buffers = opt_.buffers;
+  stats_.layout = plan_stream(r);
+  const StreamLayout& l = stats_.layout;
+  for (int i = 0; i < l.buffers && i < l.chunks; ++i) {
+    auto s = std::make_unique<Slot>();
+    s->vectors = DeviceBuffer(static_cast<std::size_t>(l.chunk_rows) * rows_.ld * sizeof(float), "a streamed chunk");
+    s->norms = DeviceBuffer(static_cast<std::size_t>(l.chunk_rows) * sizeof(float), "a streamed chunk's norms");
+    const std::int64_t tail = rows_.rows - (l.chunks - 1) * l.chunk_rows;
+    for (int t = 0; t < 2; ++t)
+      s->view[t] = DeviceModel::view(s->vectors.as<float>(), s->norms.as<float>(), t ? tail : l.chunk_rows, rows_.dim,
+                                     rows_.ld, rows_.range);
+    slots_.push_back(std::move(s));
+  }
+  slots_for_batch_ = batch;
+  slots_extra_ = per_row_extra;
+}
+
+void StreamSearcher::issue_copy(std::int64_t c) {
+  const StreamLayout& l = stats_.layout;
+  Slot& s = *slots_[static_cast<std::size_t>(c % l.buffers)];
+  const std::int64_t lo = c * l.chunk_rows, n = std::min(l.chunk_rows, rows_.rows - lo);
+  const std::size_t vbytes = static_cast<std::size_t>(n) * rows_.ld * sizeof(float);
+  s.copy_begin.record(copy_);
+  CUDA_CHECK(cudaMemcpyAsync(s.vectors.get(), rows_.vectors + lo * rows_.ld, vbytes, cudaMemcpyHostToDevice, copy_));
+  CUDA_CHECK(cudaMemcpyAsync(s.norms.get(), rows_.norms + lo, n * sizeof(float), cudaMemcpyHostToDevice, copy_));
+  s.copy_end.record(copy_);
+  s.copied.record(copy_);
+  s.chunk = c;
+  stats_.bytes += vbytes + n * sizeof(float);
+}
+
+std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown* bd, void* ctx, ChunkSearch scan) {
+  const auto wall0 = clock_type::now();
+  if (bd) *bd = Breakdown{};
+  const StreamLayout l = stats_.layout;
+  stats_.bytes = 0;
+  stats_.copy_ms = 0;
+  stats_.fallbacks = 0;
+  std::vector<std::vector<Hit>> acc(static_cast<std::size_t>(queries));
+  if (l.chunks == 0) return acc;
+  Event start, end;
+  start.record(copy_);
+  for (std::int64_t c = 0; c < std::min<std::int64_t>(l.buffers, l.chunks); ++c) issue_copy(c);
+  float search_ms = 0;
+  for (std::int64_t c = 0; c < l.chunks; ++c) {
+    Slot& s = *slots_[static_cast<std::size_t>(c % l.buffers)];
+    // The host waits for this chunk alone; the next ones keep the copy engine busy meanwhile.
+    CUDA_CHECK(cudaEventSynchronize(s.copied.get()));
+    const bool tail = c == l.chunks - 1 && rows_.rows - c * l.chunk_rows != l.chunk_rows;
+    s.view[tail].rows_changed();
+    const auto t0 = clock_type::now();
+    auto part = scan(ctx, s, tail);
+    search_ms += std::chrono::duration<float, std::milli>(clock_type::now() - t0).count();
+    for (int q = 0; q < queries; ++q) {
+      offset_rows(part[q], rows_.first + c * l.chunk_rows);
+      merge_top_k(acc[q], part[q], k);
+    }
+    stats_.copy_ms += elapsed_ms(s.copy_begin, s.copy_end);
+    if (c + l.buffers < l.chunks) issue_copy(c + l.buffers);
+  }
+  end.record(copy_);
+  stats_.total_ms = elapsed_ms(start, end);
+  if (bd) {
+    bd->stages.push_back({"chunk_h2d", true, stats_.copy_ms});
+    bd->stages.push_back({"chunk_search", false, search_ms});
+    bd->total_ms = stats_.total_ms;
+    bd->wall_ms = std::chrono::duration<double, std::milli>(clock_type::now() - wall0).count();
+  }
+  return acc;
+}
+
+namespace {
+struct OneQuery {
+  const Pipeline* p;
+  const float* query;
+  float norm;
+  int k;
+};
+struct Batch {
+  const BatchPipeline* p;
+  const float* queries;
+  const float* norms;
+  int batch, k;
+  std::size_t scratch;
+  std::int64_t chunk_rows;
+  int* fallbacks;
+};
+}  // namespace
+
+std::vector<Hit> StreamSearcher::search(const Pipeline& p, const float* query, float query_norm, int k, Breakdown* bd) {
+  if (k <= 0) throw Error("k must be at least 1");
+  if (p.habits.copy_model_every_query)
+    throw Error(std::string("pipeline ") + p.name +
+                " copies the whole model on every query, which streaming does chunk by chunk already: stream "
+                "with a resident-model pipeline (fused, ...)");
+  const std::int64_t probe = std::max<std::int64_t>(1, std::min<std::int64_t>(rows_.rows, 1 << 20));
+  const Plan plan = make_plan(p, static_cast<int>(probe), rows_.dim, k);
+  prepare(plan.workspace_bytes / static_cast<std::size_t>(probe) + 1 + reduced_row_bytes(p.storage, rows_.dim), false);
+  OneQuery ctx{&p, query, query_norm, k};
+  auto out = run(1, k, bd, &ctx, [](void* c, Slot& s, bool tail) {
+    auto& a = *static_cast<OneQuery*>(c);
+    if (!s.one[tail]) s.one[tail] = std::make_unique<GpuSearcher>(s.view[tail], nullptr);
+    return std::vector<std::vector<Hit>>{s.one[tail]->search(*a.p, a.query, a.norm, a.k)};
+  });
+  return std::move(out.front());
+}
+
+std::vector<Hit> StreamSearcher::search(const Pipeline& p, const Query& q, int k, bool keep_query_words, Breakdown* bd) {
+  if (k <= 0) throw Error("k must be at least 1");
+  return finish_query(search(p, q.vector.data(), q.norm, request_k(q, k, keep_query_words, rows_.rows), bd), q, k, keep_query_words);
+}
+
+std::vector<std::vector<Hit>> StreamSearcher::search(const BatchPipeline& p, const float* queries, const float* norms,
+                                                     int batch, int k, Breakdown* bd) {
+  if (k <= 0) throw Error("k must be at least 1");
+  if (batch <= 0) return {};
+  const Storage copy = p.input == GemmInput::F16 ? Storage::F16 : p.input == GemmInput::BF16 ? Storage::BF16 : Storage::F32;
+  prepare(reduced_row_bytes(copy, rows_.dim), true);
+  // The searchers' share of the budget less the chunk views' reduced copies (two views).
+  const std::size_t reduced = 2 * static_cast<std::size_t>(stats_.layout.chunk_rows) * reduced_row_bytes(copy, rows_.dim);
+  const std::size_t scratch = stats_.layout.searcher_bytes > reduced ? stats_.layout.searcher_bytes - reduced : 1;
+  int fallbacks = 0;
+  Batch ctx{&p, queries, norms, batch, k, scratch, stats_.layout.chunk_rows, &fallbacks};
+  auto out = run(batch, k, bd, &ctx, [](void* c, Slot& s, bool tail) {
+    auto& a = *static_cast<Batch*>(c);
+    // Tiles no longer than a chunk: score buffers sized for rows that exist.
+    const int tile = static_cast<int>(std::min<std::int64_t>(BatchPolicy::tile_rows(a.batch), round_up(a.chunk_rows, 128)));
+    if (!s.many[tail] || s.many_tile[tail] != tile) {
+      BatchSearcher::Options o;
+      o.tile_rows = tile;
+      o.scratch_limit = a.scratch;
+      s.many[tail] = std::make_unique<BatchSearcher>(s.view[tail], o);
+      s.many_tile[tail] = tile;
+    }
+    auto r = s.many[tail]->search(*a.p, a.queries, a.norms, a.batch, a.k);
+    *a.fallbacks += s.many[tail]->last_fallbacks();
+    return r;
+  });
+  stats_.fallbacks = fallbacks;
+  return out;
+}
+
+std::vector<std::vector<Hit>> StreamSearcher::search(const BatchPipeline& p, const std::vector<Query>& qs, int k,
+                                                     bool keep_query_words, Breakdown* bd) {
+  const PackedQueries q = pack_queries(qs, rows_.dim, k, keep_query_words, rows_.rows);
+  auto out = search(p, q.vectors.data(), q.norms.data(), q.batch(), q.k, bd);
+  finish_queries(out, qs, k, keep_query_words);
+  return out;
+}
+
+}  // namespace distancies

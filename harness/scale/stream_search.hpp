@@ -1,0 +1,77 @@
+// Search over a model larger than the GPU memory it is given: the rows stay in page-locked host
+// memory and flow to the GPU in chunks, each chunk copied on its own stream into one of
+// `buffers` slots while the chunk before it is scanned by the registered pipeline (one query or
+// a batch); each chunk's exact top k, its rows made global, merges into the answer. As FAISS's
+// bfKnn tiles the database, but with our exact, certified pipelines: the answer equals the
+// resident search's bit for bit (docs/scale.md).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "harness/batch_search.hpp"
+#include "harness/gpu_search.hpp"
+#include "harness/runtime/pinned_model.hpp"
+#include "variants/embeddings/stream_policy.hpp"
+
+namespace distancies {
+
+struct StreamOptions {
+  std::size_t gpu_memory_limit = 0;  // bytes the stream may take in all (0: what the GPU has free)
+  std::int64_t chunk_rows = 0;       // forced chunk size (0: the policy's, within the budget)
+  int buffers = 0;                   // forced slot count, >= 2 (0: the policy's)
+};
+
+// What the last search did, for logs, JSON and the fixtures' counters.
+struct StreamStats {
+  StreamLayout layout;
+  std::size_t bytes = 0;     // host-to-device bytes copied
+  float copy_ms = 0;         // the copies alone (sum of their event intervals)
+  float total_ms = 0;        // first copy issued to the answer merged
+  int fallbacks = 0;         // chunk searches redone by a fallback pipeline (batches)
+  double h2d_gb_per_s() const { return total_ms > 0 ? bytes / (total_ms * 1e6) : 0; }
+};
+
+class StreamSearcher {
+ public:
+  StreamSearcher(const HostRows& rows, StreamOptions opt);
+  ~StreamSearcher();
+  StreamSearcher(const StreamSearcher&) = delete;
+  StreamSearcher& operator=(const StreamSearcher&) = delete;
+
+  // One query: the best k rows over all chunks (global row numbers).
+  std::vector<Hit> search(const Pipeline& p, const float* query, float query_norm, int k, Breakdown* bd = nullptr);
+  std::vector<Hit> search(const Pipeline& p, const Query& q, int k, bool keep_query_words, Breakdown* bd = nullptr);
+
+  // A batch (packed batch x dim floats).
+  std::vector<std::vector<Hit>> search(const BatchPipeline& p, const float* queries, const float* norms, int batch,
+                                       int k, Breakdown* bd = nullptr);
+  std::vector<std::vector<Hit>> search(const BatchPipeline& p, const std::vector<Query>& qs, int k,
+                                       bool keep_query_words, Breakdown* bd = nullptr);
+
+  const StreamStats& last() const { return stats_; }
+  const HostRows& rows() const { return rows_; }
+
+ private:
+  struct Slot;
+  using ChunkSearch = std::vector<std::vector<Hit>> (*)(void* ctx, Slot& s, bool tail);
+  // Lays out the slots for this kind of search (sizes depend on the pipeline) when they change.
+  void prepare(std::size_t per_row_extra, bool batch);
+  // Copies chunk c into its slot (asynchronously, on the copy stream).
+  void issue_copy(std::int64_t c);
+  // Every chunk through `scan` (which searches one slot's view), merged per query.
+  std::vector<std::vector<Hit>> run(int queries, int k, Breakdown* bd, void* ctx, ChunkSearch scan);
+
+  HostRows rows_;
+  StreamOptions opt_;
+  StreamStats stats_;
+  Stream copy_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  bool slots_for_batch_ = false;
+  std::size_t slots_extra_ = 0;
+};
+
+// Bytes the GPU can give a stream: the limit if set, else what is free now less a margin for
+// the CUDA context's and cuBLAS's own allocations.
+std::size_t stream_budget(std::size_t limit);
+
+}  // namespace distancies
