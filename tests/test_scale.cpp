@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -205,6 +206,14 @@ struct StreamFixture : ::testing::Test {
     s.seed = fresh_seed();
     seed = s.seed;
     m = random_model(s);
+    // Rows scaled by 2^-2 .. 2^2 in runs of 1,000: each chunk's norms differ from the last's, so
+    // a searcher that kept a chunk's norms (or their inverses) for the next would be caught.
+    // Powers of two keep the planted ties exact.
+    for (std::int64_t r = 0; r < m.rows; ++r) {
+      const float f = std::ldexp(1.0f, static_cast<int>((r / 1000) % 5) - 2);
+      for (int j = 0; j < m.dim; ++j) m.row(r)[j] *= f;
+      m.norms[static_cast<std::size_t>(r)] = vector_norm(m.row(r), m.dim);
+    }
     dm = upload_model(m);
   }
   std::uint32_t seed = 0;

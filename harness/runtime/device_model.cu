@@ -136,7 +136,7 @@ const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
       quantize_i8_kernel<signed char><<<static_cast<unsigned>((rows + warps - 1) / warps), warps * 32>>>(
           d_vectors(), rows, dim, ld, rld, fresh.data.as<signed char>(), fresh.scale.as<float>());
       CUDA_CHECK_LAUNCH();
-      CUDA_CHECK(cudaDeviceSynchronize());
+      CUDA_CHECK(cudaStreamSynchronize(0));  // this stream only: not a streamed chunk's copy in flight
     }
     fresh.min_norm = norm_range().min_norm;
     fresh.max_norm = norm_range().max_norm;
@@ -148,8 +148,9 @@ const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
   const long long n = rows * rld;
   Reduced fresh;  // filled in, then kept: a throw part-way keeps nothing
   fresh.data = reuse_or_allocate(std::move(r.data), static_cast<std::size_t>(n) * 2, "the model's 16-bit copy");
-  DeviceBuffer flag(sizeof(int), "conversion flag");
-  CUDA_CHECK(cudaMemset(flag.get(), 0, sizeof(int)));
+  fresh.flag = reuse_or_allocate(std::move(r.flag), sizeof(int), "conversion flag");
+  const DeviceBuffer& flag = fresh.flag;
+  CUDA_CHECK(cudaMemsetAsync(flag.get(), 0, sizeof(int), 0));
   const unsigned grid = blocks_for(n, kElementThreads);
   if (s == Storage::F16)
     convert_reduced_kernel<__half><<<grid, kElementThreads>>>(d_vectors(), rows, dim, ld, rld, fresh.data.as<__half>(),

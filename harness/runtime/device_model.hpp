@@ -24,6 +24,8 @@ struct DeviceModel {
   struct Reduced {
     DeviceBuffer data;        // rows * storage_leading_dim(s, dim) elements, padding zero
     DeviceBuffer scale;       // I8: per row s_i = max_j |x_ij| / 127 (NaN for a non-finite row)
+    DeviceBuffer flag;        // 16-bit: the conversion's out-of-range flag (kept: freeing it would
+                              // wait for the whole device, a streamed chunk's copy included)
     float min_norm = 0;       // smallest non-zero row norm (for the error bound)
     float max_norm = 0;       // largest row norm (for the range guard)
     bool out_of_range = false;  // some element does not fit (fp16: |x_j| >= 65520 becomes Inf): unusable
