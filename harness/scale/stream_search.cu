@@ -4,7 +4,11 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <condition_variable>
+#include <exception>
 #include <functional>
+#include <mutex>
+#include <thread>
 
 #include "harness/runtime/error.hpp"
 #include "harness/scale/merge_hits.hpp"
@@ -41,7 +45,6 @@ struct StreamSearcher::Slot {
   DeviceBuffer vectors, norms;
   Event copied{Event::Timing::Off};
   Event copy_begin, copy_end;
-  std::int64_t chunk = -1;  // the chunk in it (or on its way)
   DeviceModel view[2];      // [0] full chunk, [1] the last, shorter chunk
   std::unique_ptr<GpuSearcher> one[2];
   std::unique_ptr<BatchSearcher> many[2];
@@ -88,41 +91,98 @@ void StreamSearcher::prepare(std::size_t per_row_extra, bool batch) {
   slots_extra_ = per_row_extra;
 }
 
-void StreamSearcher::issue_copy(std::int64_t c) {
+// The copy feeder: a host thread that issues every chunk's copy piece by piece, never more than
+// kPiecesInFlight pieces ahead of the engine. The host-to-device engine serves the streams'
+// copies in the order they were issued, so a chunk search's own small uploads (its queries)
+// wait behind at most that many pieces instead of a whole chunk.
+struct StreamSearcher::Feeder {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::int64_t issued = 0;    // chunks whose copies are all issued (their `copied` recorded)
+  std::int64_t released = 0;  // chunks whose slot is free to be filled
+  bool stop = false;
+  std::exception_ptr error;
+  int device = 0;             // the searching thread's GPU (a rank's), made current in the feeder
+};
+
+void StreamSearcher::feed(Feeder& f) {
+  using P = policy::Active::StreamChunks;
   const StreamLayout& l = stats_.layout;
-  Slot& s = *slots_[static_cast<std::size_t>(c % l.buffers)];
-  const std::int64_t lo = c * l.chunk_rows, n = std::min(l.chunk_rows, rows_.rows - lo);
-  const std::size_t vbytes = static_cast<std::size_t>(n) * rows_.ld * sizeof(float);
-  s.copy_begin.record(copy_);
-  // In pieces: a copy holds the host-to-device engine until it ends, and the chunk search's own
-  // small uploads (queries) queue behind it; pieces let them in within a fraction of a ms.
-  const char* src = reinterpret_cast<const char*>(rows_.vectors + lo * rows_.ld);
-  char* dst = s.vectors.as<char>();
-  const std::size_t piece = policy::Active::StreamChunks::kCopyPieceBytes;
-  for (std::size_t off = 0; off < vbytes; off += piece)
-    CUDA_CHECK(cudaMemcpyAsync(dst + off, src + off, std::min(piece, vbytes - off), cudaMemcpyHostToDevice, copy_));
-  CUDA_CHECK(cudaMemcpyAsync(s.norms.get(), rows_.norms + lo, n * sizeof(float), cudaMemcpyHostToDevice, copy_));
-  s.copy_end.record(copy_);
-  s.copied.record(copy_);
-  s.chunk = c;
-  stats_.bytes += vbytes + n * sizeof(float);
+  std::int64_t pieces = 0;
+  try {
+    CUDA_CHECK(cudaSetDevice(f.device));
+    Event piece_done[P::kPiecesInFlight];
+    for (std::int64_t c = 0; c < l.chunks; ++c) {
+      {
+        std::unique_lock<std::mutex> lk(f.mu);
+        f.cv.wait(lk, [&] { return f.stop || c < f.released; });
+        if (f.stop) return;
+      }
+      Slot& s = *slots_[static_cast<std::size_t>(c % l.buffers)];
+      const std::int64_t lo = c * l.chunk_rows, n = std::min(l.chunk_rows, rows_.rows - lo);
+      const std::size_t vbytes = static_cast<std::size_t>(n) * rows_.ld * sizeof(float);
+      const char* src = reinterpret_cast<const char*>(rows_.vectors + lo * rows_.ld);
+      s.copy_begin.record(copy_);
+      for (std::size_t off = 0; off < vbytes; off += P::kCopyPieceBytes, ++pieces) {
+        Event& e = piece_done[pieces % P::kPiecesInFlight];
+        if (pieces >= P::kPiecesInFlight) CUDA_CHECK(cudaEventSynchronize(e.get()));
+        CUDA_CHECK(cudaMemcpyAsync(s.vectors.as<char>() + off, src + off, std::min(P::kCopyPieceBytes, vbytes - off),
+                                   cudaMemcpyHostToDevice, copy_));
+        e.record(copy_);
+      }
+      CUDA_CHECK(cudaMemcpyAsync(s.norms.get(), rows_.norms + lo, n * sizeof(float), cudaMemcpyHostToDevice, copy_));
+      s.copy_end.record(copy_);
+      s.copied.record(copy_);
+      {
+        std::lock_guard<std::mutex> lk(f.mu);
+        f.issued = c + 1;
+      }
+      f.cv.notify_all();
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lk(f.mu);
+    f.error = std::current_exception();
+    f.stop = true;
+    f.cv.notify_all();
+  }
 }
 
 std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown* bd, void* ctx, ChunkSearch scan) {
   const auto wall0 = clock_type::now();
   if (bd) *bd = Breakdown{};
   const StreamLayout l = stats_.layout;
-  stats_.bytes = 0;
+  stats_.bytes = rows_.vector_bytes() + static_cast<std::size_t>(rows_.rows) * sizeof(float);
   stats_.copy_ms = 0;
   stats_.fallbacks = 0;
   std::vector<std::vector<Hit>> acc(static_cast<std::size_t>(queries));
   if (l.chunks == 0) return acc;
   Event start, end;
   start.record(copy_);
-  for (std::int64_t c = 0; c < std::min<std::int64_t>(l.buffers, l.chunks); ++c) issue_copy(c);
+  Feeder f;
+  CUDA_CHECK(cudaGetDevice(&f.device));
+  f.released = std::min<std::int64_t>(l.buffers, l.chunks);
+  std::thread feeder([&] { feed(f); });
+  // Whatever happens below, the feeder is told to stop and joined before its state goes.
+  struct Join {
+    Feeder& f;
+    std::thread& t;
+    ~Join() {
+      {
+        std::lock_guard<std::mutex> lk(f.mu);
+        f.stop = true;
+      }
+      f.cv.notify_all();
+      t.join();
+    }
+  } join{f, feeder};
   float search_ms = 0;
   for (std::int64_t c = 0; c < l.chunks; ++c) {
     Slot& s = *slots_[static_cast<std::size_t>(c % l.buffers)];
+    {
+      std::unique_lock<std::mutex> lk(f.mu);
+      f.cv.wait(lk, [&] { return f.issued > c || f.error; });
+      if (f.error) std::rethrow_exception(f.error);
+    }
     // The host waits for this chunk alone; the next ones keep the copy engine busy meanwhile.
     CUDA_CHECK(cudaEventSynchronize(s.copied.get()));
     const bool tail = c == l.chunks - 1 && rows_.rows - c * l.chunk_rows != l.chunk_rows;
@@ -135,7 +195,11 @@ std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown*
       merge_top_k(acc[q], part[q], k);
     }
     stats_.copy_ms += elapsed_ms(s.copy_begin, s.copy_end);
-    if (c + l.buffers < l.chunks) issue_copy(c + l.buffers);
+    {
+      std::lock_guard<std::mutex> lk(f.mu);
+      f.released = std::min<std::int64_t>(l.chunks, c + 1 + l.buffers);  // this slot is free again
+    }
+    f.cv.notify_all();
   }
   end.record(copy_);
   stats_.total_ms = elapsed_ms(start, end);

@@ -56,8 +56,9 @@ class StreamSearcher {
   using ChunkSearch = std::vector<std::vector<Hit>> (*)(void* ctx, Slot& s, bool tail);
   // Lays out the slots for this kind of search (sizes depend on the pipeline) when they change.
   void prepare(std::size_t per_row_extra, bool batch);
-  // Copies chunk c into its slot (asynchronously, on the copy stream).
-  void issue_copy(std::int64_t c);
+  // Issues every chunk's copy into its slot as the slots come free (a host thread: Feeder).
+  struct Feeder;
+  void feed(Feeder& f);
   // Every chunk through `scan` (which searches one slot's view), merged per query.
   std::vector<std::vector<Hit>> run(int queries, int k, Breakdown* bd, void* ctx, ChunkSearch scan);
 

@@ -56,9 +56,11 @@ struct Sm90 {
   // slots may take (one query needs little else; a batch's score tiles need the rest).
   struct StreamChunks {
     static constexpr std::size_t kChunkBytes = std::size_t(256) << 20;
-    // A chunk's copy is issued in pieces of this size so that the chunk search's small uploads
-    // are not queued behind a whole chunk on the host-to-device engine.
+    // A chunk's copy is issued in pieces of this size, at most kPiecesInFlight ahead of the
+    // engine, so that the chunk search's small uploads are not queued behind a whole chunk on
+    // the host-to-device engine (it serves copies in the order they were issued).
     static constexpr std::size_t kCopyPieceBytes = std::size_t(16) << 20;
+    static constexpr int kPiecesInFlight = 2;
     static constexpr int kBuffers = 2;
     static constexpr double kSlotShare = 0.85, kBatchSlotShare = 0.5;
   };
