@@ -134,6 +134,7 @@ int main(int argc, char** argv) {
     distancies::bench::register_fixtures(dev.available);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
+    distancies::bench::release_scale_fixtures();  // NCCL and pinned memory before static teardown
     distancies::bench::shutdown_measure();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "distancies-bench: error: %s\n", e.what());

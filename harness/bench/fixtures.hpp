@@ -19,5 +19,6 @@ void register_matmul_fixtures();  // matmul_fixtures.cu: the tiled matmul study 
 // The posting-list study's families (intersect_fixtures.cu); gpu: also its GPU rows.
 void register_intersect_fixtures(bool gpu);
 void register_scale_fixtures();  // scale_fixtures.cu: streamed and sharded search (docs/scale.md)
+void release_scale_fixtures();   // their communicator, shards and page-locked models, before exit
 
 }  // namespace distancies::bench

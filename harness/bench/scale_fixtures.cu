@@ -29,10 +29,25 @@ const int kShardBatches[] = {16, 128, 1024, 8192};
 const int kSweepChunkMb[] = {32, 64, 128, 256, 512, 1024};
 const int kSweepBuffers[] = {2, 3};
 
+// What the fixtures keep between cases, released before exit (an NCCL communicator destroyed
+// during static teardown, after the CUDA runtime's, can crash).
+struct ScaleState {
+  std::unique_ptr<PinnedModel> normal, big;
+  std::unique_ptr<DeviceBuffer> slot[2];
+  std::unique_ptr<NcclComm> comm;
+  std::string comm_failed;
+  std::unique_ptr<ShardSearcher> shard;
+};
+ScaleState& scale_state() {
+  static ScaleState s;
+  return s;
+}
+
 // The bench model page-locked where it is (its host copy), else the synthetic one made again in
 // page-locked memory; or, with --stream-rows, the large synthetic model.
 const PinnedModel& pinned_model(bool large) {
-  static std::unique_ptr<PinnedModel> normal, big;
+  std::unique_ptr<PinnedModel>& normal = scale_state().normal;
+  std::unique_ptr<PinnedModel>& big = scale_state().big;
   const BenchState& s = bench_state();
   std::unique_ptr<PinnedModel>& pm = large ? big : normal;
   if (!pm) {
@@ -61,7 +76,7 @@ std::vector<float> stream_queries(const HostRows& r, int batch, std::vector<floa
 void floor_h2d_fixture(benchmark::State& st) {
   const HostRows& r = pinned_model(false).rows();
   const std::size_t chunk = policy::Active::StreamChunks::kChunkBytes, bytes = r.vector_bytes();
-  static std::unique_ptr<DeviceBuffer> slot[2];
+  auto& slot = scale_state().slot;
   if (!slot[0])
     for (auto& b : slot) b = std::make_unique<DeviceBuffer>(chunk, "h2d floor slot");
   exec_kernel(st,
@@ -104,9 +119,9 @@ void stream_fixture(benchmark::State& st, StreamCase c) {
   o.min_bytes = double(r.vector_bytes()) * 0.1;  // the device reads it all; the refusal guards the copy itself
   o.on_sample = [&](double ms) {
     const StreamStats& t = searcher.last();
+    for (const auto& stage : bd.stages) m.add(stage.name + "_ms", stage.ms);
     m.add("total_ms", ms);
     m.add("copy_ms", t.copy_ms);
-    m.add("chunk_search_ms", bd.stage_ms("chunk_search"));
     m.add("h2d_gb_per_s", t.h2d_gb_per_s());
     m.add("copy_gb_per_s", t.copy_ms > 0 ? t.bytes / (t.copy_ms * 1e6) : 0);
     m.add("fallbacks", t.fallbacks);
@@ -126,8 +141,8 @@ void stream_fixture(benchmark::State& st, StreamCase c) {
 }
 
 NcclComm* group_comm(std::string* why) {
-  static std::unique_ptr<NcclComm> comm;
-  static std::string failed;
+  std::unique_ptr<NcclComm>& comm = scale_state().comm;
+  std::string& failed = scale_state().comm_failed;
   if (!comm && failed.empty()) {
     try {
       if (!nccl_available(&failed)) return nullptr;
@@ -145,7 +160,7 @@ NcclComm* group_comm(std::string* why) {
 
 // Each rank's shard made on its GPU (the synthetic model's rows) or copied from the host copy.
 ShardSearcher& shard_searcher(NcclComm& comm) {
-  static std::unique_ptr<ShardSearcher> sh;
+  std::unique_ptr<ShardSearcher>& sh = scale_state().shard;
   if (!sh) {
     const BenchState& s = bench_state();
     const auto [lo, hi] = shard_rows(s.host.rows, comm.rank(), comm.size());
@@ -190,6 +205,16 @@ void shard_fixture(benchmark::State& st, const Pipeline* one, const BatchPipelin
 }
 
 }  // namespace
+
+void release_scale_fixtures() {
+  ScaleState& s = scale_state();
+  s.shard.reset();
+  s.comm.reset();
+  s.slot[0].reset();
+  s.slot[1].reset();
+  s.normal.reset();
+  s.big.reset();
+}
 
 void register_scale_fixtures() {
   const BenchState& s = bench_state();

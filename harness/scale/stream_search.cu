@@ -175,7 +175,9 @@ std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown*
       t.join();
     }
   } join{f, feeder};
-  float search_ms = 0;
+  float search_ms = 0, inner_ms = 0;
+  std::vector<StageTime> inner_stages;  // the chunk searches' own stages, summed by name
+  Breakdown inner;
   for (std::int64_t c = 0; c < l.chunks; ++c) {
     Slot& s = *slots_[static_cast<std::size_t>(c % l.buffers)];
     {
@@ -188,8 +190,16 @@ std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown*
     const bool tail = c == l.chunks - 1 && rows_.rows - c * l.chunk_rows != l.chunk_rows;
     s.view[tail].rows_changed();
     const auto t0 = clock_type::now();
-    auto part = scan(ctx, s, tail);
+    inner = Breakdown{};
+    auto part = scan(ctx, s, tail, bd ? &inner : nullptr);
     search_ms += std::chrono::duration<float, std::milli>(clock_type::now() - t0).count();
+    if (bd)
+      for (const StageTime& st : inner.stages) {
+        inner_ms += st.ms;
+        auto it = std::find_if(inner_stages.begin(), inner_stages.end(), [&](const StageTime& x) { return x.name == st.name; });
+        if (it == inner_stages.end()) inner_stages.push_back(st);
+        else it->ms += st.ms;
+      }
     for (int q = 0; q < queries; ++q) {
       offset_rows(part[q], rows_.first + c * l.chunk_rows);
       merge_top_k(acc[q], part[q], k);
@@ -204,8 +214,14 @@ std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown*
   end.record(copy_);
   stats_.total_ms = elapsed_ms(start, end);
   if (bd) {
+    // The chunk copies, the chunk searches' stages summed over chunks, and the host's share of the
+    // chunk searches (merging, bookkeeping). Copies and searches overlap: overhead_ms() < 0 says by how much.
     bd->stages.push_back({"chunk_h2d", true, stats_.copy_ms});
-    bd->stages.push_back({"chunk_search", false, search_ms});
+    for (StageTime st : inner_stages) {
+      st.name = "chunk_" + st.name;
+      bd->stages.push_back(st);
+    }
+    bd->stages.push_back({"chunk_host", false, std::max(0.0f, search_ms - inner_ms)});
     bd->total_ms = stats_.total_ms;
     bd->wall_ms = std::chrono::duration<double, std::milli>(clock_type::now() - wall0).count();
   }
@@ -240,10 +256,10 @@ std::vector<Hit> StreamSearcher::search(const Pipeline& p, const float* query, f
   const Plan plan = make_plan(p, static_cast<int>(probe), rows_.dim, k);
   prepare(plan.workspace_bytes / static_cast<std::size_t>(probe) + 1 + reduced_row_bytes(p.storage, rows_.dim), false);
   OneQuery ctx{&p, query, query_norm, k};
-  auto out = run(1, k, bd, &ctx, [](void* c, Slot& s, bool tail) {
+  auto out = run(1, k, bd, &ctx, [](void* c, Slot& s, bool tail, Breakdown* inner) {
     auto& a = *static_cast<OneQuery*>(c);
     if (!s.one[tail]) s.one[tail] = std::make_unique<GpuSearcher>(s.view[tail], nullptr);
-    return std::vector<std::vector<Hit>>{s.one[tail]->search(*a.p, a.query, a.norm, a.k)};
+    return std::vector<std::vector<Hit>>{s.one[tail]->search(*a.p, a.query, a.norm, a.k, inner)};
   });
   return std::move(out.front());
 }
@@ -264,7 +280,7 @@ std::vector<std::vector<Hit>> StreamSearcher::search(const BatchPipeline& p, con
   const std::size_t scratch = stats_.layout.searcher_bytes > reduced ? stats_.layout.searcher_bytes - reduced : 1;
   int fallbacks = 0;
   Batch ctx{&p, queries, norms, batch, k, scratch, stats_.layout.chunk_rows, &fallbacks};
-  auto out = run(batch, k, bd, &ctx, [](void* c, Slot& s, bool tail) {
+  auto out = run(batch, k, bd, &ctx, [](void* c, Slot& s, bool tail, Breakdown* inner) {
     auto& a = *static_cast<Batch*>(c);
     // Tiles no longer than a chunk: score buffers sized for rows that exist.
     const int tile = static_cast<int>(std::min<std::int64_t>(BatchPolicy::tile_rows(a.batch), round_up(a.chunk_rows, 128)));
@@ -275,7 +291,7 @@ std::vector<std::vector<Hit>> StreamSearcher::search(const BatchPipeline& p, con
       s.many[tail] = std::make_unique<BatchSearcher>(s.view[tail], o);
       s.many_tile[tail] = tile;
     }
-    auto r = s.many[tail]->search(*a.p, a.queries, a.norms, a.batch, a.k);
+    auto r = s.many[tail]->search(*a.p, a.queries, a.norms, a.batch, a.k, inner);
     *a.fallbacks += s.many[tail]->last_fallbacks();
     return r;
   });

@@ -53,7 +53,7 @@ class StreamSearcher {
 
  private:
   struct Slot;
-  using ChunkSearch = std::vector<std::vector<Hit>> (*)(void* ctx, Slot& s, bool tail);
+  using ChunkSearch = std::vector<std::vector<Hit>> (*)(void* ctx, Slot& s, bool tail, Breakdown* bd);
   // Lays out the slots for this kind of search (sizes depend on the pipeline) when they change.
   void prepare(std::size_t per_row_extra, bool batch);
   // Issues every chunk's copy into its slot as the slots come free (a host thread: Feeder).
