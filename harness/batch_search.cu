@@ -3,6 +3,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <utility>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -139,10 +140,15 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
   }
   Breakdown fb;
   const int outer = fallbacks_, outer_refused = refused_;  // the nested search resets them
+  // The subset is uploaded from the host: device queries, if set, are the whole batch's.
+  const float* dq = std::exchange(dev_queries_, nullptr);
+  const float* dn = std::exchange(dev_norms_, nullptr);
   auto out = p.fallback_pipeline ? search(*p.fallback_pipeline, q.data(), n.data(), static_cast<int>(which.size()), k,
                                  bd ? &fb : nullptr)
                         : run_per_query(exact_pipeline(), q.data(), n.data(), static_cast<int>(which.size()), k,
                                         bd ? &fb : nullptr);
+  dev_queries_ = dq;
+  dev_norms_ = dn;
   fallbacks_ = outer + static_cast<int>(which.size());
   refused_ = outer_refused;
   if (bd) {
@@ -232,7 +238,8 @@ BatchSearcher::Staging BatchSearcher::stage_pass(const float* queries, const flo
 
 // The scan's arguments for a pass: the model copy the GEMM reads, the exact fp32 model for the
 // re-rank, and this pass's scratch.
-BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel::Reduced* red, int n, int kk, int tile,
+BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel::Reduced* red, int first, int n, int kk,
+                                       int tile,
                                        float bound) const {
   const auto& w = buf_->pass;
   const int dim = model_.dim;
@@ -243,8 +250,8 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
   a.exact = DotArgs{model_.d_vectors(), model_.d_norms(), static_cast<int>(model_.rows), dim, model_.ld, nullptr, 0.0f,
                     nullptr, nullptr};
   a.inv_norms = buf_->inv_norms.as<float>();
-  a.queries = w.queries.as<float>();
-  a.query_norms = w.norms.as<float>();
+  a.queries = dev_queries_ ? dev_queries_ + static_cast<std::size_t>(first) * dim : w.queries.as<float>();
+  a.query_norms = dev_norms_ ? dev_norms_ + first : w.norms.as<float>();
   a.queries_g = w.queries_g.get();
   a.batch = n;
   a.k = kk;
@@ -271,8 +278,10 @@ void BatchSearcher::run_pass(const BatchScanArgs& a, const Staging& h, Breakdown
   const std::size_t n = static_cast<std::size_t>(a.batch), kk = static_cast<std::size_t>(a.k);
   Event* m = b.marks;
   m[0].record(stream_);
-  CUDA_CHECK(cudaMemcpyAsync(b.pass.queries.get(), h.queries, n * model_.dim * 4, cudaMemcpyHostToDevice, stream_));
-  CUDA_CHECK(cudaMemcpyAsync(b.pass.norms.get(), h.norms, n * 4, cudaMemcpyHostToDevice, stream_));
+  if (!dev_queries_) {
+    CUDA_CHECK(cudaMemcpyAsync(b.pass.queries.get(), h.queries, n * model_.dim * 4, cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(b.pass.norms.get(), h.norms, n * 4, cudaMemcpyHostToDevice, stream_));
+  }
   m[1].record(stream_);
   batch_prepare(a, stream_);
   CUDA_CHECK(cudaMemsetAsync(a.status, 0, n * sizeof(int), stream_));
@@ -337,7 +346,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
     try {
       ensure_pass(p, n, kk, tile);
       const Staging h = stage_pass(queries, norms, first, n, kk);
-      run_pass(scan_args(p, red, n, kk, tile, bound), h, bd);
+      run_pass(scan_args(p, red, first, n, kk, tile, bound), h, bd);
       if (!opt_.gemm_only)
         for (int i = 0; i < n; ++i) {
           const std::size_t at = static_cast<std::size_t>(i) * kk;

@@ -46,6 +46,16 @@ class BatchSearcher {
   std::vector<std::vector<Hit>> search(const BatchPipeline& p, const std::vector<Query>& qs, int k,
                                        bool keep_query_words, Breakdown* bd = nullptr);
 
+  // The next searches read their queries (batch x dim floats) and norms from device memory
+  // that is already there, not uploaded per search: a streamed model's chunks are each searched
+  // with the same batch, whose upload would otherwise queue behind the next chunk's copy on the
+  // host-to-device engine. The host copies passed to search() must be the same queries (the
+  // fallback reads them). nullptr: upload as usual.
+  void set_device_queries(const float* queries, const float* norms) {
+    dev_queries_ = queries;
+    dev_norms_ = norms;
+  }
+
   int last_sub_batch() const { return sub_batch_; }   // queries per GPU pass in the last search
   int last_fallbacks() const { return fallbacks_; }   // queries the last search had to redo
   int last_refused() const { return refused_; }       // of those, refused by the range guard or an unusable copy
@@ -57,7 +67,7 @@ class BatchSearcher {
   std::string batch_refusal(const BatchPipeline& p, const DeviceModel::Reduced* red, int kk) const;
   void ensure_pass(const BatchPipeline& p, int n, int kk, int tile);
   Staging stage_pass(const float* queries, const float* norms, int first, int n, int kk);
-  BatchScanArgs scan_args(const BatchPipeline& p, const DeviceModel::Reduced* red, int n, int kk, int tile,
+  BatchScanArgs scan_args(const BatchPipeline& p, const DeviceModel::Reduced* red, int first, int n, int kk, int tile,
                           float bound) const;
   void run_pass(const BatchScanArgs& a, const Staging& h, Breakdown* bd);
   std::vector<std::vector<Hit>> run_tiles(const BatchPipeline& p, const float* queries, const float* norms, int batch,
@@ -72,6 +82,8 @@ class BatchSearcher {
   Stream stream_, side_;
   std::unique_ptr<Buffers> buf_;  // scratch, staging, events and the cuBLAS handle
   std::unique_ptr<GpuSearcher> one_;  // per-query pipelines and last-resort fallback
+  const float* dev_queries_ = nullptr;
+  const float* dev_norms_ = nullptr;
   int sub_batch_ = 0;
   int fallbacks_ = 0;
   int refused_ = 0;

@@ -67,6 +67,7 @@ class StreamSearcher {
   StreamStats stats_;
   Stream copy_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  DeviceBuffer batch_queries_, batch_norms_;  // a batch's queries, uploaded once for every chunk
   bool slots_for_batch_ = false;
   std::size_t slots_extra_ = 0;
 };
