@@ -340,7 +340,9 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
       refused[i] = 1;
       ++refused_;
     }
-  int chunk = batch;
+  // Start from the sub-batch that fitted last time for this shape: finding it again costs a
+  // failed allocation per halving, and freeing waits for the whole device.
+  int chunk = fit_.pipeline == &p && fit_.k == kk && fit_.tile == tile && fit_.batch > 0 ? std::min(batch, fit_.batch) : batch;
   for (int first = 0; first < batch;) {
     const int n = std::min(chunk, batch - first);
     try {
@@ -365,6 +367,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
     }
   }
   sub_batch_ = chunk;
+  if (chunk < batch || (fit_.pipeline == &p && fit_.k == kk && fit_.tile == tile)) fit_ = {&p, kk, tile, chunk};
   if (!uncertified.empty()) {
     const int done = sub_batch_;
     auto redo = run_fallback(p, queries, norms, uncertified, k, bd);

@@ -82,6 +82,10 @@ class BatchSearcher {
   Stream stream_, side_;
   std::unique_ptr<Buffers> buf_;  // scratch, staging, events and the cuBLAS handle
   std::unique_ptr<GpuSearcher> one_;  // per-query pipelines and last-resort fallback
+  struct Fit {  // the largest sub-batch that fitted for this pipeline, k and tile
+    const BatchPipeline* pipeline = nullptr;
+    int k = 0, tile = 0, batch = 0;
+  } fit_;
   const float* dev_queries_ = nullptr;
   const float* dev_norms_ = nullptr;
   int sub_batch_ = 0;
