@@ -185,6 +185,10 @@ TEST(Bootstrap, GpusWithoutALauncherIsOneClearError) {
   EXPECT_THROW(process_group_from_env(2), Error);  // no way to share the id
   setenv("DISTANCIES_NCCL_ID_FILE", "/tmp/x.id", 1);
   EXPECT_EQ(process_group_from_env(2).rank, 1);
+  EXPECT_EQ(process_group_from_env(2).local_rank, 1);  // one host: the rank is the GPU
+  setenv("DISTANCIES_LOCAL_RANK", "0", 1);             // a second host's first GPU
+  EXPECT_EQ(process_group_from_env(2).local_rank, 0);
+  unsetenv("DISTANCIES_LOCAL_RANK");
   EXPECT_THROW(process_group_from_env(3), Error);  // the launcher started 2
   unsetenv("DISTANCIES_WORLD_SIZE");
   unsetenv("DISTANCIES_RANK");

@@ -148,7 +148,7 @@ NcclComm* group_comm(std::string* why) {
       if (!nccl_available(&failed)) return nullptr;
       const char* w = std::getenv("DISTANCIES_WORLD_SIZE");
       const ProcessGroup g = process_group_from_env(w ? std::atoi(w) : 1);
-      CUDA_CHECK(cudaSetDevice(g.rank));
+      CUDA_CHECK(cudaSetDevice(g.local_rank));
       comm = std::make_unique<NcclComm>(g);
     } catch (const std::exception& e) {
       failed = e.what();

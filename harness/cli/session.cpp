@@ -129,10 +129,10 @@ void Session::load_scaled(const SearchOptions& o, const LoadOptions& lo, const c
     const ProcessGroup g = process_group_from_env(o.gpus);
     int devices = 0;
     CUDA_CHECK(cudaGetDeviceCount(&devices));
-    if (g.size > devices)
-      throw Error("--gpus " + std::to_string(g.size) + " but this host has " + std::to_string(devices) + " GPU" +
-                  (devices == 1 ? "" : "s"));
-    CUDA_CHECK(cudaSetDevice(g.rank));
+    if (g.local_rank >= devices)
+      throw Error("--gpus " + std::to_string(g.size) + ": this rank would use GPU " + std::to_string(g.local_rank) +
+                  " but this host has " + std::to_string(devices) + " GPU" + (devices == 1 ? "" : "s"));
+    CUDA_CHECK(cudaSetDevice(g.local_rank));
     comm_ = std::make_unique<NcclComm>(g);
     quiet_ = g.rank != 0;
     ShardOptions sh;

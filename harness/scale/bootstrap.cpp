@@ -28,6 +28,7 @@ ProcessGroup process_group_from_env(int gpus) {
   ProcessGroup g;
   g.size = env_int("DISTANCIES_WORLD_SIZE", 1);
   g.rank = env_int("DISTANCIES_RANK", 0);
+  g.local_rank = env_int("DISTANCIES_LOCAL_RANK", g.rank);  // several hosts: the launcher of each sets it
   if (const char* f = std::getenv("DISTANCIES_NCCL_ID_FILE")) g.id_file = f;
   if (g.size != gpus) {
     if (g.size == 1)

@@ -11,10 +11,11 @@ namespace distancies {
 struct ProcessGroup {
   int rank = 0;
   int size = 1;
+  int local_rank = 0;   // the GPU of this host it uses (DISTANCIES_LOCAL_RANK; default the rank)
   std::string id_file;  // where rank 0 leaves the id (empty with one process)
 };
 
-// From DISTANCIES_RANK, DISTANCIES_WORLD_SIZE and DISTANCIES_NCCL_ID_FILE. `gpus` is what the
+// From DISTANCIES_RANK, DISTANCIES_WORLD_SIZE, DISTANCIES_LOCAL_RANK and DISTANCIES_NCCL_ID_FILE. `gpus` is what the
 // command line asked for: a mismatch with the environment, or gpus > 1 without a launcher, is
 // one clear Error.
 ProcessGroup process_group_from_env(int gpus);

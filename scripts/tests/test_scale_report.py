@@ -1,0 +1,70 @@
+"""scripts/scale_report.py on made-up JSON: streaming against the floor and the goals (met and
+not met), the sweep grid, the sharded efficiency, a floor taken from another file, and bad input
+as one error line."""
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.dirname(HERE)
+sys.path[:0] = [SCRIPTS, os.path.join(HERE, "data")]
+import gbfake  # noqa: E402
+import scale_report  # noqa: E402
+
+
+def one(ms, **counters):
+    return [{"real_time": ms * m, **{k: v * m for k, v in counters.items()}} for m in (0.99, 1.0, 1.02)]
+
+
+def fake_run(tmp_path, name="bench.json", batch_ms=55.0, floor=True):
+    b = []
+    if floor:
+        b += gbfake.entries("floor/h2d_pinned", one(50.0, gb_per_s=50.0))
+    b += gbfake.entries("pipeline/fused", one(0.9))
+    b += gbfake.entries("batch/batch_f16_h/batch:1024", one(6.4))
+    b += gbfake.entries("stream/fused/memory:half", one(52.0, h2d_gb_per_s=48.0, bytes=2.5e9, chunks=10))
+    b += gbfake.entries("stream/batch_f16_h/memory:half/batch:1024",
+                        one(batch_ms, h2d_gb_per_s=2.5e9 / (batch_ms * 1e6), bytes=2.5e9, chunks=13))
+    b += gbfake.entries("stream/fused/rows:75000000", one(1800.0, h2d_gb_per_s=50.0, bytes=9e10, chunks=337),
+                        suffix="/iterations:3/manual_time")
+    for mb in (64, 256):
+        for n in (2, 3):
+            b += gbfake.entries(f"stream_sweep/fused/chunk_mb:{mb}/buffers:{n}", one(50.0, h2d_gb_per_s=mb / 10 + n))
+    b += gbfake.entries("shard/fused/gpus:1/batch:1", one(0.95, exchange_ms=0.02))
+    b += gbfake.entries("shard/batch_f16_h/gpus:1/batch:1024", one(6.8, exchange_ms=0.2))
+    b += gbfake.errored("shard/batch_f16_h/gpus:1/batch:8192", "out of GPU memory")
+    return gbfake.write(tmp_path / name, gbfake.document(b))
+
+
+def test_goals_sweep_and_shards(tmp_path):
+    out = tmp_path / "out"
+    assert scale_report.main([fake_run(tmp_path), "--out", str(out)]) == 0
+    md = (out / "scale.md").read_text()
+    assert "one query, `fused`: 96.0% of the floor's bandwidth (goal >= 85%: met)" in md
+    assert "B = 1024, `batch_f16_h`: 1.100 x max(copy, in-memory) (goal <= 1.2: met)" in md
+    assert "| 256 | 27.60 | 28.60 |" in md
+    assert "| shard/fused/gpus:1/batch:1 | 0.950 | 0.020 | 0.900 | 0.947 |" in md
+    assert "failed: shard/batch_f16_h/gpus:1/batch:8192: out of GPU memory" in md
+    assert "| stream/fused/rows:75000000 | 1800.00 |" in md
+
+
+def test_a_missed_goal_says_so_and_the_floor_comes_from_another_file(tmp_path):
+    out = tmp_path / "out"
+    slow = fake_run(tmp_path, "slow.json", batch_ms=70.0, floor=False)
+    assert scale_report.main([fake_run(tmp_path), slow, "--out", str(out)]) == 0
+    md = (out / "scale.md").read_text()
+    assert "Floor from bench.json" in md
+    assert "B = 1024, `batch_f16_h`: 1.400 x max(copy, in-memory) (goal <= 1.2: not met)" in md
+
+
+def test_bad_input_is_one_error_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "scale_report.py"), str(bad), "--out", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr.count("\n") == 1 and "scale_report: error:" in r.stderr
+    empty = gbfake.write(tmp_path / "empty.json", gbfake.document(gbfake.entries("pipeline/fused", one(0.9))))
+    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "scale_report.py"), empty, "--out", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "no stream/" in r.stderr
