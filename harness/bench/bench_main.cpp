@@ -2,11 +2,15 @@
 // Benchmark fixture over the real-shaped model. Our options first, then Google Benchmark's
 // (--help shows both, ours above).
 #include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/context.hpp"
@@ -109,6 +113,20 @@ int main(int argc, char** argv) {
   if (asks_for_help(argc, argv)) {
     print_help();
     return 0;
+  }
+  // A rank of a sharded run (scripts/shard_launch.sh): its own GPU for everything, and its own
+  // JSON file (rank 0 writes the one named; rank r writes NAME.rankR).
+  std::vector<std::string> rank_args;
+  rank_args.reserve(static_cast<std::size_t>(argc));  // argv keeps pointers into it
+  if (const char* r = std::getenv("DISTANCIES_RANK")) {
+    const char* local = std::getenv("DISTANCIES_LOCAL_RANK");
+    cudaSetDevice(std::atoi(local ? local : r));  // errors surface at the device probe below
+    if (std::atoi(r) > 0)
+      for (int i = 1; i < argc; ++i)
+        if (std::strncmp(argv[i], "--benchmark_out=", 16) == 0) {
+          rank_args.push_back(std::string(argv[i]) + ".rank" + r);
+          argv[i] = rank_args.back().data();
+        }
   }
   benchmark::Initialize(&argc, argv, print_help);  // takes the --benchmark_* flags out of argv
   try {

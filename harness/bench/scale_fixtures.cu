@@ -9,6 +9,7 @@
 //                                             in page-locked host memory only (larger than the GPU)
 //   shard/<pipeline>/gpus:G/batch:B           sharded over the G ranks this process belongs to
 //                                             (scripts/shard_launch.sh; G = 1 alone)
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -184,7 +185,7 @@ void shard_fixture(benchmark::State& st, const Pipeline* one, const BatchPipelin
   Means m;
   ExecOptions o;
   o.warmups = 1;
-  o.fixed_samples = comm->size() > 1;  // every rank must run the same number of collectives
+  o.fixed_samples = true;  // every rank must run the same number of collectives (Iterations above)
   o.min_bytes = double(sh.shard_rows()) * s.host.dim * 2.0;
   o.on_sample = [&](double ms) {
     m.add("total_ms", ms);
@@ -255,10 +256,13 @@ void register_scale_fixtures() {
   }
   const char* w = std::getenv("DISTANCIES_WORLD_SIZE");
   const std::string g = std::to_string(w ? std::atoi(w) : 1);
-  timed(add("shard/fused/gpus:" + g + "/batch:1", shard_fixture, &pipeline("fused"), nullptr, 1));
+  // Fixed iteration counts (about 1 s each on the H100): every rank must run the same number of
+  // collectives, which Google Benchmark's own choice (from each rank's timing) would not give.
+  timed(add("shard/fused/gpus:" + g + "/batch:1", shard_fixture, &pipeline("fused"), nullptr, 1))->Iterations(1000);
   for (int b : kShardBatches)
     timed(add("shard/batch_f16_h/gpus:" + g + "/batch:" + std::to_string(b), shard_fixture, nullptr,
-              &batch_pipeline("batch_f16_h"), b));
+              &batch_pipeline("batch_f16_h"), b))
+        ->Iterations(std::max(10, 8000 / b));
 }
 
 }  // namespace distancies::bench
