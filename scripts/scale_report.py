@@ -89,26 +89,37 @@ def sweep(run):
     return lines + [""]
 
 
-def sharding(run):
-    pat = re.compile(r"^shard/([^/]+)/gpus:(\d+)/batch:(\d+)$")
-    rows = []
-    for name, b in run.family("shard/").items():
-        m = pat.match(name)
-        if m:
-            rows.append((m.group(1), int(m.group(2)), int(m.group(3)), b))
+def sharding(runs):
+    """Every shard/ row of every run; speed-up against the same fixture at gpus:1 (any run), else
+    against the resident batch/ or pipeline/ fixture of its own run."""
+    pat = re.compile(r"^shard/([^/]+)/((?:rows:\d+/)?)gpus:(\d+)/batch:(\d+)$")
+    rows, g1 = [], {}
+    for run in runs:
+        for name, b in run.family("shard/").items():
+            m = pat.match(name)
+            if m:
+                key = (m.group(1), m.group(2), int(m.group(4)))
+                rows.append((key, int(m.group(3)), name, b, run))
+                if int(m.group(3)) == 1:
+                    g1[key] = center(b, "real_time")
     if not rows:
         return []
-    lines = [f"## Sharded ({os.path.basename(run.path)})", "",
-             "Efficiency = one resident GPU's time / (G x the sharded time); at G = 1 it is the sharded path's "
-             "own cost (the all-gather and merge) over the resident search.", "",
-             "| fixture | ms | exchange ms | one GPU ms | efficiency |", "|---|---:|---:|---:|---:|"]
-    for pipe, g, batch, b in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
-        one = run.get(f"pipeline/{pipe}") if batch == 1 and not pipe.startswith("batch") else run.get(
-            f"batch/{pipe}/batch:{batch}")
-        ms, one_ms = center(b, "real_time"), center(one, "real_time")
-        eff = one_ms / (g * ms) if ms and one_ms else None
-        lines.append(f"| shard/{pipe}/gpus:{g}/batch:{batch} | {fmt(ms, 3)} | {fmt(center(b, 'exchange_ms'), 3)} | "
-                     f"{fmt(one_ms, 3)} | {fmt(eff, 3)} |")
+    lines = ["## Sharded", "",
+             "Speed-up = the same fixture at G = 1 / at G; efficiency = speed-up / G. Rows without a G = 1 run "
+             "compare with the resident search of their own run (`batch/…`, `pipeline/…`): at G = 1 that is the "
+             "sharded path's own cost (all-gather and merge).", "",
+             "| fixture | file | ms | exchange ms | G = 1 ms | speed-up | efficiency |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for key, g, name, b, run in sorted(rows, key=lambda r: (r[0], r[1])):
+        pipe, _, batch = key
+        ms = center(b, "real_time")
+        ref = g1.get(key) if g > 1 else None
+        if ref is None:
+            one = run.get(f"pipeline/{pipe}") if not pipe.startswith("batch") else run.get(f"batch/{pipe}/batch:{batch}")
+            ref = center(one, "real_time")
+        speed = ref / ms if ref and ms else None
+        lines.append(f"| {name} | {os.path.basename(run.path)} | {fmt(ms, 3)} | {fmt(center(b, 'exchange_ms'), 3)} | "
+                     f"{fmt(ref, 3)} | {fmt(speed, 2)} | {fmt(speed / g if speed else None, 3)} |")
     return lines + [""]
 
 
@@ -129,7 +140,9 @@ def main(argv=None):
     with_floor = [r for r in runs if r.get("floor/h2d_pinned") is not None]
     for r in runs:
         floor_run = r if r.get("floor/h2d_pinned") is not None else (with_floor[0] if with_floor else None)
-        lines += streaming(r, floor_run) + sweep(r) + sharding(r)
+        lines += streaming(r, floor_run) + sweep(r)
+    lines += sharding(runs)
+    for r in runs:
         for n, e in r.errors().items():
             lines.append(f"- failed: {n}: {e}")
     if len(lines) <= 2 + len(runs) + 1:

@@ -61,6 +61,11 @@ int main(int argc, char** argv) {
   app.add_option("--seed", c.seed, "Synthetic model seed")->group(model);
   app.add_option("--query", c.query, "Query word or expression")->group(model);
   app.add_option("-k", c.k, "Results per query")->check(CLI::Range(1, 1 << 20))->group(model);
+  app.add_option("--shard-rows", c.shard_rows,
+                 "shard/* fixtures over a synthetic model of this many rows, each rank generating only its shard on "
+                 "its GPU (a model larger than one GPU: docs/scale.md)")
+      ->check(CLI::Range(10LL, 2147483647LL))
+      ->group(model);
   app.add_option("--stream-rows", c.stream_rows,
                  "Also stream/* fixtures over a synthetic model of this many rows kept in page-locked host memory "
                  "(larger than the GPU: docs/scale.md)")

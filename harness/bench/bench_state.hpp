@@ -20,6 +20,7 @@ struct BenchConfig {
   int k = 10;
   bool host_copy = true;  // V1 and the CPU fixtures need it
   long long stream_rows = 0;  // > 0: stream/* fixtures over a synthetic model of this many rows in host memory
+  long long shard_rows = 0;   // > 0: shard/* fixtures over a synthetic model of this many rows, each rank making its shard
 };
 
 struct BenchState {

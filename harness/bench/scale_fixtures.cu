@@ -164,10 +164,14 @@ ShardSearcher& shard_searcher(NcclComm& comm) {
   std::unique_ptr<ShardSearcher>& sh = scale_state().shard;
   if (!sh) {
     const BenchState& s = bench_state();
-    const auto [lo, hi] = shard_rows(s.host.rows, comm.rank(), comm.size());
-    DeviceModel shard = s.host_vectors ? upload_rows(host_rows(s.host).slice(lo, hi))
-                                       : generate_synthetic_on_device(hi - lo, s.host.dim, s.config.seed, lo);
-    sh = std::make_unique<ShardSearcher>(comm, std::move(shard), lo, s.host.rows);
+    // --shard-rows: a synthetic model of that many rows of which each rank makes only its shard
+    // (larger than one GPU, no host copy); else the bench model.
+    const bool own = s.config.shard_rows > 0;
+    const std::int64_t rows = own ? s.config.shard_rows : s.host.rows;
+    const auto [lo, hi] = shard_rows(rows, comm.rank(), comm.size());
+    DeviceModel shard = s.host_vectors && !own ? upload_rows(host_rows(s.host).slice(lo, hi))
+                                               : generate_synthetic_on_device(hi - lo, s.host.dim, s.config.seed, lo);
+    sh = std::make_unique<ShardSearcher>(comm, std::move(shard), lo, rows);
   }
   return *sh;
 }
@@ -202,7 +206,8 @@ void shard_fixture(benchmark::State& st, const Pipeline* one, const BatchPipelin
   if (!exec_timed(st, work, o)) return;
   m.publish(st);
   parameters(st, {{"gpus", double(comm->size())}, {"rank", double(comm->rank())}, {"batch", double(batch)},
-                  {"k", double(s.config.k)}, {"rows", double(s.host.rows)}, {"shard_rows", double(sh.shard_rows())}});
+                  {"k", double(s.config.k)}, {"rows", double(s.config.shard_rows > 0 ? s.config.shard_rows : s.host.rows)},
+                  {"shard_rows", double(sh.shard_rows())}});
 }
 
 }  // namespace
@@ -255,12 +260,13 @@ void register_scale_fixtures() {
     timed(add("stream/batch_f16_h/rows:" + rows + "/batch:1024", stream_fixture, c))->Iterations(3);
   }
   const char* w = std::getenv("DISTANCIES_WORLD_SIZE");
-  const std::string g = std::to_string(w ? std::atoi(w) : 1);
+  const std::string g = (s.config.shard_rows > 0 ? "rows:" + std::to_string(s.config.shard_rows) + "/" : std::string()) +
+                        "gpus:" + std::to_string(w ? std::atoi(w) : 1);
   // Fixed iteration counts (about 1 s each on the H100): every rank must run the same number of
   // collectives, which Google Benchmark's own choice (from each rank's timing) would not give.
-  timed(add("shard/fused/gpus:" + g + "/batch:1", shard_fixture, &pipeline("fused"), nullptr, 1))->Iterations(1000);
+  timed(add("shard/fused/" + g + "/batch:1", shard_fixture, &pipeline("fused"), nullptr, 1))->Iterations(1000);
   for (int b : kShardBatches)
-    timed(add("shard/batch_f16_h/gpus:" + g + "/batch:" + std::to_string(b), shard_fixture, nullptr,
+    timed(add("shard/batch_f16_h/" + g + "/batch:" + std::to_string(b), shard_fixture, nullptr,
               &batch_pipeline("batch_f16_h"), b))
         ->Iterations(std::max(10, 8000 / b));
 }

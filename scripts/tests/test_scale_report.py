@@ -43,7 +43,7 @@ def test_goals_sweep_and_shards(tmp_path):
     assert "one query, `fused`: 96.0% of the floor's bandwidth (goal >= 85%: met)" in md
     assert "B = 1024, `batch_f16_h`: 1.100 x max(copy, in-memory) (goal <= 1.2: met)" in md
     assert "| 256 | 27.60 | 28.60 |" in md
-    assert "| shard/fused/gpus:1/batch:1 | 0.950 | 0.020 | 0.900 | 0.947 |" in md
+    assert "| shard/fused/gpus:1/batch:1 | bench.json | 0.950 | 0.020 | 0.900 | 0.95 | 0.947 |" in md
     assert "failed: shard/batch_f16_h/gpus:1/batch:8192: out of GPU memory" in md
     assert "| stream/fused/rows:75000000 | 1800.00 |" in md
 
@@ -55,6 +55,15 @@ def test_a_missed_goal_says_so_and_the_floor_comes_from_another_file(tmp_path):
     md = (out / "scale.md").read_text()
     assert "Floor from bench.json" in md
     assert "B = 1024, `batch_f16_h`: 1.400 x max(copy, in-memory) (goal <= 1.2: not met)" in md
+
+
+def test_two_gpus_against_one(tmp_path):
+    out = tmp_path / "out"
+    two = gbfake.write(tmp_path / "g2.json", gbfake.document(
+        gbfake.entries("shard/batch_f16_h/gpus:2/batch:1024", one(4.0, exchange_ms=0.4), suffix="/iterations:10/manual_time")))
+    assert scale_report.main([fake_run(tmp_path), two, "--out", str(out)]) == 0
+    md = (out / "scale.md").read_text()
+    assert "| shard/batch_f16_h/gpus:2/batch:1024 | g2.json | 4.000 | 0.400 | 6.800 | 1.70 | 0.850 |" in md
 
 
 def test_bad_input_is_one_error_line(tmp_path):
