@@ -26,8 +26,7 @@ constexpr std::size_t kMargin = std::size_t(512) << 20;
 
 std::size_t reduced_row_bytes(Storage s, int dim) {
   if (s == Storage::F32) return 0;
-  const std::size_t e = s == Storage::I8 ? 1 : 2;
-  return static_cast<std::size_t>(storage_leading_dim(s, dim)) * e + (s == Storage::I8 ? sizeof(float) : 0);
+  return static_cast<std::size_t>(storage_leading_dim(s, dim)) * storage_bytes(s) + (s == Storage::I8 ? sizeof(float) : 0);
 }
 }  // namespace
 
@@ -275,7 +274,7 @@ std::vector<std::vector<Hit>> StreamSearcher::search(const BatchPipeline& p, con
                                                      int batch, int k, Breakdown* bd) {
   if (k <= 0) throw Error("k must be at least 1");
   if (batch <= 0) return {};
-  const Storage copy = p.input == GemmInput::F16 ? Storage::F16 : p.input == GemmInput::BF16 ? Storage::BF16 : Storage::F32;
+  const Storage copy = gemm_storage(p.input);
   prepare(reduced_row_bytes(copy, rows_.dim), true);
   // The searchers' share of the budget less the chunk views' reduced copies (two views).
   const std::size_t reduced = 2 * static_cast<std::size_t>(stats_.layout.chunk_rows) * reduced_row_bytes(copy, rows_.dim);
