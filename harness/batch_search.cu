@@ -38,9 +38,10 @@ struct BatchSearcher::Buffers {
   struct Pass {
     GemmInput input = GemmInput::F32;
     Storage scores_type = Storage::F32;
+    BatchScan scan = BatchScan::GemmTiles;
     int batch = 0, k = 0, tile = 0;
     std::size_t list_entries = 0;
-    DeviceBuffer queries, norms, queries_g, scores[2], lists_s, lists_r, out_s, out_r, status;
+    DeviceBuffer queries, norms, queries_g, scores[2], lists_s, lists_r, thresholds, out_s, out_r, status;
   } pass;
   PinnedBuffer pinned;
   CublasHandle cublas;
@@ -175,6 +176,10 @@ std::string BatchSearcher::batch_refusal(const BatchPipeline& p, const DeviceMod
   const NormRange& range = model_.norm_range();
   if (kk > BatchPolicy::kMaxK) return "k is above the batch selection's largest";
   if (red && red->out_of_range) return "the model's values do not fit its 16-bit copy";
+  if (p.scan == BatchScan::FusedTensorCore) {
+    std::string why = tensor_scan_refusal(model_.dim, BatchPolicy::candidates(kk));
+    if (!why.empty()) return why;
+  }
   if (p.scores == Storage::F16 && !(range.max_norm <= 60000.0f)) return "fp16 scores could overflow";
   if (!reduced_in_range(1.0f, range)) return "the model's norms leave fp32's normal range";
   return {};
@@ -185,31 +190,35 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   auto& w = buf_->pass;
   const int dim = model_.dim;
   // A smaller pass can want more slices per query than the allocation had room for.
-  const std::size_t entries = static_cast<std::size_t>(n) * BatchPolicy::slices(n, tile) * BatchPolicy::candidates(kk);
-  if (w.input == p.input && w.scores_type == p.scores && w.batch >= n && w.k == kk && w.tile == tile &&
-      w.list_entries >= entries)
+  const std::size_t entries = static_cast<std::size_t>(n) * batch_slices(p.scan, n, tile, model_.dim, BatchPolicy::candidates(kk)) *
+                              BatchPolicy::candidates(kk);
+  if (w.input == p.input && w.scores_type == p.scores && w.scan == p.scan && w.batch >= n && w.k == kk &&
+      w.tile == tile && w.list_entries >= entries)
     return;
   w = Buffers::Pass{};
-  const std::size_t need = batch_workspace_bytes(p.input, p.scores, n, dim, model_.ld, kk, tile);
+  const std::size_t need = batch_workspace_bytes(p.input, p.scores, n, dim, model_.ld, kk, tile, p.scan);
   if (opt_.scratch_limit && need > opt_.scratch_limit)
     throw OutOfMemory("GPU out of memory: a batch of " + std::to_string(n) + " needs " + std::to_string(need >> 20) +
                       " MiB of scratch, the limit is " + std::to_string(opt_.scratch_limit >> 20) + " MiB");
   const bool f32 = gemm_storage(p.input) == Storage::F32;
   const int ldg = f32 ? model_.ld : reduced_leading_dim(dim);
-  const int K = BatchPolicy::candidates(kk), S = BatchPolicy::slices(n, tile);
+  const int K = BatchPolicy::candidates(kk), S = batch_slices(p.scan, n, tile, dim, K);
   const std::size_t N = static_cast<std::size_t>(n);
   w.queries = DeviceBuffer(N * dim * sizeof(float), "batch queries");
   w.norms = DeviceBuffer(N * sizeof(float), "batch query norms");
   w.queries_g = DeviceBuffer(N * ldg * (f32 ? 4 : 2), "normalised queries");
-  for (auto& sc : w.scores) sc = DeviceBuffer(N * tile * (p.scores == Storage::F32 ? 4 : 2), "a tile of scores");
+  if (p.scan == BatchScan::GemmTiles)
+    for (auto& sc : w.scores) sc = DeviceBuffer(N * tile * (p.scores == Storage::F32 ? 4 : 2), "a tile of scores");
   w.list_entries = N * S * K;
   w.lists_s = DeviceBuffer(w.list_entries * sizeof(float), "candidate lists");
   w.lists_r = DeviceBuffer(w.list_entries * sizeof(int), "candidate lists");
+  w.thresholds = DeviceBuffer(N * sizeof(unsigned), "shared thresholds");
   w.out_s = DeviceBuffer(N * kk * sizeof(float), "batch results");
   w.out_r = DeviceBuffer(N * kk * sizeof(int), "batch results");
   w.status = DeviceBuffer(N * sizeof(int), "batch status");
   w.input = p.input;
   w.scores_type = p.scores;
+  w.scan = p.scan;
   w.batch = n;
   w.k = kk;
   w.tile = tile;
@@ -245,6 +254,7 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
   const int dim = model_.dim;
   BatchScanArgs a;
   a.input = p.input;
+  a.scan = p.scan;
   a.model = red ? red->data.get() : model_.vectors.get();
   a.ldg = red ? reduced_leading_dim(dim) : model_.ld;
   a.exact = DotArgs{model_.d_vectors(), model_.d_norms(), static_cast<int>(model_.rows), dim, model_.ld, nullptr, 0.0f,
@@ -257,12 +267,13 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
   a.k = kk;
   a.K = BatchPolicy::candidates(kk);
   a.tile_rows = tile;
-  a.slices = BatchPolicy::slices(n, tile);
+  a.slices = batch_slices(p.scan, n, tile, dim, a.K);
   a.scores_type = p.scores;
   a.scores[0] = w.scores[0].get();
   a.scores[1] = w.scores[1].get();
   a.lists_s = w.lists_s.as<float>();
   a.lists_r = w.lists_r.as<int>();
+  a.thresholds = w.thresholds.as<unsigned>();
   a.error_bound = bound;
   a.out_s = w.out_s.as<float>();
   a.out_r = w.out_r.as<int>();

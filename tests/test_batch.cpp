@@ -83,6 +83,8 @@ const Shape kShapes[] = {
     {"zero_rows", {2049, 300, 0, 64, 0}, 10, 7, 0},
     {"k128", {10007, 96, 0, 0, 0}, 128, 4, 0},
     {"k200", {5003, 300, 0, 0, 0}, 200, 3, 0},
+    {"b200_k64", {20011, 300, 0, 0, 0}, 64, 200, 0},  // the fused scan: two launches, K = 128 shapes
+    {"b40_d1000", {3001, 1000, 0, 0, 0}, 10, 40, 0},
 };
 
 void PrintTo(const Shape& s, std::ostream* os) { *os << s.name; }
@@ -135,7 +137,7 @@ TEST(BatchSearch, UncertifiableQueriesFallBackToExact) {
   Batch b = random_batch(m, 3, seed);
   std::memcpy(b.q.data(), m.row(0), m.dim * sizeof(float));  // query 0 sits on the ties
   b.norms[0] = m.norms[0];
-  for (const char* name : {"batch_tf32", "batch_bf16", "batch_sgemm"}) {
+  for (const char* name : {"batch_tf32", "batch_bf16", "batch_sgemm", "batch_f16_fused"}) {
     SCOPED_TRACE(name);
     const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), 3, 10);
     EXPECT_GE(bs.last_fallbacks(), 1) << "the tie cannot be certified";
@@ -143,6 +145,50 @@ TEST(BatchSearch, UncertifiableQueriesFallBackToExact) {
     const auto oracle = oracle_search(m, b.q.data(), 10);
     for (int r = 0; r < 10; ++r) EXPECT_EQ(got[0][r].row, oracle[r].row) << "ties go to the lower row";
   }
+}
+
+// 41 exact copies of one row spread over the model (so over many tiles, slices and fused-scan
+// blocks), the query is that row: the 30 results are the 30 lowest copies, the same for every
+// batch pipeline and for `fused`, with random queries around it in the batch.
+TEST(BatchSearch, TiesAcrossTilesAndBlocksGoToTheLowerRows) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Model m = random_model({60013, 300, seed, 0, 0});
+  std::vector<int> copies = {7};
+  for (int i = 1; i <= 40; ++i) copies.push_back(7 + 1451 * i);
+  for (int r : copies) {
+    std::memcpy(m.vectors.data() + static_cast<std::size_t>(r) * m.ld, m.row(7), m.dim * sizeof(float));
+    m.norms[r] = m.norms[7];
+  }
+  const DeviceModel dm = upload_model(m);
+  BatchSearcher bs(dm);
+  Batch b = random_batch(m, 37, seed);
+  std::memcpy(b.q.data() + 5 * m.dim, m.row(7), m.dim * sizeof(float));
+  b.norms[5] = m.norms[7];
+  for (const BatchPipeline& p : batch_pipelines()) {
+    SCOPED_TRACE(p.name);
+    const auto got = bs.search(p, b.q.data(), b.norms.data(), 37, 30);
+    expect_batch_exact(m, dm, b, got, 30);
+    for (int r = 0; r < 30; ++r) EXPECT_EQ(got[5][r].row, copies[r]) << "rank " << r;
+  }
+}
+
+// A row longer than the fused scan's shared memory holds: its queries are refused, counted,
+// and answered exactly by the fallback.
+TEST(BatchSearch, FusedScanRefusesRowsTooLongForSharedMemory) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  const Model m = random_model({2003, 6000, seed, 0, 0});
+  ASSERT_FALSE(tensor_scan_refusal(m.dim, BatchPolicy::candidates(10)).empty());
+  EXPECT_TRUE(tensor_scan_refusal(300, BatchPolicy::candidates(128)).empty());
+  const DeviceModel dm = upload_model(m);
+  BatchSearcher bs(dm);
+  const Batch b = random_batch(m, 3, seed);
+  const auto got = bs.search(batch_pipeline("batch_f16_fused"), b.q.data(), b.norms.data(), 3, 10);
+  EXPECT_EQ(bs.last_fallbacks(), 3);
+  EXPECT_EQ(bs.last_refused(), 3);
+  expect_batch_exact(m, dm, b, got, 10);
 }
 
 // A scratch limit below what the batch needs: the batch is split, results unchanged; below

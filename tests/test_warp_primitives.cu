@@ -1,5 +1,5 @@
 // The warp and block primitives the list-keeping kernels are built from, each run alone on the
-// GPU against a host sort: WarpTopk (offer and insert), warp_merge_topk, block_merge_lists,
+// GPU against a host sort: WarpTopk (offer, insert and merge), warp_merge_topk, block_merge_lists,
 // block_select_lists, select_from_lists_block and the rank-count placement. Random data with
 // many exact ties in the similarities (rows distinct, as every caller guarantees), sentinel
 // padding, and several k up to WarpTopk::kMaxK.
@@ -27,8 +27,10 @@ namespace {
 // ---------------------------------------------------------------- test kernels
 
 // One warp per list: warp w offers entries [w * n, (w + 1) * n) 32 at a time (offer), or one
-// at a time warp-uniformly as the fused scan does (admits + insert), and writes its top k.
-template <bool kOffer>
+// at a time warp-uniformly as the fused scan does (admits + insert), or 32 at a time merged at
+// once (merge, every real entry kept, as the fused tensor-core scan does), and writes its top k.
+enum class TopkMode { Offer, Insert, Merge };
+template <TopkMode kMode>
 __global__ void warp_topk_kernel(const float* s, const int* r, int n, int k, float* out_s, int* out_r) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -38,10 +40,16 @@ __global__ void warp_topk_kernel(const float* s, const int* r, int n, int k, flo
   top.clear(lane);
   const float* ws = s + static_cast<long long>(warp) * n;
   const int* wr = r + static_cast<long long>(warp) * n;
-  if (kOffer) {
+  if (kMode == TopkMode::Offer) {
     for (int base = 0; base < n; base += 32) {
       const int i = base + lane;
       top.offer(i < n ? ws[i] : kSentinelSim, i < n ? wr[i] : kSentinelRow, lane);
+    }
+  } else if (kMode == TopkMode::Merge) {
+    for (int base = 0; base < n; base += 32) {
+      const int i = base + lane;
+      const bool real = i < n && wr[i] != kSentinelRow;
+      top.merge(real ? ws[i] : kSentinelSim, real ? wr[i] : kSentinelRow, real, lane);
     }
   } else {
     for (int i = 0; i < n; ++i)
@@ -212,18 +220,21 @@ TEST(WarpPrimitives, WarpTopkKeepsTheBestK) {
         want.push_back(best_k(e, k));
       }
       const DeviceEntries d(in);
-      for (bool offer : {true, false}) {
+      for (TopkMode mode : {TopkMode::Offer, TopkMode::Insert, TopkMode::Merge}) {
         DeviceEntries out(kWarps * k);
         const std::size_t smem = kWarps * static_cast<std::size_t>(k) * (sizeof(float) + sizeof(int));
-        if (offer)
-          warp_topk_kernel<true><<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), n, k, out.s.as<float>(), out.r.as<int>());
+        if (mode == TopkMode::Offer)
+          warp_topk_kernel<TopkMode::Offer><<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), n, k, out.s.as<float>(), out.r.as<int>());
+        else if (mode == TopkMode::Insert)
+          warp_topk_kernel<TopkMode::Insert><<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), n, k, out.s.as<float>(), out.r.as<int>());
         else
-          warp_topk_kernel<false><<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), n, k, out.s.as<float>(), out.r.as<int>());
+          warp_topk_kernel<TopkMode::Merge><<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), n, k, out.s.as<float>(), out.r.as<int>());
         CUDA_CHECK_LAUNCH();
+        const char* mode_name = mode == TopkMode::Offer ? "offer" : mode == TopkMode::Insert ? "insert" : "merge";
         const std::vector<Entry> got = out.download(kWarps * k);
         for (int w = 0; w < kWarps; ++w)
           expect_same(want[w], std::vector<Entry>(got.begin() + w * k, got.begin() + (w + 1) * k),
-                      std::string(offer ? "offer" : "insert") + ", k " + std::to_string(k) + ", n " +
+                      std::string(mode_name) + ", k " + std::to_string(k) + ", n " +
                           std::to_string(n) + ", warp " + std::to_string(w) + ", seed " + std::to_string(seed));
       }
     }

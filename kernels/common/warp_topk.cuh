@@ -64,6 +64,57 @@ struct WarpTopk {
     __syncwarp();  // every lane has read before the next insertion writes
   }
 
+  // Every lane with `keep` offers one entry (rows distinct from each other's and the list's); all go
+  // in at once: each finds its place by counting the offered entries ranked before it plus a
+  // binary search in the list, each listed entry moves down by the offered entries ranked before
+  // it, and what lands at k or beyond drops out. One pass for up to 32 entries, instead of up to
+  // 32 insertions (a block's first tiles fill its lists with nearly every row). Warp-uniform call.
+  __device__ void merge(float s, int r, bool keep, int lane) {
+    const unsigned m = __ballot_sync(0xffffffffu, keep);
+    if (!m) return;
+    float old_s[kPerLane];
+    int old_r[kPerLane], old_before[kPerLane];
+#pragma unroll
+    for (int u = 0; u < kPerLane; ++u) {
+      const int i = u * 32 + lane;
+      old_s[u] = i < k ? sims[i] : kSentinelSim;
+      old_r[u] = i < k ? rows[i] : kSentinelRow;
+      old_before[u] = 0;
+    }
+    int new_before = 0;
+    for (unsigned left = m; left; left &= left - 1) {
+      const int src = __ffs(left) - 1;
+      const float ns = __shfl_sync(0xffffffffu, s, src);
+      const int nr = __shfl_sync(0xffffffffu, r, src);
+      new_before += ranks_before(ns, nr, s, r);
+#pragma unroll
+      for (int u = 0; u < kPerLane; ++u) old_before[u] += ranks_before(ns, nr, old_s[u], old_r[u]);
+    }
+    int lo = 0, hi = k;  // listed entries ranked before this lane's
+    if (keep)
+      while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (ranks_before(sims[mid], rows[mid], s, r)) lo = mid + 1; else hi = mid;
+      }
+    __syncwarp();  // every read of the list is done
+#pragma unroll
+    for (int u = 0; u < kPerLane; ++u) {
+      const int i = u * 32 + lane, to = i + old_before[u];
+      if (i < k && to < k) {
+        sims[to] = old_s[u];
+        rows[to] = old_r[u];
+      }
+    }
+    if (keep && lo + new_before < k) {
+      sims[lo + new_before] = s;
+      rows[lo + new_before] = r;
+    }
+    __syncwarp();
+    last_sim = sims[k - 1];
+    last_row = rows[k - 1];
+    __syncwarp();  // every lane has read before the next merge writes
+  }
+
   // Every lane offers one entry; those that beat the k-th go in one by one (a ballot finds
   // them; past the first rounds there are almost none). Warp-uniform call.
   __device__ void offer(float s, int r, int lane) {

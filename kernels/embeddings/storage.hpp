@@ -32,6 +32,10 @@ inline const char* gemm_input_name(GemmInput g) {
   return g == GemmInput::F32 ? "fp32" : g == GemmInput::TF32 ? "tf32" : g == GemmInput::BF16 ? "bf16" : "fp16";
 }
 
+// How a batch pipeline scores the model: cuBLAS GEMM tiles whose scores go through memory to a
+// selection kernel, or one fused kernel that scores on the tensor cores and selects on chip.
+enum class BatchScan { GemmTiles, FusedTensorCore };
+
 // The 16-bit copy a GEMM input reads, or F32 (the fp32 vectors themselves).
 constexpr Storage gemm_storage(GemmInput g) {
   return g == GemmInput::BF16 ? Storage::BF16 : g == GemmInput::F16 ? Storage::F16 : Storage::F32;

@@ -42,17 +42,23 @@ int BatchPolicy::slices(int batch, int tile_rows) {
   return std::clamp(want, 1, std::max(1, tile_rows / 1024));
 }
 
+int batch_slices(BatchScan scan, int batch, int tile_rows, int dim, int K) {
+  return scan == BatchScan::FusedTensorCore ? tensor_scan_blocks(batch, dim, K) : BatchPolicy::slices(batch, tile_rows);
+}
+
 int BatchPolicy::candidates(int k) { return static_cast<int>(std::min<long long>(kMaxK, std::max(64ll, 2ll * k))); }
 
-std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows) {
+std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows,
+                                  BatchScan scan) {
   const std::size_t B = static_cast<std::size_t>(batch);
   const int ldg = g == GemmInput::F32 || g == GemmInput::TF32 ? ld : reduced_leading_dim(dim);
   const std::size_t K = static_cast<std::size_t>(BatchPolicy::candidates(k));
-  const std::size_t S = static_cast<std::size_t>(BatchPolicy::slices(batch, tile_rows));
+  const std::size_t S = static_cast<std::size_t>(batch_slices(scan, batch, tile_rows, dim, static_cast<int>(K)));
+  const std::size_t score_tiles = scan == BatchScan::GemmTiles ? 2 : 0;
   return B * dim * 4 + B * 4                        // queries and their norms
          + B * ldg * element_bytes(g)               // normalised queries
-         + 2 * B * static_cast<std::size_t>(tile_rows) * (scores == Storage::F32 ? 4 : 2)  // two tiles of scores
-         + B * S * K * 8                            // candidate lists
+         + score_tiles * B * static_cast<std::size_t>(tile_rows) * (scores == Storage::F32 ? 4 : 2)  // tiles of scores
+         + B * S * K * 8 + B * 4                    // candidate lists, shared thresholds
          + B * static_cast<std::size_t>(k) * 8 + B * 4;     // results and status
 }
 
@@ -75,6 +81,10 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
       break;
   }
   CUDA_CHECK_LAUNCH();
+  if (a.scan == BatchScan::FusedTensorCore) {  // its blocks write every list whole
+    CUDA_CHECK(cudaMemsetAsync(a.thresholds, 0, static_cast<std::size_t>(a.batch) * sizeof(unsigned), s));
+    return;
+  }
   const long long entries = static_cast<long long>(a.batch) * a.slices * a.K;
   clear_lists_kernel<<<blocks_for(entries, kElementThreads), kElementThreads, 0, s>>>(
       SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, entries);
@@ -83,6 +93,10 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
 
 void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s, cudaStream_t side,
                        const TileEvents& ev) {
+  if (a.scan == BatchScan::FusedTensorCore) {  // no GEMM of its own: gemm_only leaves nothing to time
+    if (!a.gemm_only) tensor_scan_tiles(a, s);
+    return;
+  }
   if (a.batch == 0 || a.exact.rows == 0) return;
   cublas_check(cublasSetStream(h, s), "cublasSetStream");
   const float alpha = 1.0f, beta = 0.0f;

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <string>
 
 #include "kernels/embeddings/dot_args.cuh"
 #include "kernels/embeddings/storage.hpp"
@@ -26,9 +27,13 @@ struct BatchPolicy {
   static int candidates(int k);
 };
 
+// Lists per query a pass keeps: the tile selection's slices, or one per block of the fused scan.
+int batch_slices(BatchScan scan, int batch, int tile_rows, int dim, int K);
+
 // Everything one batch run reads and writes on the GPU (sizes: batch_workspace_bytes()).
 struct BatchScanArgs {
   GemmInput input = GemmInput::F32;
+  BatchScan scan = BatchScan::GemmTiles;
   const void* model = nullptr;  // rows x ldg elements of the GEMM input type
   int ldg = 0;
   DotArgs exact{};              // fp32 model (vectors, norms, rows, dim, ld); its query fields unused
@@ -45,6 +50,7 @@ struct BatchScanArgs {
   void* scores[2] = {nullptr, nullptr};   // batch x tile_rows each
   float* lists_s = nullptr;               // batch x slices x K
   int* lists_r = nullptr;
+  unsigned* thresholds = nullptr;         // batch: the fused scan's shared K-th per query
   float error_bound = 0;
   float* out_s = nullptr;  // batch x k
   int* out_r = nullptr;
@@ -53,10 +59,21 @@ struct BatchScanArgs {
 };
 
 // Bytes of device scratch a batch needs (everything in BatchScanArgs but the model).
-std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows);
+std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows,
+                                  BatchScan scan = BatchScan::GemmTiles);
 
 // Normalises the queries into the GEMM type and clears the candidate lists.
 void batch_prepare(const BatchScanArgs& a, cudaStream_t s);
+
+// The fused tensor-core scan (variants/embeddings/tensor_scan.cu): why it cannot run a model of
+// this dimension with K candidates a query (its queries, lists and two tiles must fit in a
+// block's shared memory), or empty.
+std::string tensor_scan_refusal(int dim, int K);
+// Blocks (= lists per query) of the fused scan on this GPU for such a batch: 1 or 2 per SM.
+int tensor_scan_blocks(int batch, int dim, int K);
+// Every query of `a` scored against every row by tensor_scan_topk_kernel, 16 to 128 queries a
+// launch; leaves the lists batch_rerank reads.
+void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s);
 
 // Every tile: GEMM on `s`, selection on `side`, two score buffers in flight (events order
 // them); returns with `s` waiting for the last selection.

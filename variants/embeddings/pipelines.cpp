@@ -68,7 +68,7 @@ void link(BatchPipeline& b, const Table<BatchPipeline>& all) {
 }
 
 Table<BatchPipeline>& batch_table() {
-  // name, description, origin, GEMM input, one-query pipeline instead of tiles, fallback, scores
+  // name, description, origin, GEMM input, one-query pipeline instead of tiles, fallback, scores, scan
   static Table<BatchPipeline> table("embeddings", "batch", "batch pipeline", {
       {"batch_fused_loop", "the one-query `fused` pipeline once per query (the baseline batching must beat)",
        "beyond the study", GemmInput::F32, "fused"},
@@ -82,6 +82,10 @@ Table<BatchPipeline>& batch_table() {
        GemmInput::F16, nullptr, "batch_sgemm"},
       {"batch_f16_h", "batch_f16 with the tiles' scores written as fp16 (half the score traffic)", "beyond the study",
        GemmInput::F16, nullptr, "batch_sgemm", Storage::F16},
+      {"batch_f16_fused",
+       "fp16 tensor cores (WMMA) score each row of the fp16 copy once against up to 128 queries held on chip; "
+       "per-query top-K kept in shared memory (no score matrix) + exact fp32 re-rank",
+       "beyond the study", GemmInput::F16, nullptr, "batch_sgemm", Storage::F32, BatchScan::FusedTensorCore},
   });
   static const bool linked = [] {
     for (const BatchPipeline& b : table.rows()) link(const_cast<BatchPipeline&>(b), table);

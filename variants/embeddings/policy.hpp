@@ -51,6 +51,11 @@ struct Sm90 {
   struct Batch {
     static constexpr int kSelectWarps = 8, kRerankWarps = 8;
   };
+  // The fused tensor-core batch scan: 8 warps; up to 2 blocks per SM where their shared memory
+  // (queries, lists, up to 4 tiles of rows in flight) fits twice.
+  struct TensorScan {
+    static constexpr int kWarps = 8, kMaxStages = 4, kBlocksPerSm = 2;
+  };
   // Streaming from pinned host memory (variants/embeddings/stream_policy.hpp): chunk size and
   // slots from the stream_sweep/* fixtures (docs/scale.md); the share of a GPU memory budget the
   // slots may take (one query needs little else; a batch's score tiles need the rest).

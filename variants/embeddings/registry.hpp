@@ -135,6 +135,7 @@ struct BatchPipeline {
   const char* fallback = nullptr;   // batch pipeline for the queries a run cannot certify;
                                     // none: each such query reruns on the exact one-query `fused`
   Storage scores = Storage::F32;    // how a tile's scores are written (F16: half the traffic)
+  BatchScan scan = BatchScan::GemmTiles;  // cuBLAS tiles + selection, or one fused kernel
 
   // Resolved when the table is built.
   const Pipeline* per_query_pipeline = nullptr;
