@@ -112,14 +112,15 @@ struct GpuSearcher::Call {
   int* res_status = nullptr;
   Event* start = nullptr;
   Event* end = nullptr;
+  bool stage_events = false;  // an event pair around each step (Breakdown::stage_events)
 };
 
 // Records `fn` between two events when timed; syncs after it when the pipeline's habit says so.
 template <class F>
 void GpuSearcher::step(const Call& c, const char* name, bool transfer, F&& fn) {
   Timer& t = *timer_;
-  Event* a = c.start ? t.next() : nullptr;
-  Event* b = c.start ? t.next() : nullptr;
+  Event* a = c.stage_events ? t.next() : nullptr;
+  Event* b = c.stage_events ? t.next() : nullptr;
   if (a) a->record(stream_);
   fn();
   if (b) b->record(stream_);
@@ -270,6 +271,7 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
   if (bd) {
     c.start = timer_->next();
     c.end = timer_->next();
+    c.stage_events = bd->stage_events;
     c.start->record(stream_);
   }
   bind_model(c, p);
@@ -286,6 +288,7 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
     // Not certified exact (near-ties within the error bound, or k too large): the fallback
     // pipeline answers; its whole time is added to this query's as one "fallback" stage.
     Breakdown fb;
+    fb.stage_events = bd ? bd->stage_events : false;
     hits = search(*c.plan.fallback, query, query_norm, k, bd ? &fb : nullptr);
     if (bd) {
       bd->stages.push_back({"fallback", false, fb.total_ms});

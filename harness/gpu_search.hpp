@@ -23,6 +23,9 @@ struct Breakdown {
   std::vector<StageTime> stages;
   float total_ms = 0;   // device timeline, first event to last (includes host-side gaps)
   double wall_ms = 0;   // host clock around the whole call
+  // false: only the call's first and last events (total_ms, no stages): the pipeline's time
+  // without the events that time each stage (each pair adds a little to the timeline).
+  bool stage_events = true;
   float kernel_ms() const;
   float transfer_ms() const;
   float overhead_ms() const { return total_ms - kernel_ms() - transfer_ms(); }

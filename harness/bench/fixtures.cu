@@ -181,19 +181,27 @@ void pipeline_fixture(benchmark::State& st, const Pipeline* p, int k_arg) {
   o.warmups = p->habits.copy_model_every_query ? 1 : -1;  // V1 moves the whole model on every query
   o.fixed_samples = p->habits.copy_model_every_query;     // the study's mean of 10 runs
   o.min_bytes = vector_bytes(s, s.host.rows, p->storage);
+  // Each sample is two searches of the query: one with an event pair around each stage (the
+  // breakdown), then one with only the first and last events, whose total is the time
+  // reported (docs/methodology.md): the stage events are the harness's, not the pipeline's.
+  Breakdown clean;
   o.on_sample = [&](double) {
     for (const auto& stage : bd.stages) m.add(stage.name + "_ms", stage.ms);
     m.add("kernel_ms", bd.kernel_ms());
     m.add("transfer_ms", bd.transfer_ms());
     m.add("overhead_ms", bd.overhead_ms());
-    m.add("total_ms", bd.total_ms);
-    m.add("wall_ms", bd.wall_ms);
-    add_rates(m, bd.total_ms, 0, s.floor_for(p->storage));
+    m.add("staged_total_ms", bd.total_ms);
+    m.add("total_ms", clean.total_ms);
+    m.add("wall_ms", clean.wall_ms);
+    add_rates(m, clean.total_ms, 0, s.floor_for(p->storage));
   };
   auto work = [&](cudaStream_t) {
     bd = Breakdown{};
     searcher.search(*p, s.query.vector.data(), s.query.norm, k, &bd);
-    return double(bd.total_ms);
+    clean = Breakdown{};
+    clean.stage_events = false;
+    searcher.search(*p, s.query.vector.data(), s.query.norm, k, &clean);
+    return double(clean.total_ms);
   };
   if (!exec_timed(st, work, o)) return;
   m.publish(st);

@@ -28,8 +28,11 @@ def pipeline(dot, fm, bms, h2d, overhead, model_h2d=None, stage="first_merge"):
         tr["model_h2d_ms"] = model_h2d
     kernel, transfer = sum(st.values()), sum(tr.values())
     total = kernel + transfer + overhead
-    return reps(real_time=total, **st, **tr, kernel_ms=kernel, transfer_ms=transfer, overhead_ms=overhead,
-                total_ms=total, wall_ms=total * 1.1, distances_per_ms=2196016 / total, floor_ratio=total / 0.8)
+    # The stage-by-stage search (the breakdown) carries 0.02 ms of stage events more than the
+    # search timed end to end (total_ms).
+    return reps(real_time=total, **st, **tr, kernel_ms=kernel, transfer_ms=transfer, overhead_ms=overhead + 0.02,
+                staged_total_ms=total + 0.02, total_ms=total, wall_ms=total * 1.1, distances_per_ms=2196016 / total,
+                floor_ratio=total / 0.8)
 
 
 def sequence(per_query):
@@ -115,11 +118,12 @@ def test_table3_breakdown_ours_and_study(full):
     rows, text = section(full[0], "Table 3")
     v4 = rows["V4 ours"]
     assert list(v4) == ["version", "DotProduct", "FirstMerge", "BotchedMergeSort", "CubRadixSort",
-                        "transfers", "overhead", "transfers + overhead", "total"]
+                        "transfers", "overhead", "transfers + overhead", "total", "total without stage events"]
     assert (v4["DotProduct"], v4["FirstMerge"], v4["BotchedMergeSort"]) == ("0.500 ± 0.018", "0.200 ± 0.00721",
                                                                               "0.100 ± 0.00361")
-    assert v4["transfers"] == "0.050 ± 0.0018" and v4["overhead"] == "0.150 ± 0.00541"
-    assert v4["transfers + overhead"] == "0.200" and v4["total"] == "1.00 ± 0.036"
+    assert v4["transfers"] == "0.050 ± 0.0018" and v4["overhead"].startswith("0.170 ± ")
+    assert v4["transfers + overhead"] == "0.220" and v4["total"].startswith("1.02 ± ")
+    assert v4["total without stage events"] == "1.00 ± 0.036"
     assert rows["V1 ours"]["transfers"].startswith("50.02")
     assert rows["V1 study"]["DotProduct"] == "22.6" and rows["V1 study"]["transfers + overhead"] == "236.2"
     assert rows["V4 study"]["total"] == "10" and rows["V4 study"]["CubRadixSort"] == "—"
@@ -150,7 +154,7 @@ def test_every_variant_stage_and_pipeline_listed(full):
     pipes, _ = section(md, "Every pipeline")
     assert list(pipes["`V4`"]) == ["pipeline", "reps", "DotProduct", "FirstMerge", "BotchedMergeSort",
                                    "CubRadixSort", "query_h2d", "result_d2h", "model_h2d", "kernel_ms",
-                                   "transfer_ms", "overhead_ms", "total_ms", "wall_ms", "distances_per_ms",
+                                   "transfer_ms", "overhead_ms", "staged_total_ms", "total_ms", "wall_ms", "distances_per_ms",
                                    "floor_ratio"]
     assert list(pipes) == ["`V1`", "`V2`", "`V3`", "`V4`", "`V4_cub_sort`"]
     assert pipes["`V1`"]["model_h2d"] == "50.00" and pipes["`V4`"]["model_h2d"] == "—"
