@@ -3,7 +3,7 @@
 // it (indices in row order, so ties go to the smaller row, as everywhere): exactly min(k, n) rows,
 // distinct, so each one's rank among them is its place and no sort is needed. Every block stages
 // all of them in shared memory (k x 8 bytes) and each thread ranks one: O(k^2 / threads)
-// comparisons spread over ceil(k / threads) blocks.
+// comparisons, kGroup threads to an entry (rank_place.cuh).
 #pragma once
 #include "kernels/common/rank_place.cuh"
 #include "kernels/common/ranking.hpp"
@@ -11,7 +11,7 @@
 
 namespace distancies {
 
-template <int kThreads>
+template <int kThreads, int kGroup>
 __global__ void __launch_bounds__(kThreads)
     order_chosen_kernel(const float* sims, const int* idx, const int* above, const int* at, const RadixState* st, int kk,
                         int k, float* out_s, int* out_r) {
@@ -29,7 +29,8 @@ __global__ void __launch_bounds__(kThreads)
   }
   if (mine) atomicAdd(&skipped, mine);
   __syncthreads();
-  place_staged_by_rank(e, kk, skipped, k, blockIdx.x * kThreads + threadIdx.x, out_s, out_r);
+  place_staged_by_rank<kGroup>(e, kk, skipped, k, static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x, out_s,
+                               out_r);
 }
 
 }  // namespace distancies

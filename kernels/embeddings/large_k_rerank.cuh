@@ -7,6 +7,7 @@
 #include "kernels/common/rank_place.cuh"
 #include "kernels/common/ranking.hpp"
 #include "kernels/embeddings/dot_args.cuh"
+#include "kernels/embeddings/radix_select.cuh"
 #include "kernels/embeddings/row_dot.cuh"
 
 namespace distancies {
@@ -38,11 +39,25 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
+// The certificate of a large-k re-rank (docs/variants.md, "Large k"): the k-th exact similarity
+// must beat the K-th key (`threshold`, the radix select's) plus the bound; every row was a
+// candidate when K covered the model. No status pointer: no certificate.
+struct LargeKCertificate {
+  const RadixState* threshold = nullptr;
+  float error_bound = 0.0f;
+  bool all_rows_seen = false;
+  int kk = 0;  // the k placed: min(k, rows)
+  int* status = nullptr;
+};
+
 // The best k of m entries (distinct rows) by rank: every block stages all m in shared memory,
-// each thread ranks one; places past the real entries are sentinels; a NaN is never placed.
-template <int kThreads>
+// kGroup threads rank one; places past the real entries are sentinels; a NaN is never placed.
+// The thread placing the k-th entry checks the certificate (a NaN among the entries has already
+// failed it: exact_similarities_kernel).
+template <int kThreads, int kGroup>
 __global__ void __launch_bounds__(kThreads)
-    rank_place_kernel(const float* in_s, const int* in_r, int m, int k, float* out_s, int* out_r) {
+    rank_place_kernel(const float* in_s, const int* in_r, int m, int k, float* out_s, int* out_r,
+                      LargeKCertificate cert) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int skipped;
   ScoredRow* e = reinterpret_cast<ScoredRow*>(smem);
@@ -55,17 +70,13 @@ __global__ void __launch_bounds__(kThreads)
   }
   if (mine) atomicAdd(&skipped, mine);
   __syncthreads();
-  place_staged_by_rank(e, m, skipped, k, blockIdx.x * kThreads + threadIdx.x, out_s, out_r);
-}
-
-// One thread: the k-th exact similarity against the K-th key (the largest key left out is at
-// most it) plus the bound; every row was a candidate when K covers the model. (A template so
-// that the header defines no non-inline symbol.)
-template <class Score>
-__global__ void certify_large_k_kernel(const Score* top_s, int k, const Score* keys_sorted, int K, bool all_rows_seen,
-                                       Score error_bound, int* status) {
-  const bool ok = certifies(top_s[k - 1], keys_sorted[K - 1], error_bound, all_rows_seen, false);
-  if (!ok) *status = 1;
+  const long long t = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x;
+  const int place = place_staged_by_rank<kGroup>(e, m, skipped, k, t, out_s, out_r);
+  if (cert.status && place >= 0 && place == cert.kk - 1) {
+    const float kth = e[t / kGroup].s;
+    if (!certifies(kth, from_radix_key(cert.threshold->prefix), cert.error_bound, cert.all_rows_seen, false))
+      *cert.status = 1;
+  }
 }
 
 }  // namespace distancies

@@ -2,6 +2,8 @@
 // significant first) from histograms of the candidates still matching the digits fixed so
 // far; then every row at or above it is compacted and a one-block warp-select orders them.
 #pragma once
+#include <cstring>
+
 #include "kernels/common/warp_merge.cuh"
 #include "kernels/common/warp_topk.cuh"
 
@@ -28,6 +30,26 @@ struct RadixState {
 // last block to finish then fixes the digit holding the remaining-th largest key and clears the
 // histogram for the next pass. Defined in kernels/radix_select.cu.
 __global__ void radix_histogram_kernel(const float* sims, int n, int shift, int wanted, RadixState* st);
+
+// The chosen rows once the threshold is fixed, in no particular order: every row whose key is
+// above it to out[0 .. wanted - remaining), and, with take_ties, the first `remaining` rows at
+// it to arrive (any of the ties: the reduced copies' re-rank needs the best K keys, not which
+// of equal keys; the fused path takes its ties in row order with CUB instead). counts[0], [1]:
+// rows above and at the threshold (zeroed before). keys 16-byte aligned.
+__global__ void compact_chosen_kernel(const float* keys, int n, const RadixState* st, int wanted, bool take_ties,
+                                      int* counts, int* out);
+
+// The float whose radix_key is `key` (the threshold back as a similarity; key 0, a NaN's, is NaN).
+__host__ __device__ inline float from_radix_key(unsigned key) {
+  const unsigned u = (key & 0x80000000u) ? (key & 0x7FFFFFFFu) : ~key;
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(u);
+#else
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
 
 // Rows whose key reaches the k-th largest (CUB DeviceSelect's predicate).
 struct AtLeastThreshold {

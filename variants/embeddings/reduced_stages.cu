@@ -59,17 +59,16 @@ Layout layout(const TopkState& s) {
   return l;
 }
 
-// The select path's scratch: the radix select's, then K sorted keys and rows, K exact
+// The select path's scratch: the radix select's, then the K chosen rows, their K exact
 // similarities and rows.
 struct SelectLayout {
   void* select_temp;
-  float* keys;
   int* rows;
   float* exact_s;
   int* exact_r;
 };
 std::size_t select_path_temp(int n, int K) {
-  return round_up(large_k_temp_bytes(n), 256) + 4 * round_up(std::size_t(K) * 4, 256);
+  return round_up(large_k_temp_bytes(n), 256) + 3 * round_up(std::size_t(K) * 4, 256);
 }
 SelectLayout select_layout(const TopkState& s, int K) {
   SelectLayout l{};
@@ -77,10 +76,9 @@ SelectLayout select_layout(const TopkState& s, int K) {
   l.select_temp = base;
   base += round_up(large_k_temp_bytes(s.n), 256);
   const std::size_t slot = round_up(std::size_t(K) * 4, 256);
-  l.keys = reinterpret_cast<float*>(base);
-  l.rows = reinterpret_cast<int*>(base + slot);
-  l.exact_s = reinterpret_cast<float*>(base + 2 * slot);
-  l.exact_r = reinterpret_cast<int*>(base + 3 * slot);
+  l.rows = reinterpret_cast<int*>(base);
+  l.exact_s = reinterpret_cast<float*>(base + slot);
+  l.exact_r = reinterpret_cast<int*>(base + 2 * slot);
   return l;
 }
 
@@ -139,27 +137,32 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-// The select path's re-rank: the best K keys (radix select), their fp32 similarities (many
-// blocks), the best k of those by rank, and the certificate against the K-th key.
+// The select path's re-rank: the rows of the best K keys (a radix select; their order does not
+// matter), their fp32 similarities (many blocks), the best k of those by rank, and the
+// certificate against the K-th key, checked where the k-th is placed.
 void run_select_rerank(TopkState& s, cudaStream_t stream) {
   const int K = candidates_for(s.k);
+  const int m = std::min(K, s.n);
   const SelectLayout l = select_layout(s, K);
   const DotArgs& a = *s.model.dot;
-  large_k_select_into(s.sims, nullptr, s.n, K, l.select_temp, l.keys, l.rows, stream);
+  const RadixState* threshold = large_k_choose_into(s.sims, s.n, K, l.select_temp, l.rows, stream);
   constexpr int kExactWarps = 8;
-  const int exact_blocks = static_cast<int>(ceil_div(K, kExactWarps));
+  const int exact_blocks = static_cast<int>(ceil_div(m, kExactWarps));
   exact_similarities_kernel<kExactWarps><<<exact_blocks, kExactWarps * 32, a.ld * sizeof(float), stream>>>(
-      a, l.rows, K, l.exact_s, l.exact_r, s.status);
+      a, l.rows, m, l.exact_s, l.exact_r, s.status);
   CUDA_CHECK_LAUNCH();
-  constexpr int kPlaceThreads = 128;
-  const std::size_t smem = std::size_t(K) * sizeof(ScoredRow);
-  allow_dynamic_smem(rank_place_kernel<kPlaceThreads>, smem, "exact_rerank (large k)");
-  rank_place_kernel<kPlaceThreads><<<static_cast<int>(ceil_div(K, kPlaceThreads)), kPlaceThreads, smem, stream>>>(
-      l.exact_s, l.exact_r, K, s.k, s.alt_sims, s.alt_idx);
-  CUDA_CHECK_LAUNCH();
-  const int kk = std::min(s.k, s.n);
-  certify_large_k_kernel<float><<<1, 1, 0, stream>>>(s.alt_sims, kk, l.keys, std::min(K, s.n), s.n <= K,
-                                                     s.model.error_bound, s.status);
+  constexpr int kPlaceThreads = 256, kPlaceGroup = 8;
+  const std::size_t smem = std::size_t(m) * sizeof(ScoredRow);
+  allow_dynamic_smem(rank_place_kernel<kPlaceThreads, kPlaceGroup>, smem, "exact_rerank (large k)");
+  LargeKCertificate cert;
+  cert.threshold = threshold;
+  cert.error_bound = s.model.error_bound;
+  cert.all_rows_seen = s.n <= K;
+  cert.kk = std::min(s.k, s.n);
+  cert.status = s.status;
+  const int blocks = static_cast<int>(ceil_div(staged_place_threads(m, s.k, kPlaceGroup), kPlaceThreads));
+  rank_place_kernel<kPlaceThreads, kPlaceGroup><<<blocks, kPlaceThreads, smem, stream>>>(l.exact_s, l.exact_r, m, s.k,
+                                                                                         s.alt_sims, s.alt_idx, cert);
   CUDA_CHECK_LAUNCH();
   std::swap(s.sims, s.alt_sims);
   std::swap(s.idx, s.alt_idx);
