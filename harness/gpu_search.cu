@@ -1,6 +1,8 @@
 #include "harness/gpu_search.hpp"
 
+#include "harness/runtime/launch.hpp"
 #include "harness/runtime/precision.hpp"
+#include "kernels/common/small_copies.cuh"
 #include "variants/embeddings/plan.hpp"
 
 #include <algorithm>
@@ -228,6 +230,13 @@ void GpuSearcher::run_stages(Call& c, const Pipeline& p, const float* query, flo
 void GpuSearcher::download_result(Call& c) {
   step(c, "result_d2h", true, [&] {
     if (c.kk == 0) return;
+    if (c.pinned) {  // written by the GPU into the pinned slots (kernels/common/small_copies.cuh)
+      const int* status = c.plan.fallback ? c.state.status : nullptr;
+      launch_dependent(deliver_result_kernel<256>, blocks_for(c.kk, 256), 256, 0, stream_,
+                       static_cast<const float*>(c.state.sims), static_cast<const int*>(c.state.idx), status, c.kk,
+                       c.res_sims, c.res_idx, c.res_status);
+      return;
+    }
     CUDA_CHECK(cudaMemcpyAsync(c.res_sims, c.state.sims, c.kk * sizeof(float), cudaMemcpyDeviceToHost, stream_));
     CUDA_CHECK(cudaMemcpyAsync(c.res_idx, c.state.idx, c.kk * sizeof(int), cudaMemcpyDeviceToHost, stream_));
     if (c.plan.fallback)

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "harness/runtime/cuda_check.hpp"
 #include "harness/runtime/device.hpp"
@@ -43,6 +45,37 @@ void allow_dynamic_smem(Kernel* kernel, std::size_t bytes, const char* what) {
     throw Error(std::string(what) + " needs " + std::to_string(bytes) + " bytes of shared memory per block; this GPU allows " +
                 std::to_string(most));
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+}
+
+// Programmatic dependent launch is on where the device has it (sm_90+), unless the environment
+// sets DISTANCIES_PDL=0 (to measure what it brings: docs/methodology.md).
+inline bool dependent_launch_enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("DISTANCIES_PDL");
+    return !(env != nullptr && std::string(env) == "0") && device_status().props.major >= 9;
+  }();
+  return enabled;
+}
+
+// Launches kernel<<<grid, block, smem, stream>>>(args...) as a programmatic dependent launch
+// (kernels/common/dependent_launch.cuh): the kernel must call wait_for_prerequisites() before it
+// reads what earlier work in the stream wrote. Where the device cannot (before sm_90) the
+// attribute is left out and the launch is an ordinary one.
+template <class... Params, class... Args>
+void launch_dependent(void (*kernel)(Params...), unsigned grid, unsigned block, std::size_t smem, cudaStream_t stream,
+                      Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attr;
+  config.numAttrs = dependent_launch_enabled() ? 1 : 0;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace distancies

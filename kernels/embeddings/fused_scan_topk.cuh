@@ -3,6 +3,7 @@
 // goes to memory. One block selects the best k of the blocks' lists (list_select.cuh). The
 // per-lane order of the fma chain is row_dot_f32's, so a re-rank reproduces it bit for bit.
 #pragma once
+#include "kernels/common/dependent_launch.cuh"
 #include "kernels/embeddings/row_dot.cuh"
 #include "kernels/common/warp_merge.cuh"
 #include "kernels/common/warp_topk.cuh"
@@ -68,6 +69,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_
       }
     }
   }
+  // Only now: a dependent grid scheduled earlier would hold SM slots the scan needs.
+  allow_dependents();
   // The best k of the block's warp lists; one list per block goes out.
   if constexpr (!kAllSims)
     block_select_lists<kWarps>(lists, k, cand_s + static_cast<long long>(blockIdx.x) * k,
