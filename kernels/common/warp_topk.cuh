@@ -116,9 +116,15 @@ struct WarpTopk {
   }
 
   // Every lane offers one entry; those that beat the k-th go in one by one (a ballot finds
-  // them; past the first rounds there are almost none). Warp-uniform call.
+  // them; past the first rounds there are almost none), or, when more than kMergeAbove do (the
+  // first rounds fill the list with nearly every row), all at once by merge(). Warp-uniform call.
+  static constexpr int kMergeAbove = 2;
   __device__ void offer(float s, int r, int lane) {
     unsigned want = __ballot_sync(0xffffffffu, admits(s, r));
+    if (__popc(want) > kMergeAbove) {
+      merge(s, r, admits(s, r), lane);
+      return;
+    }
     while (want) {
       const int src = __ffs(want) - 1;
       want &= want - 1;
@@ -126,6 +132,29 @@ struct WarpTopk {
       const int rr = __shfl_sync(0xffffffffu, r, src);
       if (admits(ss, rr)) insert(ss, rr, lane);  // the k-th may have risen meanwhile
     }
+  }
+};
+
+// The best k of a block's rows are all ranked at or above each warp's k-th entry once that
+// warp's list is full, so a row below the highest of them (the block's floor) cannot be among
+// them, nor among the best k of all rows: warps skip it before it costs an insertion. Ties with
+// the floor are offered, so the lists' union keeps every entry the block's best k could hold.
+// The floor is a float's bits mapped to an int that orders like the float (atomicMax on ints).
+struct BlockFloor {
+  int* bits;  // shared memory, initialised by init() before the first barrier
+
+  __device__ static int ordered(float s) {
+    const int i = __float_as_int(s);
+    return i >= 0 ? i : i ^ 0x7fffffff;
+  }
+  __device__ void init() const {
+    if (threadIdx.x == 0) *bits = ordered(kSentinelSim);
+  }
+  // The entry to offer: (s, r), or nothing when s is below the floor.
+  __device__ bool passes(float s) const { return ordered(s) >= *reinterpret_cast<volatile int*>(bits); }
+  // After an offer: a full list's k-th entry raises the floor. Warp-uniform call.
+  __device__ void raise(const WarpTopk& top, int lane) const {
+    if (lane == 0 && top.last_row != kSentinelRow) atomicMax(bits, ordered(top.last_sim));
   }
 };
 

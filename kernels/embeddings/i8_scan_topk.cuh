@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/common/dependent_launch.cuh"
 #include "kernels/common/list_select.cuh"
 #include "kernels/common/ranking.hpp"
 #include "kernels/common/warp_topk.cuh"
@@ -35,27 +36,69 @@ __device__ __forceinline__ void split_query_value(float q, float s_q, signed cha
 }
 
 // Two dp4a per 4 bytes of a row: sums of hi * c and lo * c, exact in int32 (|sum| <= 127^2 D).
-template <int kSegs>
-__device__ __forceinline__ void dp4a16(int& hi_sum, int& lo_sum, const int (&qh)[kSegs][4], const int (&ql)[kSegs][4],
-                                       int s, uint4 raw) {
+__device__ __forceinline__ void dp4a16(int& hi_sum, int& lo_sum, const int (&qh)[4], const int (&ql)[4], uint4 raw) {
   const int w[4] = {static_cast<int>(raw.x), static_cast<int>(raw.y), static_cast<int>(raw.z), static_cast<int>(raw.w)};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    hi_sum = __dp4a(w[i], qh[s][i], hi_sum);
-    lo_sum = __dp4a(w[i], ql[s][i], lo_sum);
+    hi_sum = __dp4a(w[i], qh[i], hi_sum);
+    lo_sum = __dp4a(w[i], ql[i], lo_sum);
   }
 }
 
-// A half-warp per row (16 lanes x kSegs 16-byte loads: D <= 256 kSegs in one round), a warp on
-// 2 x kPairs rows at once, the lane's slice of the split query in registers for one-round dims.
+// The sums of kValues values over the kLanes lanes of a group, transposed: at each halving step a
+// lane keeps half of its values and trades the other half with its partner, so after log2(kLanes)
+// steps lane g of the group holds the whole sum of value g (kValues == kLanes): kLanes - 1
+// shuffles for kLanes sums, where reducing each value by itself takes kLanes log2(kLanes).
+template <int kLanes, int kValues>
+__device__ __forceinline__ int transpose_sum(int (&x)[kValues], int group_lane) {
+  static_assert(kValues == kLanes, "one whole sum per lane");
+#pragma unroll
+  for (int o = kLanes / 2, cnt = kValues; o >= 1; o /= 2, cnt /= 2) {
+    const bool upper = (group_lane & o) != 0;
+#pragma unroll
+    for (int j = 0; j < cnt / 2; ++j) {
+      const int send = upper ? x[j] : x[j + cnt / 2];
+      const int keep = upper ? x[j + cnt / 2] : x[j];
+      x[j] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+    }
+  }
+  return x[0];
+}
+
+constexpr int kI8RowsPerWarp = 16;  // i8_scan_topk_kernel's shape: 4 groups of 8 lanes, 4 rows each
+
+// Eight lanes per row (kSegs 16-byte loads each: D <= 128 kSegs in one round; 24 of them for 19
+// at D = 300, against 32 with half a warp per row), four groups per warp, each on kGroupRows = 4
+// rows at once (16 rows a warp), the lane's slice of the split query in registers for one-round
+// dims. The 2 x 4 sums of a group (hi and lo of 4 rows) are reduced transposed (7 shuffles, then
+// one to pair hi with lo) where a row-by-row reduction took 60 shuffles for 12 rows: with rows
+// half as long as the 16-bit copy's, the per-row work, not the bytes, was what kept the scan at
+// 1.22 x its floor (Nsight Compute: 63 % issue slots busy, 2.55 TB/s). A warp sees ~1,000 rows
+// of the model, so a list of K = 64 took ~240 insertions a warp: rows below the block's floor
+// (BlockFloor) are no longer offered, and the first rounds go in by one merge (the pipeline
+// 0.284 -> 0.266 ms; the 16-bit one 0.490 -> 0.482).
 // kAllKeys: no lists; every row's key goes to cand_s[row] (the large-k path selects from them).
-template <int kWarps, int kPairs, int kSegs, int kMinBlocksPerSm, bool kAllKeys = false>
+// A streamed 16-byte load (evict-first, like __ldcs) that asks L2 to fetch the whole 256-byte
+// block: a row of the int8 copy (304 bytes) starts anywhere in a block, and the neighbour rows'
+// sectors arrive with it (Nsight Compute: L2 hit rate 10 -> 32 %, the scan 260 -> 257 us).
+__device__ __forceinline__ uint4 ld_stream_pf256(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.cs.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+template <int kWarps, int kSegs, int kMinBlocksPerSm, bool kAllKeys = false>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
     i8_scan_topk_kernel(const uint4* vec16, const float* scale, int rld, const float* query, int dim, float query_norm,
                         float row_bound_factor, const float* norms, int rows, int K, float* cand_s, int* cand_r,
                         int* status) {
+  constexpr int kLanes = 8, kGroupRows = 4, kGroups = 32 / kLanes;
+  constexpr int kRowsPerWarp = kGroups * kGroupRows;
+  static_assert(kRowsPerWarp == kI8RowsPerWarp, "the host counts rows by kI8RowsPerWarp");
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ unsigned max_bits;
+  __shared__ int floor_bits;
+  const BlockFloor floor{&floor_bits};
+  floor.init();
   if (blockIdx.x == 0 && threadIdx.x == 0) *status = 0;
   // rld bytes of hi codes, then rld bytes of lo codes (rld is a multiple of 16), then the lists.
   signed char* qhi = reinterpret_cast<signed char*>(smem);
@@ -72,17 +115,17 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   const float s_q = __uint_as_float(max_bits) / 127.0f;
   for (int j = threadIdx.x; j < rld; j += blockDim.x) split_query_value(j < dim ? query[j] : 0.0f, s_q, qhi + j, qlo + j);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int half = lane / 16, hl = lane % 16;
+  const int group = lane / kLanes, gl = lane % kLanes;
   WarpTopk top{lists.s + warp * K, lists.r + warp * K, K};
   if (!kAllKeys) top.clear(lane);
   __syncthreads();
   const int n16 = rld / 16;
-  constexpr int kRound = 16 * kSegs;
+  constexpr int kRound = kLanes * kSegs;
   int qh[kSegs][4], ql[kSegs][4];
   auto load_query = [&](int j0) {
 #pragma unroll
     for (int s = 0; s < kSegs; ++s) {
-      const int j = j0 + s * 16 + hl;
+      const int j = j0 + s * kLanes + gl;
       const int4 h = j < n16 ? reinterpret_cast<const int4*>(qhi)[j] : make_int4(0, 0, 0, 0);
       const int4 l = j < n16 ? reinterpret_cast<const int4*>(qlo)[j] : make_int4(0, 0, 0, 0);
       qh[s][0] = h.x, qh[s][1] = h.y, qh[s][2] = h.z, qh[s][3] = h.w;
@@ -91,29 +134,33 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   };
   const bool one_round = n16 <= kRound;
   if (one_round) load_query(0);
-  constexpr int kRowsPerWarp = 2 * kPairs;
   const long long gw = static_cast<long long>(blockIdx.x) * kWarps + warp;
   const long long nw = static_cast<long long>(gridDim.x) * kWarps;
   const long long step = nw * kRowsPerWarp;
-  // Software pipelining: the next round's (or the next rows') loads are issued before this
-  // round's epilogue, so each warp keeps its loads in flight while it reduces and ranks.
-  uint4 v[kPairs][kSegs];
+  // Group g works on rows base + 4g .. base + 4g + 3. Software pipelining: the next round's (or
+  // the next rows') loads are issued before this round's epilogue.
+  uint4 v[kGroupRows][kSegs];
   auto load_rows = [&](long long b, int j0) {
 #pragma unroll
-    for (int p = 0; p < kPairs; ++p)
+    for (int r = 0; r < kGroupRows; ++r) {
+      const long long row = b + group * kGroupRows + r;
+      const uint4* p = vec16 + row * n16;
 #pragma unroll
       for (int s = 0; s < kSegs; ++s) {
-        const long long row = b + 2 * p + half;
-        const int j = j0 + s * 16 + hl;
-        v[p][s] = (row < rows && j < n16) ? __ldcs(vec16 + row * n16 + j) : make_uint4(0, 0, 0, 0);
+        const int j = j0 + s * kLanes + gl;
+        v[r][s] = (row < rows && j < n16) ? ld_stream_pf256(p + j) : make_uint4(0, 0, 0, 0);
       }
+    }
   };
-  // Lane r < kRowsPerWarp reads row base + r's norm and scale for the epilogue.
-  auto in_rows = [&](long long b) { return lane < kRowsPerWarp && b + lane < rows; };
+  // After the transposed sums, even lane 2r of a group holds row 4g + r's hi sum (and takes the
+  // lo sum from lane 2r + 1): it reads that row's norm and scale for the epilogue.
+  const int my_offset = group * kGroupRows + gl / 2;
+  const bool key_lane = (gl % 2) == 0;
+  auto in_rows = [&](long long b) { return key_lane && b + my_offset < rows; };
   float next_norm = 0.0f, next_sc = 0.0f;
   auto load_facts = [&](long long b) {
-    next_norm = in_rows(b) ? __ldg(norms + b + lane) : 0.0f;
-    next_sc = in_rows(b) ? __ldg(scale + b + lane) : 0.0f;
+    next_norm = in_rows(b) ? __ldg(norms + b + my_offset) : 0.0f;
+    next_sc = in_rows(b) ? __ldg(scale + b + my_offset) : 0.0f;
   };
   long long base = gw * kRowsPerWarp;
   if (base < rows) {
@@ -123,15 +170,15 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   for (; base < rows; base += step) {
     const bool mine = in_rows(base);
     const float norm = next_norm, sc = next_sc;
-    int hs[kPairs], ls[kPairs];
+    int x[2 * kGroupRows];  // hi and lo of each of the group's rows: x[2r], x[2r + 1]
 #pragma unroll
-    for (int p = 0; p < kPairs; ++p) hs[p] = ls[p] = 0;
+    for (int i = 0; i < 2 * kGroupRows; ++i) x[i] = 0;
     for (int j0 = 0; j0 < n16; j0 += kRound) {
       if (!one_round) load_query(j0);
 #pragma unroll
       for (int s = 0; s < kSegs; ++s)
 #pragma unroll
-        for (int p = 0; p < kPairs; ++p) dp4a16<kSegs>(hs[p], ls[p], qh, ql, s, v[p][s]);
+        for (int r = 0; r < kGroupRows; ++r) dp4a16(x[2 * r], x[2 * r + 1], qh[s], ql[s], v[r][s]);
       if (j0 + kRound < n16) {
         load_rows(base, j0 + kRound);
       } else if (base + step < rows) {
@@ -139,21 +186,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
         load_facts(base + step);
       }
     }
-    // Lane r < kRowsPerWarp takes row base + r's sums (from lane 16 (r % 2) of pair r / 2) and
-    // already holds its norm and scale: the keys of all the warp's rows in one pass, offered
-    // together (a ballot; only rows that beat the list's k-th cost an insertion).
-    int hi_total = 0, lo_total = 0;
-#pragma unroll
-    for (int p = 0; p < kPairs; ++p) {
-#pragma unroll
-      for (int off = 8; off > 0; off /= 2) {
-        hs[p] += __shfl_xor_sync(0xffffffffu, hs[p], off);
-        ls[p] += __shfl_xor_sync(0xffffffffu, ls[p], off);
-      }
-      const int h = __shfl_sync(0xffffffffu, hs[p], 16 * (lane % 2));
-      const int l = __shfl_sync(0xffffffffu, ls[p], 16 * (lane % 2));
-      if (lane / 2 == p) hi_total = h, lo_total = l;
-    }
+    const int own = transpose_sum<kLanes>(x, gl);  // lane gl: the sum of value gl
+    const int lo_total = __shfl_down_sync(0xffffffffu, own, 1);
+    const int hi_total = own;
     float key = kSentinelSim;
     int row = kSentinelRow;
     if (mine) {
@@ -161,14 +196,17 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
       // A zero row is exact (s = 0, no error); a NaN scale ranks as +inf.
       const float bound = norm > 0.0f ? sc * row_bound_factor / norm : 0.0f;
       key = approx_rank_key(cosine_from_dot(sc * (s_q * sum), query_norm, norm) + bound);
-      row = static_cast<int>(base + lane);
+      row = static_cast<int>(base + my_offset);
     }
     if constexpr (kAllKeys) {
       if (row != kSentinelRow) cand_s[row] = key;  // every row's key, for the large-k select
     } else {
-      top.offer(key, row, lane);
+      const bool pass = floor.passes(key);
+      top.offer(pass ? key : kSentinelSim, pass ? row : kSentinelRow, lane);
+      floor.raise(top, lane);
     }
   }
+  allow_dependents();  // the re-rank may be scheduled now (not earlier: it would hold SM slots)
   if constexpr (!kAllKeys)
     block_select_lists<kWarps>(lists, K, cand_s + static_cast<long long>(blockIdx.x) * K,
                                cand_r + static_cast<long long>(blockIdx.x) * K);

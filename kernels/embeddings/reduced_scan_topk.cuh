@@ -8,6 +8,7 @@
 
 #include <cstddef>
 
+#include "kernels/common/dependent_launch.cuh"
 #include "kernels/common/list_select.cuh"
 #include "kernels/embeddings/row_dot.cuh"
 #include "kernels/common/warp_merge.cuh"
@@ -39,6 +40,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
     reduced_scan_topk_kernel(const uint4* vec8, int rld, const float* query, int dim, float query_norm,
                              const float* norms, int rows, int K, float* cand_s, int* cand_r, int* status) {
   extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ int floor_bits;
+  const BlockFloor floor{&floor_bits};
+  floor.init();
   if (blockIdx.x == 0 && threadIdx.x == 0) *status = 0;  // certified until the re-rank says otherwise
   float* qf = reinterpret_cast<float*>(smem);
   const BlockLists lists = carve_block_lists(qf + rld, kWarps, K);
@@ -125,9 +129,12 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
     if constexpr (kAllKeys) {
       if (row != kSentinelRow) cand_s[row] = sim;  // every row's key, for the large-k select
     } else {
-      top.offer(sim, row, lane);
+      const bool pass = floor.passes(sim);
+      top.offer(pass ? sim : kSentinelSim, pass ? row : kSentinelRow, lane);
+      floor.raise(top, lane);
     }
   }
+  allow_dependents();  // the re-rank may be scheduled now (not earlier: it would hold SM slots)
   if constexpr (!kAllKeys)
     block_select_lists<kWarps>(lists, K, cand_s + static_cast<long long>(blockIdx.x) * K,
                                cand_r + static_cast<long long>(blockIdx.x) * K);
@@ -197,6 +204,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ float approx_s[WarpTopk::kMaxK];
   __shared__ int approx_r[WarpTopk::kMaxK];
+  wait_for_prerequisites();  // launched as a dependent of the scan (its lists)
+  allow_dependents();
   select_from_lists_block<kWarps * 32, BoundBy::kHeadRanks>(lists_s, lists_r, chunks, K, approx_s, approx_r);
   __syncthreads();
   exact_rerank_block<kWarps>(a, approx_s, approx_r, K, k, error_bound, out_s, out_r, status, smem);

@@ -20,12 +20,11 @@ struct Sm90 {
   struct ReducedScan {
     static constexpr int kWarps = 8, kPairs = 4, kSegs = 3, kBlocksPerSm = 2, kRerankWarps = 32;
   };
-  // The int8 scan: the 16-bit scan's half-warp rows, 2 loads per lane per row (D <= 512 per
-  // round), 6 pairs of rows per warp (rows are half as long: more of them in flight). Measured
-  // (results/history/i8-scan-shapes/): 6 pairs x 2 blocks/SM 0.273 ms, 4 x 2 0.282, 8 x 2 0.286,
-  // 4 x 3 0.352.
+  // The int8 scan: eight lanes per row, 3 loads per lane per row (D <= 384 per round), 16 rows
+  // per warp (i8_scan_topk.cuh). Its earlier half-warp shape (results/history/i8-scan-shapes/):
+  // 6 pairs x 2 blocks/SM 0.273 ms, 4 x 2 0.282, 8 x 2 0.286, 4 x 3 0.352.
   struct ReducedScanI8 {
-    static constexpr int kWarps = 8, kPairs = 6, kSegs = 2, kBlocksPerSm = 2;
+    static constexpr int kWarps = 8, kRowsPerWarp = 16, kSegs = 3, kBlocksPerSm = 2;
   };
   // Warp-select over a similarity array: per-warp lists, 4 blocks per SM.
   struct WarpSelect {

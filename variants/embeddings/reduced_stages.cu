@@ -40,7 +40,8 @@ int scan_blocks(int n) { return persistent_blocks(n, kRows * kWarps, kBlocksPerS
 
 // The int8 scan's shape (policy.hpp): its rows are half as long, so more are in flight.
 using ScanI8 = policy::Active::ReducedScanI8;
-int i8_blocks(int n) { return persistent_blocks(n, 2 * ScanI8::kPairs * ScanI8::kWarps, ScanI8::kBlocksPerSm); }
+static_assert(ScanI8::kRowsPerWarp == kI8RowsPerWarp, "the policy names the kernel's shape");
+int i8_blocks(int n) { return persistent_blocks(n, ScanI8::kRowsPerWarp * ScanI8::kWarps, ScanI8::kBlocksPerSm); }
 int blocks_for(Storage s, int n) { return s == Storage::I8 ? i8_blocks(n) : scan_blocks(n); }
 
 // temp: one candidate list of K per scan block.
@@ -120,9 +121,9 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
                                                              l.lists_s, l.lists_r, s.status);
     };
     if (all_keys)
-      launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kPairs, ScanI8::kSegs, ScanI8::kBlocksPerSm, true>);
+      launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kSegs, ScanI8::kBlocksPerSm, true>);
     else
-      launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kPairs, ScanI8::kSegs, ScanI8::kBlocksPerSm>);
+      launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kSegs, ScanI8::kBlocksPerSm>);
   } else {
     auto launch = [&](auto kernel) {
       kernel<<<blocks, kWarps * 32, smem, stream>>>(vec8, s.model.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n,
@@ -176,9 +177,10 @@ void run_exact_rerank(TopkState& s, cudaStream_t stream) {
   const Layout l = layout(s);
   const DotArgs& a = *s.model.dot;
   const std::size_t smem = exact_rerank_smem(a.ld, l.K, s.k);
-  select_rerank_kernel<kRerankWarps><<<1, kRerankWarps * 32, smem, stream>>>(
-      a, l.lists_s, l.lists_r, l.chunks, l.K, s.k, s.model.error_bound, s.sims, s.idx, s.status);
-  CUDA_CHECK_LAUNCH();
+  allow_dynamic_smem(select_rerank_kernel<kRerankWarps>, smem, "exact_rerank");
+  launch_dependent(select_rerank_kernel<kRerankWarps>, 1, kRerankWarps * 32, smem, stream, a,
+                   static_cast<const float*>(l.lists_s), static_cast<const int*>(l.lists_r), l.chunks, l.K, s.k,
+                   s.model.error_bound, s.sims, s.idx, s.status);
   s.chunks = 1;
 }
 
