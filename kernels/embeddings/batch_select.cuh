@@ -8,6 +8,7 @@
 
 #include "kernels/common/launch.hpp"
 #include "kernels/embeddings/reduced_scan_topk.cuh"
+#include "kernels/common/list_select.cuh"
 #include "kernels/common/warp_topk.cuh"
 
 namespace distancies {
@@ -112,32 +113,22 @@ __host__ __device__ constexpr std::size_t batch_rerank_smem(int ld, int K, int k
   return K * (sizeof(float) + sizeof(int)) + exact_rerank_smem(ld, K, k);
 }
 
-// One block per query: warp 0 merges the query's slice lists into its best K approximate
-// candidates, then the block re-ranks them in fp32 exactly as the fused scan would and
-// certifies the top k (exact_rerank_block). status[b] = 1 where it cannot.
+// One block per query: the block selects the best K approximate candidates of the query's slice
+// lists (select_from_lists_block: a bound from the lists' heads, one coalesced pass, a rank
+// count; warp 0 merging the slices one after another took ~0.2 ms for 264 slices), then re-ranks
+// them in fp32 exactly as the fused scan would and certifies the top k (exact_rerank_block).
+// status[b] = 1 where it cannot.
 template <int kWarps>
 __global__ void __launch_bounds__(kWarps * 32)
     batch_rerank_kernel(DotArgs model, const float* queries, const float* query_norms, SliceLists l, int k,
                         float error_bound, float* out_s, int* out_r, int* status) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int b = blockIdx.x;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   float* merged_s = reinterpret_cast<float*>(smem);
   int* merged_r = reinterpret_cast<int*>(merged_s + l.K);
-  if (warp == 0) {
-    WarpTopk top{merged_s, merged_r, l.K};
-    top.clear(lane);
-    const long long first = static_cast<long long>(b) * l.slices * l.K;
-    for (int s = 0; s < l.slices; ++s)
-      for (int i = 0; i < l.K; i += 32) {  // each list is sorted: once a whole round misses, the rest will too
-        const long long e = first + static_cast<long long>(s) * l.K + i + lane;
-        const bool in = i + lane < l.K;
-        const float v = in ? l.s[e] : kSentinelSim;
-        const int r = in ? l.r[e] : kSentinelRow;
-        if (!__any_sync(0xffffffffu, top.admits(v, r))) break;
-        top.offer(v, r, lane);
-      }
-  }
+  const long long first = static_cast<long long>(b) * l.slices * l.K;
+  select_from_lists_block<kWarps * 32, BoundBy::kHeadRanks>(l.s + first, l.r + first, l.slices, l.K, merged_s,
+                                                             merged_r);
   __syncthreads();
   DotArgs a = model;
   a.query = queries + static_cast<long long>(b) * a.dim;

@@ -48,7 +48,7 @@ struct Sm90 {
   };
   // Batched search: selection and re-rank warps per block.
   struct Batch {
-    static constexpr int kSelectWarps = 8, kRerankWarps = 8;
+    static constexpr int kSelectWarps = 8, kRerankWarps = 32;  // the re-rank: the list selection's 1,024 threads
   };
   // The fused tensor-core batch scan: 8 warps; up to 2 blocks per SM where their shared memory
   // (queries, lists, up to 4 tiles of rows in flight) fits twice.
