@@ -174,6 +174,35 @@ TEST(BatchSearch, TiesAcrossTilesAndBlocksGoToTheLowerRows) {
   }
 }
 
+// A model long enough for the fused scan to seed its thresholds from a first pass over its first
+// rows: copies of one row spread in and out of the sample, asked for by a query in each of the
+// two launches (B = 130), come back in row order; every query equals the oracle and `fused`.
+TEST(BatchSearch, SeededThresholdsKeepEveryAnswer) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int k = 30, batch = 130;
+  Model m = random_model({400009, 50, seed, 0, 0});
+  ASSERT_TRUE(tensor_scan_seeds(batch, m.dim, BatchPolicy::candidates(k), m.rows));
+  std::vector<int> copies = {7};
+  for (int i = 1; i <= 40; ++i) copies.push_back(7 + 9973 * i);
+  for (int r : copies) {
+    std::memcpy(m.vectors.data() + static_cast<std::size_t>(r) * m.ld, m.row(7), m.dim * sizeof(float));
+    m.norms[r] = m.norms[7];
+  }
+  const DeviceModel dm = upload_model(m);
+  BatchSearcher bs(dm);
+  Batch b = random_batch(m, batch, seed);
+  for (int q : {5, 129}) {
+    std::memcpy(b.q.data() + static_cast<std::size_t>(q) * m.dim, m.row(7), m.dim * sizeof(float));
+    b.norms[q] = m.norms[7];
+  }
+  const auto got = bs.search(batch_pipeline("batch_f16_fused"), b.q.data(), b.norms.data(), batch, k);
+  expect_batch_exact(m, dm, b, got, k);
+  for (int q : {5, 129})
+    for (int r = 0; r < k; ++r) EXPECT_EQ(got[q][r].row, copies[r]) << "query " << q << " rank " << r;
+}
+
 // A row longer than the fused scan's shared memory holds: its queries are refused, counted,
 // and answered exactly by the fallback.
 TEST(BatchSearch, FusedScanRefusesRowsTooLongForSharedMemory) {

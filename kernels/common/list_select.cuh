@@ -128,7 +128,7 @@ __device__ void select_from_lists_block(const float* cand_s, const int* cand_r, 
 #pragma unroll 8
   for (long long i = t; i < n; i += kThreads) {
     const ScoredRow e = entry(i);
-    if (!ranks_before(b.s, b.r, e.s, e.r)) {
+    if (!ranks_before(b.s, b.r, e.s, e.r) && e.r != kSentinelRow) {  // (out starts as sentinels)
       const int slot = atomicAdd(&kept, 1);
       if (slot < kPool) pool[slot] = e;
     }

@@ -10,6 +10,7 @@
 #include <mma.h>
 
 #include "kernels/common/launch.hpp"
+#include "kernels/common/list_select.cuh"
 #include "kernels/common/warp_topk.cuh"
 #include "kernels/embeddings/batch_select.cuh"
 
@@ -209,6 +210,32 @@ __global__ void __launch_bounds__(tensor_scan::kWarps * 32, 1) tensor_scan_topk_
       a.lists.s[at + e] = top[j].sims[e];
       a.lists.r[at + e] = top[j].rows[e];
     }
+  }
+}
+
+// A first pass of tensor_scan_topk_kernel over a sample of the model (its first rows) leaves
+// each query's best K keys of the sample in its slices; their K-th, lowered by twice the error
+// bound, is a lower bound on the K-th best key of the whole model as the main pass computes it
+// (a row's key in either pass is within `error_bound` of its fp32 similarity, whatever the order
+// of the tensor cores' additions). Written as the query's shared threshold, it lets the main
+// pass drop from the first tile every row that cannot make the best K, where each block's own
+// K-th rises only over its first tiles (docs/batch.md). One block a query; no seed (0) where the
+// sample holds fewer than K real rows.
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads) seed_thresholds_kernel(SliceLists sample, float margin, unsigned* thresholds) {
+  __shared__ float best_s[WarpTopk::kMaxK];
+  __shared__ int best_r[WarpTopk::kMaxK];
+  const int q = blockIdx.x;
+  const long long first = static_cast<long long>(q) * sample.slices * sample.K;
+  select_from_lists_block<kThreads, BoundBy::kHeadRanks>(sample.s + first, sample.r + first, sample.slices, sample.K,
+                                                         best_s, best_r);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const float kth = best_s[sample.K - 1];
+    const bool real = best_r[sample.K - 1] != kSentinelRow;
+    // kth - margin rounded down (an infinite K-th: as many rows rank +inf in the whole model).
+    const float seed = nextafterf(kth - margin, -__builtin_huge_valf());
+    thresholds[q] = real && seed == seed ? tensor_scan::ordered_key(seed) : 0u;  // never a NaN seed
   }
 }
 

@@ -71,6 +71,9 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s);
 std::string tensor_scan_refusal(int dim, int K);
 // Blocks (= lists per query) of the fused scan on this GPU for such a batch: 1 or 2 per SM.
 int tensor_scan_blocks(int batch, int dim, int K);
+// Whether the fused scan seeds its shared thresholds from a first pass over a sample of the
+// model (one tile a block): where the model is at least TensorScan::kSeedSamples samples long.
+bool tensor_scan_seeds(int batch, int dim, int K, long long rows);
 // Every query of `a` scored against every row by tensor_scan_topk_kernel, 16 to 128 queries a
 // launch; leaves the lists batch_rerank reads.
 void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s);

@@ -54,6 +54,9 @@ struct Sm90 {
   // (queries, lists, up to 4 tiles of rows in flight) fits twice.
   struct TensorScan {
     static constexpr int kWarps = 8, kMaxStages = 4, kBlocksPerSm = 2;
+    // The thresholds are seeded from a sample of one tile a block (tensor_scan_topk.cuh) where
+    // the model holds at least this many such samples.
+    static constexpr long long kSeedSamples = 16;
   };
   // Streaming from pinned host memory (variants/embeddings/stream_policy.hpp): chunk size and
   // slots from the stream_sweep/* fixtures (docs/scale.md); the share of a GPU memory budget the

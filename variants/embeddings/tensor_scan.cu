@@ -1,5 +1,6 @@
 // The fused tensor-core batch scan, host side: the launch shape (queries a launch, tile rows,
 // tiles in flight, blocks per SM) that fits shared memory, and the launches over the batch.
+#include <cmath>
 #include <string>
 
 #include "harness/runtime/launch.hpp"
@@ -10,6 +11,7 @@ namespace distancies {
 namespace {
 
 using Policy = policy::Active::TensorScan;
+constexpr int kSeedThreads = 1024;  // select_from_lists_block's pool needs 1,024
 static_assert(Policy::kWarps == tensor_scan::kWarps, "the kernel's warps are the policy's");
 
 struct Shape {
@@ -83,6 +85,15 @@ int tensor_scan_blocks(int batch, int dim, int K) {
   return sh.groups > 0 ? blocks_for(sh) : 1;
 }
 
+namespace {
+long long sample_rows(const Shape& sh) { return static_cast<long long>(blocks_for(sh)) * sh.tile_rows; }
+}  // namespace
+
+bool tensor_scan_seeds(int batch, int dim, int K, long long rows) {
+  const Shape sh = shape_for(batch, dim, K);
+  return sh.groups > 0 && rows >= Policy::kSeedSamples * sample_rows(sh);
+}
+
 std::string tensor_scan_refusal(int dim, int K) {
   if (shape_for(1, dim, K).groups > 0) return {};
   return "a " + std::to_string(dim) + "-dimensional model's rows do not fit the fused scan's shared memory";
@@ -97,6 +108,7 @@ void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
   if (a.slices != blocks) throw Error("fused scan lists: one slice per block expected");
   const Kernel kernel = kernel_for(sh);
   const int per_launch = 16 * sh.groups;
+  const bool seeds = a.exact.rows >= Policy::kSeedSamples * sample_rows(sh);
   for (int q0 = 0; q0 < a.batch; q0 += per_launch) {
     TensorScanArgs t;
     t.model = static_cast<const __half*>(a.model);
@@ -110,6 +122,16 @@ void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     const std::size_t first = static_cast<std::size_t>(q0) * a.slices * a.K;
     t.lists = SliceLists{a.lists_s + first, a.lists_r + first, a.slices, a.K};
     t.thresholds = a.thresholds + q0;
+    // The sample: one tile a block. Worth it only where the model is many samples long.
+    if (seeds && std::isfinite(a.error_bound) && a.error_bound >= 0) {
+      TensorScanArgs first_rows = t;
+      first_rows.rows = static_cast<int>(sample_rows(sh));
+      kernel<<<blocks, Policy::kWarps * 32, sh.smem, s>>>(first_rows);
+      CUDA_CHECK_LAUNCH();
+      seed_thresholds_kernel<kSeedThreads><<<t.nq, kSeedThreads, 0, s>>>(t.lists, 2.0f * a.error_bound * (1.0f + 0x1p-20f),
+                                                                         t.thresholds);
+      CUDA_CHECK_LAUNCH();
+    }
     kernel<<<blocks, Policy::kWarps * 32, sh.smem, s>>>(t);
     CUDA_CHECK_LAUNCH();
   }
