@@ -147,6 +147,17 @@ TEST(BatchSearch, UncertifiableQueriesFallBackToExact) {
   }
 }
 
+// Row 7 and 40 exact copies of it, `stride` rows apart (the copies' rows, lowest first).
+static std::vector<int> plant_copies_of_row_7(Model& m, int stride) {
+  std::vector<int> copies = {7};
+  for (int i = 1; i <= 40; ++i) copies.push_back(7 + stride * i);
+  for (int r : copies) {
+    std::memcpy(m.vectors.data() + static_cast<std::size_t>(r) * m.ld, m.row(7), m.dim * sizeof(float));
+    m.norms[r] = m.norms[7];
+  }
+  return copies;
+}
+
 // 41 exact copies of one row spread over the model (so over many tiles, slices and fused-scan
 // blocks), the query is that row: the 30 results are the 30 lowest copies, the same for every
 // batch pipeline and for `fused`, with random queries around it in the batch.
@@ -155,12 +166,7 @@ TEST(BatchSearch, TiesAcrossTilesAndBlocksGoToTheLowerRows) {
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   Model m = random_model({60013, 300, seed, 0, 0});
-  std::vector<int> copies = {7};
-  for (int i = 1; i <= 40; ++i) copies.push_back(7 + 1451 * i);
-  for (int r : copies) {
-    std::memcpy(m.vectors.data() + static_cast<std::size_t>(r) * m.ld, m.row(7), m.dim * sizeof(float));
-    m.norms[r] = m.norms[7];
-  }
+  const std::vector<int> copies = plant_copies_of_row_7(m, 1451);
   const DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   Batch b = random_batch(m, 37, seed);
@@ -184,12 +190,7 @@ TEST(BatchSearch, SeededThresholdsKeepEveryAnswer) {
   const int k = 30, batch = 130;
   Model m = random_model({400009, 50, seed, 0, 0});
   ASSERT_TRUE(tensor_scan_seeds(batch, m.dim, BatchPolicy::candidates(k), m.rows));
-  std::vector<int> copies = {7};
-  for (int i = 1; i <= 40; ++i) copies.push_back(7 + 9973 * i);
-  for (int r : copies) {
-    std::memcpy(m.vectors.data() + static_cast<std::size_t>(r) * m.ld, m.row(7), m.dim * sizeof(float));
-    m.norms[r] = m.norms[7];
-  }
+  const std::vector<int> copies = plant_copies_of_row_7(m, 9973);
   const DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   Batch b = random_batch(m, batch, seed);
