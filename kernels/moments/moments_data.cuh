@@ -5,15 +5,11 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define DISTANCIES_HD __host__ __device__ __forceinline__
-#else
-#define DISTANCIES_HD inline
-#endif
+#include "kernels/common/host_device.hpp"
 
 namespace distancies {
 
-DISTANCIES_HD std::uint64_t splitmix64(std::uint64_t z) {
+DISTANCIES_HD inline std::uint64_t splitmix64(std::uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -22,7 +18,7 @@ DISTANCIES_HD std::uint64_t splitmix64(std::uint64_t z) {
 
 // Element (r, c) of the rows x cols benchmark matrix for `seed`. One rounding (the product),
 // the same on every IEEE machine.
-DISTANCIES_HD float moments_element(std::uint64_t seed, std::uint64_t r, std::uint64_t c, std::uint64_t cols) {
+DISTANCIES_HD inline float moments_element(std::uint64_t seed, std::uint64_t r, std::uint64_t c, std::uint64_t cols) {
   const std::uint64_t h = splitmix64((seed << 40) + r * cols + c);
   const float u = float(h >> 40) * (1.0f / 16777216.0f);  // exact: 24 bits times a power of two
 #if defined(__CUDA_ARCH__)
