@@ -111,10 +111,6 @@ __global__ void radix_histogram_kernel(const float* sims, int n, int shift, int 
   }
 }
 
-}  // namespace distancies
-
-namespace distancies {
-
 namespace {
 
 // Appends row i to out when `take` (one atomic per warp: the lanes' slots by ballot rank).

@@ -58,13 +58,8 @@ struct AtLeastThreshold {
   __device__ bool operator()(int i) const { return radix_key(sims[i]) >= st->prefix; }
 };
 
-// Rows strictly above the k-th largest key, and rows at it (the ties, of which the first
-// `remaining` in row order complete the k).
-struct AboveThreshold {
-  const float* sims;
-  const RadixState* st;
-  __device__ bool operator()(int i) const { return radix_key(sims[i]) > st->prefix; }
-};
+// Rows at the k-th largest key (the ties, of which the first `remaining` in row order complete
+// the k; the rows above it are gathered by compact_chosen_kernel).
 struct AtThreshold {
   const float* sims;
   const RadixState* st;

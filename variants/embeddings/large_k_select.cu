@@ -21,9 +21,7 @@ constexpr int kOrderGroup = 8;  // threads ranking one entry
 
 std::size_t align256(std::size_t b) { return round_up(b, 256); }
 
-std::size_t select_bytes(int n) {
-  return std::max(cub_select_bytes<AboveThreshold>(n), cub_select_bytes<AtThreshold>(n));
-}
+std::size_t select_bytes(int n) { return cub_select_bytes<AtThreshold>(n); }
 
 }  // namespace
 
