@@ -86,12 +86,14 @@ int tensor_scan_blocks(int batch, int dim, int K) {
 }
 
 namespace {
-long long sample_rows(const Shape& sh) { return static_cast<long long>(blocks_for(sh)) * sh.tile_rows; }
+// The seeding pass's sample: one tile a block.
+long long sample_rows(const Shape& sh, int blocks) { return static_cast<long long>(blocks) * sh.tile_rows; }
+bool seeds(const Shape& sh, int blocks, long long rows) { return rows >= Policy::kSeedSamples * sample_rows(sh, blocks); }
 }  // namespace
 
 bool tensor_scan_seeds(int batch, int dim, int K, long long rows) {
   const Shape sh = shape_for(batch, dim, K);
-  return sh.groups > 0 && rows >= Policy::kSeedSamples * sample_rows(sh);
+  return sh.groups > 0 && seeds(sh, blocks_for(sh), rows);
 }
 
 std::string tensor_scan_refusal(int dim, int K) {
@@ -108,7 +110,8 @@ void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
   if (a.slices != blocks) throw Error("fused scan lists: one slice per block expected");
   const Kernel kernel = kernel_for(sh);
   const int per_launch = 16 * sh.groups;
-  const bool seeds = a.exact.rows >= Policy::kSeedSamples * sample_rows(sh);
+  // Worth it only where the model is many samples long, and with a finite bound to lower by.
+  const bool seeded = seeds(sh, blocks, a.exact.rows) && std::isfinite(a.error_bound) && a.error_bound >= 0;
   for (int q0 = 0; q0 < a.batch; q0 += per_launch) {
     TensorScanArgs t;
     t.model = static_cast<const __half*>(a.model);
@@ -122,10 +125,9 @@ void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     const std::size_t first = static_cast<std::size_t>(q0) * a.slices * a.K;
     t.lists = SliceLists{a.lists_s + first, a.lists_r + first, a.slices, a.K};
     t.thresholds = a.thresholds + q0;
-    // The sample: one tile a block. Worth it only where the model is many samples long.
-    if (seeds && std::isfinite(a.error_bound) && a.error_bound >= 0) {
+    if (seeded) {
       TensorScanArgs first_rows = t;
-      first_rows.rows = static_cast<int>(sample_rows(sh));
+      first_rows.rows = static_cast<int>(sample_rows(sh, blocks));
       kernel<<<blocks, Policy::kWarps * 32, sh.smem, s>>>(first_rows);
       CUDA_CHECK_LAUNCH();
       seed_thresholds_kernel<kSeedThreads><<<t.nq, kSeedThreads, 0, s>>>(t.lists, 2.0f * a.error_bound * (1.0f + 0x1p-20f),
