@@ -41,7 +41,9 @@ struct BatchSearcher::Buffers {
     BatchScan scan = BatchScan::GemmTiles;
     int batch = 0, k = 0, tile = 0;
     std::size_t list_entries = 0;
-    DeviceBuffer queries, norms, queries_g, scores[2], lists_s, lists_r, thresholds, out_s, out_r, status;
+    long long capacity = 0;  // the filtered scan's candidates a query
+    DeviceBuffer queries, norms, queries_g, scores[2], lists_s, lists_r, thresholds, candidates, counts, out_s, out_r,
+        status;
   } pass;
   PinnedBuffer pinned;
   CublasHandle cublas;
@@ -180,6 +182,10 @@ std::string BatchSearcher::batch_refusal(const BatchPipeline& p, const DeviceMod
     std::string why = tensor_scan_refusal(model_.dim, BatchPolicy::candidates(kk));
     if (!why.empty()) return why;
   }
+  if (p.scan == BatchScan::FilteredMma) {
+    std::string why = filter_scan_refusal(model_.dim);
+    if (!why.empty()) return why;
+  }
   if (p.scores == Storage::F16 && !(range.max_norm <= 60000.0f)) return "fp16 scores could overflow";
   if (!reduced_in_range(1.0f, range)) return "the model's norms leave fp32's normal range";
   return {};
@@ -192,11 +198,13 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   // A smaller pass can want more slices per query than the allocation had room for.
   const std::size_t entries = static_cast<std::size_t>(n) * batch_slices(p.scan, n, tile, model_.dim, BatchPolicy::candidates(kk)) *
                               BatchPolicy::candidates(kk);
+  const long long capacity =
+      p.scan == BatchScan::FilteredMma ? filter_scan_capacity(model_.rows, BatchPolicy::candidates(kk)) : 0;
   if (w.input == p.input && w.scores_type == p.scores && w.scan == p.scan && w.batch >= n && w.k == kk &&
-      w.tile == tile && w.list_entries >= entries)
+      w.tile == tile && w.list_entries >= entries && w.capacity >= capacity)
     return;
   w = Buffers::Pass{};
-  const std::size_t need = batch_workspace_bytes(p.input, p.scores, n, dim, model_.ld, kk, tile, p.scan);
+  const std::size_t need = batch_workspace_bytes(p.input, p.scores, n, dim, model_.ld, kk, tile, p.scan, model_.rows);
   if (opt_.scratch_limit && need > opt_.scratch_limit)
     throw OutOfMemory("GPU out of memory: a batch of " + std::to_string(n) + " needs " + std::to_string(need >> 20) +
                       " MiB of scratch, the limit is " + std::to_string(opt_.scratch_limit >> 20) + " MiB");
@@ -213,6 +221,12 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   w.lists_s = DeviceBuffer(w.list_entries * sizeof(float), "candidate lists");
   w.lists_r = DeviceBuffer(w.list_entries * sizeof(int), "candidate lists");
   w.thresholds = DeviceBuffer(N * sizeof(unsigned), "shared thresholds");
+  if (p.scan == BatchScan::FilteredMma) {
+    const std::size_t Q = static_cast<std::size_t>(filter_scan_queries(n));
+    w.candidates = DeviceBuffer(Q * capacity * sizeof(unsigned long long), "candidate buffers");
+    w.counts = DeviceBuffer(Q * sizeof(unsigned), "candidate counts");
+    w.capacity = capacity;
+  }
   w.out_s = DeviceBuffer(N * kk * sizeof(float), "batch results");
   w.out_r = DeviceBuffer(N * kk * sizeof(int), "batch results");
   w.status = DeviceBuffer(N * sizeof(int), "batch status");
@@ -274,6 +288,9 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
   a.lists_s = w.lists_s.as<float>();
   a.lists_r = w.lists_r.as<int>();
   a.thresholds = w.thresholds.as<unsigned>();
+  a.candidates = w.candidates.as<unsigned long long>();
+  a.counts = w.counts.as<unsigned>();
+  a.capacity = w.capacity;
   a.error_bound = bound;
   a.out_s = w.out_s.as<float>();
   a.out_r = w.out_r.as<int>();

@@ -137,7 +137,7 @@ TEST(BatchSearch, UncertifiableQueriesFallBackToExact) {
   Batch b = random_batch(m, 3, seed);
   std::memcpy(b.q.data(), m.row(0), m.dim * sizeof(float));  // query 0 sits on the ties
   b.norms[0] = m.norms[0];
-  for (const char* name : {"batch_tf32", "batch_bf16", "batch_sgemm", "batch_f16_fused"}) {
+  for (const char* name : {"batch_tf32", "batch_bf16", "batch_sgemm", "batch_f16_fused", "batch_f16_filter"}) {
     SCOPED_TRACE(name);
     const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), 3, 10);
     EXPECT_GE(bs.last_fallbacks(), 1) << "the tie cannot be certified";
@@ -180,9 +180,10 @@ TEST(BatchSearch, TiesAcrossTilesAndBlocksGoToTheLowerRows) {
   }
 }
 
-// A model long enough for the fused scan to seed its thresholds from a first pass over its first
-// rows: copies of one row spread in and out of the sample, asked for by a query in each of the
-// two launches (B = 130), come back in row order; every query equals the oracle and `fused`.
+// A model long enough for the fused and filtered scans to seed their thresholds from a first pass
+// over a sample: copies of one row spread in and out of the sample, asked for by a query in each
+// of the fused scan's two launches (B = 130; the filtered scan's two query groups), come back in
+// row order; every query equals the oracle and `fused`.
 TEST(BatchSearch, SeededThresholdsKeepEveryAnswer) {
   DISTANCIES_REQUIRE_GPU();
   const std::uint32_t seed = fresh_seed();
@@ -190,6 +191,7 @@ TEST(BatchSearch, SeededThresholdsKeepEveryAnswer) {
   const int k = 30, batch = 130;
   Model m = random_model({400009, 50, seed, 0, 0});
   ASSERT_TRUE(tensor_scan_seeds(batch, m.dim, BatchPolicy::candidates(k), m.rows));
+  ASSERT_TRUE(filter_scan_seeds(m.rows, BatchPolicy::candidates(k)));
   const std::vector<int> copies = plant_copies_of_row_7(m, 9973);
   const DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
@@ -198,27 +200,60 @@ TEST(BatchSearch, SeededThresholdsKeepEveryAnswer) {
     std::memcpy(b.q.data() + static_cast<std::size_t>(q) * m.dim, m.row(7), m.dim * sizeof(float));
     b.norms[q] = m.norms[7];
   }
-  const auto got = bs.search(batch_pipeline("batch_f16_fused"), b.q.data(), b.norms.data(), batch, k);
-  expect_batch_exact(m, dm, b, got, k);
-  for (int q : {5, 129})
-    for (int r = 0; r < k; ++r) EXPECT_EQ(got[q][r].row, copies[r]) << "query " << q << " rank " << r;
+  for (const char* name : {"batch_f16_fused", "batch_f16_filter"}) {
+    SCOPED_TRACE(name);
+    const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), batch, k);
+    expect_batch_exact(m, dm, b, got, k);
+    EXPECT_EQ(bs.last_fallbacks(), 0);
+    for (int q : {5, 129})
+      for (int r = 0; r < k; ++r) EXPECT_EQ(got[q][r].row, copies[r]) << "query " << q << " rank " << r;
+  }
 }
 
-// A row longer than the fused scan's shared memory holds: its queries are refused, counted,
-// and answered exactly by the fallback.
-TEST(BatchSearch, FusedScanRefusesRowsTooLongForSharedMemory) {
+// Every row the same: every score reaches the seeded threshold, so each query's candidate
+// buffer overflows; the scan says so (status) and the fallback answers, rows in order.
+TEST(BatchSearch, FilteredScanOverflowFallsBackToExact) {
   DISTANCIES_REQUIRE_GPU();
   const std::uint32_t seed = fresh_seed();
-  const Model m = random_model({2003, 6000, seed, 0, 0});
-  ASSERT_FALSE(tensor_scan_refusal(m.dim, BatchPolicy::candidates(10)).empty());
-  EXPECT_TRUE(tensor_scan_refusal(300, BatchPolicy::candidates(128)).empty());
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Model m = random_model({100003, 16, seed, 0, 0});
+  for (long long r = 1; r < m.rows; ++r) {
+    std::memcpy(m.vectors.data() + r * m.ld, m.row(0), m.dim * sizeof(float));
+    m.norms[r] = m.norms[0];
+  }
+  const int K = BatchPolicy::candidates(10);
+  ASSERT_TRUE(filter_scan_seeds(m.rows, K));
+  ASSERT_LT(filter_scan_capacity(m.rows, K), m.rows);
   const DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   const Batch b = random_batch(m, 3, seed);
-  const auto got = bs.search(batch_pipeline("batch_f16_fused"), b.q.data(), b.norms.data(), 3, 10);
+  const auto got = bs.search(batch_pipeline("batch_f16_filter"), b.q.data(), b.norms.data(), 3, 10);
   EXPECT_EQ(bs.last_fallbacks(), 3);
-  EXPECT_EQ(bs.last_refused(), 3);
   expect_batch_exact(m, dm, b, got, 10);
+  for (int q = 0; q < 3; ++q)
+    for (int r = 0; r < 10; ++r) EXPECT_EQ(got[q][r].row, r) << "query " << q;
+}
+
+// A row longer than the fused or filtered scan's shared memory holds: its queries are refused,
+// counted, and answered exactly by the fallback.
+TEST(BatchSearch, FusedScanRefusesRowsTooLongForSharedMemory) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  const Model m = random_model({2003, 7000, seed, 0, 0});
+  ASSERT_FALSE(tensor_scan_refusal(m.dim, BatchPolicy::candidates(10)).empty());
+  EXPECT_TRUE(tensor_scan_refusal(300, BatchPolicy::candidates(128)).empty());
+  ASSERT_FALSE(filter_scan_refusal(m.dim).empty());
+  EXPECT_TRUE(filter_scan_refusal(1000).empty());
+  const DeviceModel dm = upload_model(m);
+  BatchSearcher bs(dm);
+  const Batch b = random_batch(m, 3, seed);
+  for (const char* name : {"batch_f16_fused", "batch_f16_filter"}) {
+    SCOPED_TRACE(name);
+    const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), 3, 10);
+    EXPECT_EQ(bs.last_fallbacks(), 3);
+    EXPECT_EQ(bs.last_refused(), 3);
+    expect_batch_exact(m, dm, b, got, 10);
+  }
 }
 
 // A scratch limit below what the batch needs: the batch is split, results unchanged; below

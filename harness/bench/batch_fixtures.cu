@@ -91,8 +91,8 @@ void register_batch_fixtures() {
       if (p.per_query && (b > kLoopMaxBatch || (b > kLoopDenseBatch && b < kLoopMaxBatch))) continue;
       timed(add("batch/" + name + "/batch:" + std::to_string(b), batch_fixture, &p, b, false, 0));
     }
-    // Per-query loops have no tiles; the fused scan has no GEMM or tile size of its own.
-    if (p.per_query || p.scan == BatchScan::FusedTensorCore) continue;
+    // Per-query loops have no tiles; the fused and filtered scans have no GEMM or tile size of their own.
+    if (p.per_query || p.scan != BatchScan::GemmTiles) continue;
     for (int b : kGemmBatches)
       timed(add("batch_gemm/" + name + "/batch:" + std::to_string(b), batch_fixture, &p, b, true, 0));
     if (p.input != GemmInput::F32)

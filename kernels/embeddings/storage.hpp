@@ -34,7 +34,9 @@ inline const char* gemm_input_name(GemmInput g) {
 
 // How a batch pipeline scores the model: cuBLAS GEMM tiles whose scores go through memory to a
 // selection kernel, or one fused kernel that scores on the tensor cores and selects on chip.
-enum class BatchScan { GemmTiles, FusedTensorCore };
+// How a batch pipeline scores the model: cuBLAS tiles + selection, the fused WMMA scan with
+// lists on chip, or the mma.sync scan that filters by seeded thresholds (docs/batch.md).
+enum class BatchScan { GemmTiles, FusedTensorCore, FilteredMma };
 
 // The 16-bit copy a GEMM input reads, or F32 (the fp32 vectors themselves).
 constexpr Storage gemm_storage(GemmInput g) {

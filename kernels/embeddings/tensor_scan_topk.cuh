@@ -35,10 +35,7 @@ namespace tensor_scan {
 constexpr int kWarps = 8;
 
 // A float's order as an unsigned (for atomicMax); 0 is below every key.
-__device__ __forceinline__ unsigned ordered_key(float f) {
-  const unsigned u = __float_as_uint(f);
-  return u & 0x80000000u ? ~u : u | 0x80000000u;
-}
+__device__ __forceinline__ unsigned ordered_key(float f) { return ordered_bits(f); }
 
 // A tile's MMA work is split over the K extent too when the tile has fewer 16 x 16 output blocks
 // than warps (small batches), so that every warp multiplies and a tile's chain of MMAs is short.

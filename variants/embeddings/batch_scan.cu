@@ -43,22 +43,30 @@ int BatchPolicy::slices(int batch, int tile_rows) {
 }
 
 int batch_slices(BatchScan scan, int batch, int tile_rows, int dim, int K) {
-  return scan == BatchScan::FusedTensorCore ? tensor_scan_blocks(batch, dim, K) : BatchPolicy::slices(batch, tile_rows);
+  switch (scan) {
+    case BatchScan::FusedTensorCore: return tensor_scan_blocks(batch, dim, K);
+    case BatchScan::FilteredMma: return 1;  // its select leaves one list a query
+    default: return BatchPolicy::slices(batch, tile_rows);
+  }
 }
 
 int BatchPolicy::candidates(int k) { return static_cast<int>(std::min<long long>(kMaxK, std::max(64ll, 2ll * k))); }
 
 std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows,
-                                  BatchScan scan) {
+                                  BatchScan scan, long long rows) {
   const std::size_t B = static_cast<std::size_t>(batch);
   const int ldg = g == GemmInput::F32 || g == GemmInput::TF32 ? ld : reduced_leading_dim(dim);
   const std::size_t K = static_cast<std::size_t>(BatchPolicy::candidates(k));
   const std::size_t S = static_cast<std::size_t>(batch_slices(scan, batch, tile_rows, dim, static_cast<int>(K)));
   const std::size_t score_tiles = scan == BatchScan::GemmTiles ? 2 : 0;
+  const std::size_t filter = scan == BatchScan::FilteredMma
+                                 ? filter_scan_queries(batch) * (static_cast<std::size_t>(filter_scan_capacity(rows, static_cast<int>(K))) * 8 + 4)
+                                 : 0;
   return B * dim * 4 + B * 4                        // queries and their norms
          + B * ldg * element_bytes(g)               // normalised queries
          + score_tiles * B * static_cast<std::size_t>(tile_rows) * (scores == Storage::F32 ? 4 : 2)  // tiles of scores
          + B * S * K * 8 + B * 4                    // candidate lists, shared thresholds
+         + filter                                   // the filtered scan's candidate buffers
          + B * static_cast<std::size_t>(k) * 8 + B * 4;     // results and status
 }
 
@@ -81,6 +89,7 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
       break;
   }
   CUDA_CHECK_LAUNCH();
+  if (a.scan == BatchScan::FilteredMma) return;  // its select writes every list whole, its scan the thresholds
   if (a.scan == BatchScan::FusedTensorCore) {  // its blocks write every list whole
     CUDA_CHECK(cudaMemsetAsync(a.thresholds, 0, static_cast<std::size_t>(a.batch) * sizeof(unsigned), s));
     return;
@@ -93,8 +102,10 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
 
 void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s, cudaStream_t side,
                        const TileEvents& ev) {
-  if (a.scan == BatchScan::FusedTensorCore) {  // no GEMM of its own: gemm_only leaves nothing to time
-    if (!a.gemm_only) tensor_scan_tiles(a, s);
+  if (a.scan != BatchScan::GemmTiles) {  // no GEMM of its own: gemm_only leaves nothing to time
+    if (a.gemm_only) return;
+    if (a.scan == BatchScan::FusedTensorCore) tensor_scan_tiles(a, s);
+    else filter_scan_tiles(a, s);
     return;
   }
   if (a.batch == 0 || a.exact.rows == 0) return;

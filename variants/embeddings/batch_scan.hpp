@@ -51,6 +51,9 @@ struct BatchScanArgs {
   float* lists_s = nullptr;               // batch x slices x K
   int* lists_r = nullptr;
   unsigned* thresholds = nullptr;         // batch: the fused scan's shared K-th per query
+  unsigned long long* candidates = nullptr;  // the filtered scan: filter_scan_queries x capacity
+  unsigned* counts = nullptr;                // and their fill, filter_scan_queries
+  long long capacity = 0;
   float error_bound = 0;
   float* out_s = nullptr;  // batch x k
   int* out_r = nullptr;
@@ -60,7 +63,7 @@ struct BatchScanArgs {
 
 // Bytes of device scratch a batch needs (everything in BatchScanArgs but the model).
 std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows,
-                                  BatchScan scan = BatchScan::GemmTiles);
+                                  BatchScan scan = BatchScan::GemmTiles, long long rows = 0);
 
 // Normalises the queries into the GEMM type and clears the candidate lists.
 void batch_prepare(const BatchScanArgs& a, cudaStream_t s);
@@ -77,6 +80,19 @@ bool tensor_scan_seeds(int batch, int dim, int K, long long rows);
 // Every query of `a` scored against every row by tensor_scan_topk_kernel, 16 to 128 queries a
 // launch; leaves the lists batch_rerank reads.
 void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s);
+
+// The filtered mma scan (variants/embeddings/filter_scan.cu): why it cannot run a model of this
+// dimension (the queries' fragments must fit in shared memory), or empty.
+std::string filter_scan_refusal(int dim);
+// Whether it seeds the thresholds from a sample of about sqrt(K x rows) rows.
+bool filter_scan_seeds(long long rows, int K);
+// Candidate entries a query's buffer holds, and the queries whose buffers exist at once.
+long long filter_scan_capacity(long long rows, int K);
+int filter_scan_queries(int batch);
+// Every query of `a` scored against every row by mma_filter_scan_kernel (sample, seed, filter),
+// then each query's best K candidates written as its one slice list for batch_rerank; a query
+// whose buffer overflowed gets status 1.
+void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s);
 
 // Every tile: GEMM on `s`, selection on `side`, two score buffers in flight (events order
 // them); returns with `s` waiting for the last selection.

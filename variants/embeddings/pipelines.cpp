@@ -86,6 +86,10 @@ Table<BatchPipeline>& batch_table() {
        "fp16 tensor cores (WMMA) score each row of the fp16 copy once against up to 128 queries held on chip; "
        "per-query top-K kept in shared memory (no score matrix) + exact fp32 re-rank",
        "beyond the study", GemmInput::F16, nullptr, "batch_sgemm", Storage::F32, BatchScan::FusedTensorCore},
+      {"batch_f16_filter",
+       "each row of the fp16 copy read once into mma.sync fragments against the batch's queries; scores below a "
+       "threshold seeded from a sample are dropped in registers, the rest selected per query + exact fp32 re-rank",
+       "beyond the study", GemmInput::F16, nullptr, "batch_sgemm", Storage::F32, BatchScan::FilteredMma},
   });
   static const bool linked = [] {
     for (const BatchPipeline& b : table.rows()) link(const_cast<BatchPipeline&>(b), table);

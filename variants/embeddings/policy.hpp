@@ -58,6 +58,17 @@ struct Sm90 {
     // the model holds at least this many such samples.
     static constexpr long long kSeedSamples = 16;
   };
+  // The filtered mma batch scan (mma_filter_scan.cuh): 8 warps a block; up to 16 tiles of 8
+  // queries a block (their fragments: 5 KB a tile at D = 300) and 1,024 queries a launch; a
+  // warp takes two 16-row groups at a time where it holds at most 4 tiles of accumulators. The
+  // sample is about sqrt(K x rows) rows (then the filter pass appends about as many candidates a
+  // query), seeded only where the model is at least kSeedRatio samples long; each query's
+  // buffer holds kCapacityFactor times the expected candidates (more: the fallback answers).
+  struct FilterScan {
+    static constexpr int kWarps = 8, kMaxTiles = 16, kPairedTiles = 4, kMaxQueries = 1024;
+    static constexpr std::size_t kMaxQuerySmem = 96 * 1024;
+    static constexpr int kSelectThreads = 1024, kSeedRatio = 8, kCapacityFactor = 4;
+  };
   // Streaming from pinned host memory (variants/embeddings/stream_policy.hpp): chunk size and
   // slots from the stream_sweep/* fixtures (docs/scale.md); the share of a GPU memory budget the
   // slots may take (one query needs little else; a batch's score tiles need the rest).
