@@ -25,11 +25,18 @@ nlohmann::json registry_json() {
   nlohmann::json j = nlohmann::json::object();
   for (const registry::Family& f : registry::catalog()) {
     nlohmann::json rows = nlohmann::json::array();
-    for (const registry::EntryView& e : f.entries())
-      rows.push_back({{"name", e.name},
-                      {"description", e.description},
-                      {"origin", e.origin},
-                      {"requirements", e.requirements}});
+    for (const registry::EntryView& e : f.entries()) {
+      nlohmann::json row = {{"name", e.name},
+                            {"description", e.description},
+                            {"origin", e.origin},
+                            {"requirements", e.requirements}};
+      if (!e.traits.empty()) {
+        nlohmann::json traits = nlohmann::json::object();
+        for (const auto& [key, value] : e.traits) traits[key] = value;
+        row["traits"] = traits;
+      }
+      rows.push_back(row);
+    }
     j[f.study][f.family] = rows;
   }
   return j;

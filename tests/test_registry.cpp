@@ -104,6 +104,24 @@ TEST(Registry, OneAddedRowReachesTheCatalogAndTheJson) {
   EXPECT_TRUE(pipe);
 }
 
+// scripts/batch_roofline.py models every batch pipeline from these traits alone.
+TEST(Registry, EveryBatchPipelineCarriesItsRooflineTraits) {
+  const auto j = registry_json();
+  ASSERT_EQ(j["embeddings"]["batch"].size(), batch_pipelines().size());
+  for (const auto& r : j["embeddings"]["batch"]) {
+    SCOPED_TRACE(r["name"].get<std::string>());
+    ASSERT_TRUE(r.contains("traits"));
+    const auto& t = r["traits"];
+    for (const char* key : {"scan", "precision", "queries_per_model_read"}) EXPECT_TRUE(t.contains(key)) << key;
+    const std::string scan = t["scan"];
+    EXPECT_EQ(t.contains("scores"), scan == "gemm_tiles");
+    EXPECT_EQ(t.contains("copy"), scan != "per_query");
+    const int per_read = std::stoi(t["queries_per_model_read"].get<std::string>());
+    if (scan == "gemm_tiles") EXPECT_EQ(per_read, 0);
+    else EXPECT_GE(per_read, 1);
+  }
+}
+
 TEST(Registry, OneAddedRowIsPlanned) {
   const Plan plan = make_plan(trivial_pipeline, 1000, 50, 10);
   EXPECT_EQ(plan.dot, &dot_variant("warp_shuffle_dot"));

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "harness/runtime/error.hpp"
@@ -20,6 +21,8 @@ struct EntryView {
   std::string description;
   std::string origin;        // the study version it comes from ("V4"), "study", "beyond the study"
   std::string requirements;  // what it needs to run (empty: nothing special)
+  // Machine-readable facts the reports use (e.g. a batch pipeline's operand precision), in order.
+  std::vector<std::pair<std::string, std::string>> traits;
 };
 
 // A family of rows of type Row (which has `name`, `description`, `origin`). Rows live in a
@@ -89,10 +92,12 @@ std::vector<Family>& catalog();
 
 // The views of a table's rows, for a Family's `entries` (requirements from a row function).
 template <class Row>
-std::vector<EntryView> views(const Table<Row>& t, std::function<std::string(const Row&)> requirements = nullptr) {
+std::vector<EntryView> views(const Table<Row>& t, std::function<std::string(const Row&)> requirements = nullptr,
+                             std::function<std::vector<std::pair<std::string, std::string>>(const Row&)> traits = nullptr) {
   std::vector<EntryView> v;
   for (const Row& r : t)
-    v.push_back({r.name, r.description, r.origin, requirements ? requirements(r) : std::string()});
+    v.push_back({r.name, r.description, r.origin, requirements ? requirements(r) : std::string(),
+                 traits ? traits(r) : std::vector<std::pair<std::string, std::string>>{}});
   return v;
 }
 

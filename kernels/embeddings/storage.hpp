@@ -33,10 +33,12 @@ inline const char* gemm_input_name(GemmInput g) {
 }
 
 // How a batch pipeline scores the model: cuBLAS GEMM tiles whose scores go through memory to a
-// selection kernel, or one fused kernel that scores on the tensor cores and selects on chip.
-// How a batch pipeline scores the model: cuBLAS tiles + selection, the fused WMMA scan with
-// lists on chip, or the mma.sync scan that filters by seeded thresholds (docs/batch.md).
+// selection kernel, the fused WMMA scan with lists on chip, or the mma.sync scan that filters by
+// seeded thresholds in registers (docs/batch.md).
 enum class BatchScan { GemmTiles, FusedTensorCore, FilteredMma };
+inline const char* batch_scan_name(BatchScan s) {
+  return s == BatchScan::GemmTiles ? "gemm_tiles" : s == BatchScan::FusedTensorCore ? "fused_tensor_core" : "filtered_mma";
+}
 
 // The 16-bit copy a GEMM input reads, or F32 (the fp32 vectors themselves).
 constexpr Storage gemm_storage(GemmInput g) {

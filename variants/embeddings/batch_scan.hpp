@@ -72,6 +72,8 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s);
 // this dimension with K candidates a query (its queries, lists and two tiles must fit in a
 // block's shared memory), or empty.
 std::string tensor_scan_refusal(int dim, int K);
+// The most queries one launch of the fused scan holds (a larger batch reads the model again).
+int tensor_scan_max_queries();
 // Blocks (= lists per query) of the fused scan on this GPU for such a batch: 1 or 2 per SM.
 int tensor_scan_blocks(int batch, int dim, int K);
 // Whether the fused scan seeds its shared thresholds from a first pass over a sample of the

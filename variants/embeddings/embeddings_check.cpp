@@ -4,6 +4,7 @@
 // launch.
 #include <string>
 
+#include "variants/embeddings/batch_scan.hpp"
 #include "variants/embeddings/list_select.hpp"
 #include "variants/embeddings/registry.hpp"
 #include "variants/study_families.hpp"
@@ -120,9 +121,26 @@ std::vector<std::string> problems_of(const Table<Row>& t, Fn row_problems) {
 
 template <class Row>
 registry::Family family_of(const Table<Row>& t, std::function<std::vector<std::string>(const Row&)> row_problems,
-                           std::function<std::string(const Row&)> requirements = nullptr) {
-  return {t.study(), t.family(), t.what(), [&t, requirements] { return registry::views(t, requirements); },
+                           std::function<std::string(const Row&)> requirements = nullptr,
+                           std::function<std::vector<std::pair<std::string, std::string>>(const Row&)> traits = nullptr) {
+  return {t.study(), t.family(), t.what(), [&t, requirements, traits] { return registry::views(t, requirements, traits); },
           [&t, row_problems] { return problems_of(t, row_problems); }};
+}
+
+// What scripts/batch_roofline.py needs to model a batch pipeline's work: the tensor cores'
+// operand precision, how scores travel, and how many queries share one read of the model
+// (0: the whole batch).
+std::vector<std::pair<std::string, std::string>> batch_traits(const BatchPipeline& b) {
+  if (b.per_query) return {{"scan", "per_query"}, {"precision", "fp32"}, {"queries_per_model_read", "1"}};
+  const int per_read = b.scan == BatchScan::FusedTensorCore ? tensor_scan_max_queries()
+                       : b.scan == BatchScan::FilteredMma   ? filter_scan_queries(1 << 30)
+                                                            : 0;
+  std::vector<std::pair<std::string, std::string>> t = {{"scan", batch_scan_name(b.scan)},
+                                                        {"precision", gemm_input_name(b.input)},
+                                                        {"copy", storage_name(gemm_storage(b.input))},
+                                                        {"queries_per_model_read", std::to_string(per_read)}};
+  if (b.scan == BatchScan::GemmTiles) t.push_back({"scores", storage_name(b.scores)});
+  return t;
 }
 
 }  // namespace
@@ -156,7 +174,8 @@ void registry::add_embeddings_families(std::vector<Family>& out) {
                                     : std::string(gemm_input_name(b.input)) + " tiles";
         if (b.fallback) r += "; falls back to " + std::string(b.fallback);
         return r;
-      }));
+      },
+      batch_traits));
 }
 
 }  // namespace distancies

@@ -11,6 +11,7 @@ namespace distancies {
 namespace {
 
 using Policy = policy::Active::TensorScan;
+constexpr int kMaxGroups = 8;  // 16-query groups a launch: the kernel's instances (kernel_groups)
 constexpr int kSeedThreads = 1024;  // select_from_lists_block's pool needs 1,024
 static_assert(Policy::kWarps == tensor_scan::kWarps, "the kernel's warps are the policy's");
 
@@ -31,7 +32,7 @@ Shape shape_for(int batch, int dim, int K) {
   const cudaDeviceProp& props = device_status().props;
   const int ldk = smem_ldk(dim);
   int want = 1;
-  while (want < 8 && 16 * want < batch) want *= 2;
+  while (want < kMaxGroups && 16 * want < batch) want *= 2;
   for (int g = want; g >= 1; g /= 2)
     for (int per_sm = Policy::kBlocksPerSm; per_sm >= 1; --per_sm) {
       const std::size_t limit = std::min<std::size_t>(props.sharedMemPerBlockOptin,
@@ -79,6 +80,8 @@ int blocks_for(const Shape& sh) {
 }
 
 }  // namespace
+
+int tensor_scan_max_queries() { return 16 * kMaxGroups; }
 
 int tensor_scan_blocks(int batch, int dim, int K) {
   const Shape sh = shape_for(batch, dim, K);
