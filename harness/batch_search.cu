@@ -66,6 +66,10 @@ BatchSearcher::BatchSearcher(const DeviceModel& model, Options opt) : model_(mod
   buf_->inv_norms = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(model.rows, 1)) * sizeof(float),
                                  "inverse row norms");
   model.norm_range();  // computed once, here rather than in the first search's time
+  const auto t0 = clock_type::now();
+  DeviceBuffer scratch(kBatchWarmUpBytes, "cuBLAS warm-up");
+  batch_gemm_warm_up(buf_->cublas.get(), stream_.get(), scratch.get());
+  startup_ms_ = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
 // Members go in reverse order: the per-query searcher, the buffers and cuBLAS, then the streams.

@@ -58,6 +58,9 @@ class BatchSearcher {
 
   int last_sub_batch() const { return sub_batch_; }   // queries per GPU pass in the last search
   int last_fallbacks() const { return fallbacks_; }   // queries the last search had to redo
+  // Host milliseconds the constructor spent starting cuBLAS (batch_gemm_warm_up), so that no
+  // batch's timing holds the library's one-time loading.
+  double startup_ms() const { return startup_ms_; }
   int last_refused() const { return refused_; }       // of those, refused by the range guard or an unusable copy
 
  private:
@@ -88,6 +91,7 @@ class BatchSearcher {
   } fit_;
   const float* dev_queries_ = nullptr;
   const float* dev_norms_ = nullptr;
+  double startup_ms_ = 0;
   int sub_batch_ = 0;
   int fallbacks_ = 0;
   int refused_ = 0;

@@ -173,7 +173,10 @@ std::vector<std::vector<Hit>> Session::search_many(const std::vector<Query>& qs,
     summary.fallbacks = shard_->last_fallbacks();
     return out;
   }
-  if (!batch_) batch_ = std::make_unique<BatchSearcher>(*dm_);
+  if (!batch_) {
+    batch_ = std::make_unique<BatchSearcher>(*dm_);
+    std::fprintf(stderr, "started cuBLAS in %.1f ms (before any batch is timed)\n", batch_->startup_ms());
+  }
   auto out = batch_->search(*many_, qs, o_.k, o_.keep_query_words, bd);
   summary.sub_batch = batch_->last_sub_batch();
   summary.fallbacks = batch_->last_fallbacks();

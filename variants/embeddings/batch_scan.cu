@@ -100,6 +100,25 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
   CUDA_CHECK_LAUNCH();
 }
 
+void batch_gemm_warm_up(cublasHandle_t h, cudaStream_t s, void* scratch) {
+  constexpr int m = 128, n = 8, kk = 64;  // scores (m x n) = tile^T (m x kk) * queries (kk x n), as the tiles do
+  static_assert((m * kk + kk * n + m * n) * 4 <= kBatchWarmUpBytes, "the warm-up's operands fit its scratch");
+  CUDA_CHECK(cudaMemsetAsync(scratch, 0, kBatchWarmUpBytes, s));
+  cublas_check(cublasSetStream(h, s), "cublasSetStream");
+  char* a = static_cast<char*>(scratch);
+  char* b = a + m * kk * 4;
+  char* c = b + kk * n * 4;
+  const float alpha = 1.0f, beta = 0.0f;
+  for (GemmInput g : {GemmInput::F32, GemmInput::TF32, GemmInput::BF16, GemmInput::F16})
+    for (bool half_scores : {false, true}) {
+      if (half_scores && g != GemmInput::F16) continue;  // fp16 scores come from fp16 inputs only
+      cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, kk, &alpha, a, cuda_type(g), kk, b, cuda_type(g), kk,
+                                &beta, c, half_scores ? CUDA_R_16F : CUDA_R_32F, m, compute_type(g), CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmEx (warm-up)");
+    }
+  CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
 void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s, cudaStream_t side,
                        const TileEvents& ev) {
   if (a.scan != BatchScan::GemmTiles) {  // no GEMM of its own: gemm_only leaves nothing to time

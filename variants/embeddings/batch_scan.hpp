@@ -96,6 +96,13 @@ int filter_scan_queries(int batch);
 // whose buffer overflowed gets status 1.
 void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s);
 
+// cuBLAS loads its kernels and builds its state at its first call of each kind, tens of
+// milliseconds once per process: one tiny GEMM of every kind the tile pipelines issue (fp32,
+// TF32, bf16 and fp16 inputs; fp32 and fp16 scores) on `s`, so that start-up is paid before any
+// batch is timed. `scratch`: kBatchWarmUpBytes of device memory.
+constexpr std::size_t kBatchWarmUpBytes = 64 * 1024;
+void batch_gemm_warm_up(cublasHandle_t h, cudaStream_t s, void* scratch);
+
 // Every tile: GEMM on `s`, selection on `side`, two score buffers in flight (events order
 // them); returns with `s` waiting for the last selection.
 struct TileEvents {
