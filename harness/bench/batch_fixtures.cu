@@ -1,6 +1,7 @@
 // Batched pipelines: batch/<pipeline>/batch:B end to end, batch_gemm/<pipeline>/batch:B (the
-// GEMM tiles alone, for the breakdown) and batch_tile/<pipeline>/batch:1024/tile:T (the tile
-// size the policy picks, checked against its neighbours). Queries are model rows.
+// GEMM tiles alone, for the breakdown), batch_tile/<pipeline>/batch:1024/tile:T (the tile
+// size the policy picks, checked against its neighbours) and batch_auto/batch:B (what
+// `--variant auto` picks, labelled with its choice). Queries are model rows.
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/measure.hpp"
+#include "variants/embeddings/auto_plan.hpp"
 #include "variants/embeddings/batch_scan.hpp"
 
 namespace distancies::bench {
@@ -82,9 +84,19 @@ void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool
     st.counters["tflops"] = 2.0 * batch * double(s.device->rows) * s.device->dim / (m.mean("total_ms") * 1e9);
 }
 
+// What `--variant auto` runs for B queries with the 16-bit copy made (as it is in every fixture
+// after the warm-up); the label names the choice, so that `scripts/auto_policy.py --check` can
+// hold it against the best pipeline of the same run.
+void auto_fixture(benchmark::State& st, int batch) {
+  const AutoChoice c = auto_batch(batch, bench_state().config.k, true);
+  st.SetLabel(c.many->name);
+  batch_fixture(st, c.many, batch, false, 0);
+}
+
 }  // namespace
 
 void register_batch_fixtures() {
+  for (int b : kBatches) timed(add("batch_auto/batch:" + std::to_string(b), auto_fixture, b));
   for (const BatchPipeline& p : batch_pipelines()) {
     const std::string name = p.name;
     for (int b : kBatches) {
