@@ -13,6 +13,7 @@
 
 #include "kernels/common/ranking.hpp"
 #include "kernels/embeddings/batch_select.cuh"
+#include "kernels/embeddings/mma_fragments.hpp"
 
 namespace distancies {
 
@@ -70,25 +71,23 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], unsigned a0, unsigned a
 
 }  // namespace filter_scan
 
-// kTiles x 8 queries a block, kGroups 16-row groups a warp at a time. The dot product is a sum
-// over the columns in any order, so the columns of each 32-column chunk are permuted the same
-// way for rows and queries to make every fragment one 16-byte load: lane (g, t) = (lane / 4,
-// lane % 4) loads columns 8t ... 8t + 7 of rows g and g + 8, which serve as the MMA's columns
-// {2t, 2t + 1, 2t + 8, 2t + 9} of two k-steps. The accumulator's (row g or g + 8, query 2t or
-// 2t + 1) tells each lane which scores it holds. kSample: the pass over the sample, which writes
-// every key at its position (no threshold, no atomics).
+// kTiles x 8 queries a block, kGroups 16-row groups a warp at a time. The columns of each
+// 32-column chunk are permuted the same way for rows and queries so that every fragment is one
+// 16-byte load (mma_fragments.hpp: which lane loads what, and which scores it gets back).
+// kSample: the pass over the sample, which writes every key at its position (no threshold, no
+// atomics).
 template <int kTiles, int kGroups, bool kSample>
 __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kernel(FilterScanArgs a) {
   using namespace filter_scan;
   extern __shared__ uint4 qfrag[];  // [kTiles][chunks][32]: each lane's B fragments of a chunk
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int g = lane / 4, t = lane % 4;
+  const int g = lane / 4;
   const int qgroup = static_cast<int>(blockIdx.x) % a.qgroups;
   const long long part = blockIdx.x / a.qgroups, parts = gridDim.x / a.qgroups;
   const int q0 = qgroup * 8 * kTiles;
   for (int i = threadIdx.x; i < kTiles * a.chunks * 32; i += kWarps * 32) {
     const int l = i % 32, c = i / 32 % a.chunks, tile = i / 32 / a.chunks;
-    const int q = q0 + tile * 8 + l / 4, col = c * 32 + l % 4 * 8;
+    const int q = q0 + tile * 8 + l / 4, col = c * 32 + mma_fragments::lane_column(l);
     uint4 v = make_uint4(0, 0, 0, 0);  // queries past the batch and columns past the row: zero
     if (q < a.nq && col < a.ldg) v = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q) * a.ldg + col);
     qfrag[i] = v;
@@ -98,7 +97,7 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kern
   for (int tile = 0; tile < kTiles; ++tile)
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
-      const int q = q0 + tile * 8 + 2 * t + j;
+      const int q = q0 + tile * 8 + mma_fragments::c_query(lane, j);
       floor_key[tile][j] = q >= a.nq ? ~0u : kSample ? 0u : a.thresholds[q];
     }
   __syncthreads();
@@ -116,7 +115,7 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kern
       const bool hi_in = row_lo[r] >= 0 && row + 8 < a.rows;
       inv_lo[r] = row_lo[r] >= 0 ? __ldg(a.inv_norms + row) : 0.0f;
       inv_hi[r] = hi_in ? __ldg(a.inv_norms + row + 8) : 0.0f;
-      p_lo[r] = a.model + (row_lo[r] >= 0 ? row : 0) * a.ldg + t * 8;
+      p_lo[r] = a.model + (row_lo[r] >= 0 ? row : 0) * a.ldg + mma_fragments::lane_column(lane);
       if (!hi_in) row_lo[r] = row_lo[r] >= 0 ? -2 - row_lo[r] : -1;  // -2 - row: row g in, g + 8 out
     }
     float acc[kGroups][kTiles][4];
@@ -128,7 +127,7 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kern
         for (int e = 0; e < 4; ++e) acc[r][tile][e] = 0.0f;
 #pragma unroll 2
     for (int c = 0; c < a.chunks; ++c) {
-      const bool col_in = c * 32 + t * 8 < a.ldg;
+      const bool col_in = c * 32 + mma_fragments::lane_column(lane) < a.ldg;
       uint4 lo[kGroups], hi[kGroups];
 #pragma unroll
       for (int r = 0; r < kGroups; ++r) {
@@ -140,9 +139,15 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kern
       for (int tile = 0; tile < kTiles; ++tile) {
         const uint4 q = qfrag[(tile * a.chunks + c) * 32 + lane];
 #pragma unroll
-        for (int r = 0; r < kGroups; ++r) {
-          mma_16816(acc[r][tile], lo[r].x, hi[r].x, lo[r].y, hi[r].y, q.x, q.y);
-          mma_16816(acc[r][tile], lo[r].z, hi[r].z, lo[r].w, hi[r].w, q.z, q.w);
+        for (int step = 0; step < 2; ++step) {
+          unsigned b[2];
+          mma_fragments::b_fragment(step, q, b);
+#pragma unroll
+          for (int r = 0; r < kGroups; ++r) {
+            unsigned f[4];
+            mma_fragments::a_fragment(step, lo[r], hi[r], f);
+            mma_16816(acc[r][tile], f[0], f[1], f[2], f[3], b[0], b[1]);
+          }
         }
       }
     }
@@ -156,15 +161,15 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kern
       for (int tile = 0; tile < kTiles; ++tile)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const bool upper = e >= 2;
+          const bool upper = mma_fragments::c_row(lane, e) >= 8;
           if (upper && !hi_in) continue;
           const int row = lo_row + (upper ? 8 : 0);
           const unsigned key = score_key(acc[r][tile][e], upper ? inv_hi[r] : inv_lo[r]);
-          const int q = q0 + tile * 8 + 2 * t + (e & 1);
+          const int q = q0 + tile * 8 + mma_fragments::c_query(lane, e);
           if (key < floor_key[tile][e & 1]) continue;
           unsigned long long* out = a.cand + static_cast<long long>(q) * a.capacity;
           if constexpr (kSample) {
-            out[(first + r) * 16 + g + (upper ? 8 : 0)] = candidate_key(key, row);
+            out[(first + r) * 16 + mma_fragments::c_row(lane, e)] = candidate_key(key, row);
           } else {
             const unsigned at = atomicAdd(a.counts + q, 1u);
             if (at < a.capacity) out[at] = candidate_key(key, row);
