@@ -423,3 +423,31 @@ TEST(BatchPolicy, TilesAndSlicesStayInRange) {
   EXPECT_EQ(BatchPolicy::candidates(100), 128);
   EXPECT_EQ(BatchPolicy::candidates(128), 128);
 }
+
+// The filtered scan's host-side plan (no GPU needed): a seed only where the model is long enough,
+// a buffer that holds the expected candidates (K rows / sample) four times over, and every row
+// when there is no seed; queries whose fragments do not fit are refused with a reason.
+TEST(FilterScanPolicy, SampleCapacityAndRefusal) {
+  for (int K : {64, 128}) {
+    SCOPED_TRACE("K " + std::to_string(K));
+    EXPECT_FALSE(filter_scan_seeds(1000, K));
+    EXPECT_EQ(filter_scan_capacity(1000, K), 1000);  // every row a candidate
+    EXPECT_EQ(filter_scan_capacity(0, K), 1);
+    for (long long rows : {100003ll, 2196016ll, 1ll << 31}) {
+      SCOPED_TRACE("rows " + std::to_string(rows));
+      ASSERT_TRUE(filter_scan_seeds(rows, K));
+      const long long cap = filter_scan_capacity(rows, K);
+      const double sample = std::ceil(std::sqrt(double(K) * double(rows)) / 16) * 16;  // about sqrt(K rows)
+      EXPECT_GE(cap, static_cast<long long>(4 * K * rows / sample));
+      EXPECT_GE(cap, static_cast<long long>(sample));
+      EXPECT_LT(cap, rows);
+    }
+  }
+  // 741 groups = 11,856 sampled rows; ceil(64 x 2,196,016 / 11,856) = 11,855 expected candidates.
+  EXPECT_EQ(filter_scan_capacity(2196016, 64), 4 * 11855 + 1024);
+  EXPECT_EQ(filter_scan_queries(16), 16);
+  EXPECT_EQ(filter_scan_queries(100000), 1024);
+  EXPECT_TRUE(filter_scan_refusal(300).empty());
+  EXPECT_TRUE(filter_scan_refusal(6000).empty());
+  EXPECT_NE(filter_scan_refusal(7000).find("7000-dimensional"), std::string::npos);
+}
