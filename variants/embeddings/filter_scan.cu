@@ -2,6 +2,7 @@
 // thresholds, each query's candidate buffer, and the launches (sample, seed, filter, select).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -20,10 +21,24 @@ static_assert(Policy::kWarps == filter_scan::kWarps, "the kernel's warps are the
 int chunks_of(int dim) { return ceil_div(reduced_leading_dim(dim), 32); }
 std::size_t tile_smem(int dim) { return static_cast<std::size_t>(chunks_of(dim)) * 32 * sizeof(uint4); }
 
+// The most tiles a block takes: the policy's, or DISTANCIES_FILTER_TILES (1, 2, 4, 8 or 16) to
+// measure the others without a rebuild (registers grow with the tiles: 16 leave one block an SM).
+int max_tiles() {
+  static const int most = [] {
+    const char* env = std::getenv("DISTANCIES_FILTER_TILES");
+    if (env == nullptr) return Policy::kMaxTiles;
+    const std::string v(env);
+    for (int t : {1, 2, 4, 8, 16})
+      if (v == std::to_string(t)) return t;
+    throw Error("DISTANCIES_FILTER_TILES must be 1, 2, 4, 8 or 16, not '" + v + "'");
+  }();
+  return most;
+}
+
 // Tiles of 8 queries a block: enough for the batch (a power of two), as many as fit.
 int tiles_for(int batch, int dim) {
   int tiles = 1;
-  while (tiles < Policy::kMaxTiles && 8 * tiles < batch) tiles *= 2;
+  while (tiles < max_tiles() && 8 * tiles < batch) tiles *= 2;
   while (tiles > 1 && tiles * tile_smem(dim) > Policy::kMaxQuerySmem) tiles /= 2;
   return tiles;
 }
