@@ -53,6 +53,7 @@ __device__ __forceinline__ unsigned score_key(float dot, float inv) {
 }
 
 // 16 bytes that L2 fetches as part of its 256-byte block (the neighbouring rows of a group).
+// Volatile: the compiler must not speculate a load past the rows or the row (if-conversion).
 __device__ __forceinline__ uint4 ld_row_chunk(const __half* p) {
   uint4 v;
   asm volatile("ld.global.nc.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
