@@ -68,17 +68,18 @@ Sample sample_for(long long rows, int K) {
   return {want, rows / 16 / want};
 }
 
-// Blocks of `kernel` an SM runs with `smem` bytes each, asked once per kernel, size and device
-// (the kernel allowed its shared memory first).
+// Blocks of `kernel` an SM runs with `smem` bytes each, asked once per kernel, size and device.
+// The kernel's shared-memory allowance is set before every launch all the same: it is one value
+// per kernel, and a launch with less may have lowered it since.
 int blocks_per_sm(Kernel kernel, std::size_t smem) {
   static std::mutex m;
   static std::map<std::tuple<Kernel, std::size_t, int>, int> known;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
+  allow_dynamic_smem(kernel, smem, "mma_filter_scan_kernel");
   const std::lock_guard<std::mutex> lock(m);
   const auto key = std::make_tuple(kernel, smem, device);
   if (auto it = known.find(key); it != known.end()) return it->second;
-  allow_dynamic_smem(kernel, smem, "mma_filter_scan_kernel");
   int fit = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, Policy::kWarps * 32, smem));
   if (fit < 1) throw Error("mma_filter_scan_kernel cannot run a block with " + std::to_string(smem) + " bytes of shared memory");
