@@ -189,6 +189,7 @@ std::string BatchSearcher::batch_refusal(const BatchPipeline& p, const DeviceMod
   if (p.scan == BatchScan::FilteredMma) {
     std::string why = filter_scan_refusal(model_.dim);
     if (!why.empty()) return why;
+    if (device_status().props.major < 8) return "the filtered scan needs compute capability 8.0 (mma.sync m16n8k16)";
   }
   if (p.scores == Storage::F16 && !(range.max_norm <= 60000.0f)) return "fp16 scores could overflow";
   if (!reduced_in_range(1.0f, range)) return "the model's norms leave fp32's normal range";

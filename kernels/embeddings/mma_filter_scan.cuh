@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/mma_sync_ptx.cuh"
 #include "kernels/common/ranking.hpp"
 #include "kernels/embeddings/batch_select.cuh"
 #include "kernels/embeddings/mma_fragments.hpp"
@@ -62,23 +63,19 @@ __device__ __forceinline__ uint4 ld_row_chunk(const __half* p) {
   return v;
 }
 
-// c += a (16 x 16, rows) x b (16 x 8, queries), fp16 operands, fp32 accumulation.
-__device__ __forceinline__ void mma_16816(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
-                                          unsigned b0, unsigned b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
 }  // namespace filter_scan
 
 // kTiles x 8 queries a block, kGroups 16-row groups a warp at a time. The columns of each
 // 32-column chunk are permuted the same way for rows and queries so that every fragment is one
 // 16-byte load (mma_fragments.hpp: which lane loads what, and which scores it gets back).
 // kSample: the pass over the sample, which writes every key at its position (no threshold, no
-// atomics).
+// atomics). mma.sync m16n8k16 needs sm_80: older targets get a body that traps (the searcher
+// refuses those devices first).
 template <int kTiles, int kGroups, bool kSample>
 __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kernel(FilterScanArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap();
+#else
   using namespace filter_scan;
   extern __shared__ uint4 qfrag[];  // [kTiles][chunks][32]: each lane's B fragments of a chunk
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -126,16 +123,25 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kern
       for (int tile = 0; tile < kTiles; ++tile)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[r][tile][e] = 0.0f;
-#pragma unroll 2
-    for (int c = 0; c < a.chunks; ++c) {
-      const bool col_in = c * 32 + mma_fragments::lane_column(lane) < a.ldg;
-      uint4 lo[kGroups], hi[kGroups];
+    // Chunk c + 1's loads are issued before chunk c's MMAs (registers double-buffered), so a
+    // warp always has its next 16 rows' bytes in flight while it multiplies.
+    uint4 lo[kGroups], hi[kGroups];
+    auto load_chunk = [&](int c) {
+      const bool col_in = c < a.chunks && c * 32 + mma_fragments::lane_column(lane) < a.ldg;
 #pragma unroll
       for (int r = 0; r < kGroups; ++r) {
         const int code = row_lo[r];
         lo[r] = col_in && code != -1 ? ld_row_chunk(p_lo[r] + c * 32) : make_uint4(0, 0, 0, 0);
         hi[r] = col_in && code >= 0 ? ld_row_chunk(p_lo[r] + 8 * a.ldg + c * 32) : make_uint4(0, 0, 0, 0);
       }
+    };
+    load_chunk(0);
+#pragma unroll 2
+    for (int c = 0; c < a.chunks; ++c) {
+      uint4 cur_lo[kGroups], cur_hi[kGroups];
+#pragma unroll
+      for (int r = 0; r < kGroups; ++r) cur_lo[r] = lo[r], cur_hi[r] = hi[r];
+      load_chunk(c + 1);
 #pragma unroll
       for (int tile = 0; tile < kTiles; ++tile) {
         const uint4 q = qfrag[(tile * a.chunks + c) * 32 + lane];
@@ -146,8 +152,8 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kern
 #pragma unroll
           for (int r = 0; r < kGroups; ++r) {
             unsigned f[4];
-            mma_fragments::a_fragment(step, lo[r], hi[r], f);
-            mma_16816(acc[r][tile], f[0], f[1], f[2], f[3], b[0], b[1]);
+            mma_fragments::a_fragment(step, cur_lo[r], cur_hi[r], f);
+            ptx::mma_m16n8k16(acc[r][tile], f, b[0], b[1]);
           }
         }
       }
@@ -178,6 +184,7 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kern
         }
     }
   }
+#endif
 }
 
 namespace filter_scan {

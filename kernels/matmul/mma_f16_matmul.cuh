@@ -5,7 +5,7 @@
 // padded by 16 bytes so ldmatrix's 8 rows fall on 8 distinct bank groups.
 #pragma once
 #include "kernels/matmul/matmul_args.cuh"
-#include "kernels/matmul/mma_sync_ptx.cuh"
+#include "kernels/common/mma_sync_ptx.cuh"
 #include "kernels/matmul/tile_order.cuh"
 
 namespace distancies {

@@ -1,5 +1,6 @@
-// The few PTX instructions the FP16 tensor-core matmul is made of (Ampere-style, which Hopper
-// still runs): asynchronous 16-byte copies to shared memory, ldmatrix and mma.sync m16n8k16.
+// The few PTX instructions of the tensor-core kernels written with mma.sync (the FP16 matmul of
+// study 3, the filtered batch scan of study 1; Ampere-style, which Hopper still runs):
+// asynchronous 16-byte copies to shared memory, ldmatrix and mma.sync m16n8k16.
 #pragma once
 #include <cuda_fp16.h>
 
