@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/common/mma_sync_ptx.cuh"
+#include "kernels/common/radix_digit.cuh"
 #include "kernels/common/ranking.hpp"
 #include "kernels/embeddings/batch_select.cuh"
 #include "kernels/embeddings/mma_fragments.hpp"
@@ -190,7 +191,7 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kern
 namespace filter_scan {
 
 // The K-th largest of n >= K distinct keys, by eight passes over 8-bit digits (most significant
-// first) counted in shared memory; warp 0 finds each pass's digit with a scan over the 256 bins.
+// first) counted in shared memory; warp 0 finds each pass's digit (warp_choose_digit).
 // Every thread of the block calls it and gets the key.
 template <int kThreads>
 __device__ unsigned long long kth_largest(const unsigned long long* v, long long n, int K) {
@@ -207,28 +208,11 @@ __device__ unsigned long long kth_largest(const unsigned long long* v, long long
       if ((x & mask) == prefix) atomicAdd(&hist[(x >> shift) & 255], 1u);
     }
     __syncthreads();
-    if (threadIdx.x < 32) {
-      const int lane = threadIdx.x;
-      unsigned c[8], sum = 0;  // lane l: digits 255 - 8l down to 248 - 8l
-#pragma unroll
-      for (int j = 0; j < 8; ++j) sum += (c[j] = hist[255 - (lane * 8 + j)]);
-      unsigned incl = sum;
-#pragma unroll
-      for (int off = 1; off < 32; off *= 2) {
-        const unsigned y = __shfl_up_sync(0xffffffffu, incl, off);
-        if (lane >= off) incl += y;
-      }
-      unsigned above = incl - sum;
-      if (above < static_cast<unsigned>(left) && static_cast<unsigned>(left) <= incl) {
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          if (above + c[j] >= static_cast<unsigned>(left)) {
-            chosen = prefix | static_cast<unsigned long long>(255 - (lane * 8 + j)) << shift;
-            still = left - static_cast<int>(above);
-            break;
-          }
-          above += c[j];
-        }
+    if (threadIdx.x < 32) {  // n >= K: the digit is always found
+      const DigitChoice c = warp_choose_digit(hist, left, threadIdx.x);
+      if (c.digit >= 0) {
+        chosen = prefix | static_cast<unsigned long long>(c.digit) << shift;
+        still = c.still;
       }
     }
     __syncthreads();

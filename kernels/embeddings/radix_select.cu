@@ -1,44 +1,20 @@
 #include "kernels/embeddings/radix_select.cuh"
 #include "kernels/common/launch.hpp"
+#include "kernels/common/radix_digit.cuh"
 
 namespace distancies {
 
 namespace {
 
 // One warp of the last block: the digit holding the remaining-th largest key, from the pass's
-// histogram staged in shared memory (h). Lane l holds digits 255 - 8l down to 248 - 8l; a warp
-// scan gives the keys above each lane's digits, and the lane where the count crosses
-// `remaining` walks its eight. (One thread walking the histogram in global memory, a dependent
-// L2 read per digit, took 10-27 us of each pass.)
+// histogram staged in shared memory (h; warp_choose_digit).
 __device__ void choose_digit(const unsigned* h, int shift, int wanted, RadixState* st, int lane) {
   const int remaining = shift == 24 ? wanted : st->remaining;  // the first pass starts from the k wanted
-  int c[8], sum = 0;
-#pragma unroll
-  for (int j = 0; j < 8; ++j) sum += c[j] = static_cast<int>(h[255 - 8 * lane - j]);
-  int incl = sum;
-#pragma unroll
-  for (int off = 1; off < 32; off *= 2) {
-    const int t = __shfl_up_sync(0xffffffffu, incl, off);
-    if (lane >= off) incl += t;
-  }
-  int above = incl - sum;
-  const bool mine = above < remaining && remaining <= incl;
-  const unsigned who = __ballot_sync(0xffffffffu, mine);
-  int d = -1;
-  if (mine) {
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      if (d < 0 && above + c[j] >= remaining) d = 255 - 8 * lane - j;
-      if (d < 0) above += c[j];
-    }
-  } else if (who == 0 && lane == 31) {  // fewer keys than wanted: digit 0, as the walk would end
-    d = 0;
-    above = incl - c[7];
-  }
-  if (d >= 0) {
-    st->prefix |= static_cast<unsigned>(d) << shift;
+  const DigitChoice c = warp_choose_digit(h, remaining, lane);
+  if (c.digit >= 0) {
+    st->prefix |= static_cast<unsigned>(c.digit) << shift;
     st->mask |= 0xFFu << shift;
-    st->remaining = remaining - above;
+    st->remaining = c.still;
   }
 }
 
