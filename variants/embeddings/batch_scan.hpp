@@ -88,8 +88,10 @@ void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s);
 std::string filter_scan_refusal(int dim);
 // Whether it seeds the thresholds from a sample of about sqrt(K x rows) rows.
 bool filter_scan_seeds(long long rows, int K);
-// Candidate entries a query's buffer holds, and the queries whose buffers exist at once.
+// Candidate entries a query's buffer holds; the most queries one launch serves (a larger batch
+// reads the model again), and so the queries of a batch whose buffers exist at once.
 long long filter_scan_capacity(long long rows, int K);
+int filter_scan_max_queries();
 int filter_scan_queries(int batch);
 // Every query of `a` scored against every row by mma_filter_scan_kernel (sample, seed, filter),
 // then each query's best K candidates written as its one slice list for batch_rerank; a query

@@ -133,7 +133,7 @@ registry::Family family_of(const Table<Row>& t, std::function<std::vector<std::s
 std::vector<std::pair<std::string, std::string>> batch_traits(const BatchPipeline& b) {
   if (b.per_query) return {{"scan", "per_query"}, {"precision", "fp32"}, {"queries_per_model_read", "1"}};
   const int per_read = b.scan == BatchScan::FusedTensorCore ? tensor_scan_max_queries()
-                       : b.scan == BatchScan::FilteredMma   ? filter_scan_queries(1 << 30)
+                       : b.scan == BatchScan::FilteredMma   ? filter_scan_max_queries()
                                                             : 0;
   std::vector<std::pair<std::string, std::string>> t = {{"scan", batch_scan_name(b.scan)},
                                                         {"precision", gemm_input_name(b.input)},

@@ -111,7 +111,8 @@ long long filter_scan_capacity(long long rows, int K) {
   return std::min(rows, std::max(sampled, Policy::kCapacityFactor * expected + 1024));
 }
 
-int filter_scan_queries(int batch) { return std::min(batch, Policy::kMaxQueries); }
+int filter_scan_max_queries() { return Policy::kMaxQueries; }
+int filter_scan_queries(int batch) { return std::min(batch, filter_scan_max_queries()); }
 
 void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
   if (a.batch == 0) return;
