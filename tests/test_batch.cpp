@@ -448,6 +448,7 @@ TEST(FilterScanPolicy, SampleCapacityAndRefusal) {
   EXPECT_EQ(filter_scan_queries(16), 16);
   EXPECT_EQ(filter_scan_queries(100000), 1024);
   EXPECT_TRUE(filter_scan_refusal(300).empty());
-  EXPECT_TRUE(filter_scan_refusal(6000).empty());
+  EXPECT_TRUE(filter_scan_refusal(5000).empty());
+  EXPECT_FALSE(filter_scan_refusal(6000).empty());  // 188 KB of one tile's fragments
   EXPECT_NE(filter_scan_refusal(7000).find("7000-dimensional"), std::string::npos);
 }

@@ -2,8 +2,8 @@
 // replayed on the CPU against the PTX ISA's fragment layout: every lane's 16-byte loads, handed
 // over as the kernel hands them, must give each k-step a consistent permutation of the chunk's
 // columns (the same for rows and queries), cover the 32 columns once over the two steps, put
-// rows g and g + 8 where the layout wants them, and the accumulators must be read back as the
-// rows and queries they are.
+// queries g and g + 8 and row g where the layout wants them, and the accumulators must be read
+// back as the queries and rows they are.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -39,21 +39,22 @@ int ptx_c_col(int lane, int e) { return 2 * (lane % 4) + (e & 1); }
 TEST(MmaFragments, EveryStepIsOnePermutationOfTheChunkForRowsAndQueries) {
   std::set<int> chunk_columns;
   for (int step = 0; step < 2; ++step) {
-    int a_col[16][16], b_col[16][8];  // physical column at (row, k) and (k, query)
+    int a_col[16][16], b_col[16][8];  // physical column at (query, k) and (k, row)
     for (auto& r : a_col) for (int& v : r) v = -1;
     for (auto& r : b_col) for (int& v : r) v = -1;
     for (int lane = 0; lane < 32; ++lane) {
       const int g = lane / 4;
+      // Queries (A) g and g + 8, model row (B) g.
       const Word4 lo = lane_load(g, lane_column(lane)), hi = lane_load(g + 8, lane_column(lane));
-      const Word4 q = lane_load(g, lane_column(lane));
+      const Word4 row = lane_load(g, lane_column(lane));
       unsigned a[4], b[2];
       a_fragment(step, lo, hi, a);
-      b_fragment(step, q, b);
+      b_fragment(step, row, b);
       for (int r = 0; r < 4; ++r)
         for (int h = 0; h < 2; ++h) {
           const unsigned v = half_of(a[r], h);
           const int row = ptx_a_row(lane, r), k = ptx_a_k(lane, r, h);
-          EXPECT_EQ(static_cast<int>(v / 64), row) << "lane " << lane << " A reg " << r << " holds another row";
+          EXPECT_EQ(static_cast<int>(v / 64), row) << "lane " << lane << " A reg " << r << " holds another query";
           ASSERT_EQ(a_col[row][k], -1) << "A (" << row << ", " << k << ") given twice";
           a_col[row][k] = static_cast<int>(v % 64);
         }
@@ -61,7 +62,7 @@ TEST(MmaFragments, EveryStepIsOnePermutationOfTheChunkForRowsAndQueries) {
         for (int h = 0; h < 2; ++h) {
           const unsigned v = half_of(b[r], h);
           const int k = ptx_b_k(lane, r, h), n = g;
-          EXPECT_EQ(static_cast<int>(v / 64), n) << "lane " << lane << " B reg " << r << " holds another query";
+          EXPECT_EQ(static_cast<int>(v / 64), n) << "lane " << lane << " B reg " << r << " holds another row";
           ASSERT_EQ(b_col[k][n], -1) << "B (" << k << ", " << n << ") given twice";
           b_col[k][n] = static_cast<int>(v % 64);
         }
@@ -70,8 +71,8 @@ TEST(MmaFragments, EveryStepIsOnePermutationOfTheChunkForRowsAndQueries) {
     for (int k = 0; k < 16; ++k) {
       const int col = a_col[0][k];
       ASSERT_GE(col, 0);
-      for (int row = 0; row < 16; ++row) EXPECT_EQ(a_col[row][k], col) << "k " << k << " row " << row;
-      for (int n = 0; n < 8; ++n) EXPECT_EQ(b_col[k][n], col) << "k " << k << " query " << n;
+      for (int m = 0; m < 16; ++m) EXPECT_EQ(a_col[m][k], col) << "k " << k << " query " << m;
+      for (int n = 0; n < 8; ++n) EXPECT_EQ(b_col[k][n], col) << "k " << k << " row " << n;
       EXPECT_TRUE(chunk_columns.insert(col).second) << "column " << col << " used twice";
     }
   }
@@ -80,18 +81,18 @@ TEST(MmaFragments, EveryStepIsOnePermutationOfTheChunkForRowsAndQueries) {
   EXPECT_EQ(*chunk_columns.rbegin(), 31);
 }
 
-TEST(MmaFragments, AccumulatorsAreReadBackAsTheirRowsAndQueries) {
+TEST(MmaFragments, AccumulatorsAreReadBackAsTheirQueriesAndRows) {
   std::set<int> seen;
   for (int lane = 0; lane < 32; ++lane)
     for (int e = 0; e < 4; ++e) {
-      EXPECT_EQ(c_row(lane, e), ptx_c_row(lane, e)) << "lane " << lane << " e " << e;
-      EXPECT_EQ(c_query(lane, e), ptx_c_col(lane, e)) << "lane " << lane << " e " << e;
-      EXPECT_TRUE(seen.insert(c_row(lane, e) * 8 + c_query(lane, e)).second);
+      EXPECT_EQ(c_query(lane, e), ptx_c_row(lane, e)) << "lane " << lane << " e " << e;
+      EXPECT_EQ(c_row(lane, e), ptx_c_col(lane, e)) << "lane " << lane << " e " << e;
+      EXPECT_TRUE(seen.insert(c_query(lane, e) * 8 + c_row(lane, e)).second);
     }
-  EXPECT_EQ(seen.size(), 128u);  // every (row, query) of the 16 x 8 tile exactly once
+  EXPECT_EQ(seen.size(), 128u);  // every (query, row) of the 16 x 8 tile exactly once
 }
 
-// The lanes' loads tile the chunk: rows g and g + 8 and query g, 8 columns each, 4 lanes a row.
+// The lanes' loads tile the chunk: queries g and g + 8 and row g, 8 columns each, 4 lanes a row.
 TEST(MmaFragments, LanesLoadTheWholeChunk) {
   std::set<int> cols;
   for (int lane = 0; lane < 4; ++lane)

@@ -1,11 +1,12 @@
 // Batched search that reads each model row once and keeps no lists while scanning. Every warp
-// streams 16-row groups of the fp16 copy from global memory straight into mma.sync fragments
-// (16-byte loads, no shared-memory staging, no block barriers), multiplies them by the batch's
-// queries (their fragments kept in shared memory) on the tensor cores, and compares each score
-// with its query's threshold in registers: the few at or above it are appended to the query's
-// candidate buffer. The thresholds come from a first pass of the same kernel over an even sample
-// of the model that writes every sampled key; a select per query then leaves the best K
-// candidates as the one slice list batch_rerank certifies. docs/batch.md gives the argument.
+// streams 8-row groups of the fp16 copy through its own ring of shared-memory slots
+// (cp.async, several chunks in flight, no block barriers) into mma.sync fragments, multiplies
+// the batch's queries (their fragments kept in shared memory) by them on the tensor cores, and
+// compares each score with its query's threshold in registers: the few at or above it are
+// appended to the query's candidate buffer. The thresholds come from a first pass of the same
+// kernel over an even sample of the model that writes every sampled key; a select per query then
+// leaves the best K candidates as the one slice list batch_rerank certifies. docs/batch.md gives
+// the argument.
 #pragma once
 #include <cuda_fp16.h>
 
@@ -28,17 +29,29 @@ struct FilterScanArgs {
   int nq;
   int chunks;              // 32-column chunks of a row: ceil(ldg / 32)
   int qgroups;             // query groups of a launch; block b serves group b % qgroups
-  long long groups;        // 16-row groups scanned: group g starts at row 16 g stride
+  long long groups;        // 16-row groups scanned: group u starts at row 16 u stride
   long long stride;
   const unsigned* thresholds;  // nq ordered keys (the filter pass; unused by the sample pass)
   unsigned long long* cand;    // nq x capacity candidate keys (candidate_key)
   long long capacity;
   unsigned* counts;            // nq appended entries (may exceed capacity: overflow)
+  int l2_fetch;                // L2 fetch size hinted for the rows' copies: 256, 128 or 0 (none)
+  bool warp_ranges;            // each warp walks one contiguous range of row blocks (else: every n-th)
 };
 
 namespace filter_scan {
 
 constexpr int kWarps = 8;
+// Chunks a warp has in flight: its ring of shared-memory slots (one 512-byte slot per 8 rows).
+constexpr int kStages = 4;
+
+// Shared memory of a block: the queries' A fragments, then the warps' rings.
+__host__ __device__ constexpr std::size_t query_smem(int mtiles, int chunks) {
+  return static_cast<std::size_t>(mtiles) * chunks * 2 * 32 * 16;
+}
+__host__ __device__ constexpr std::size_t ring_smem(int units) {
+  return static_cast<std::size_t>(kWarps) * kStages * 2 * units * 32 * 16;
+}
 
 // A candidate as one sortable word: the score's order, then the row (lower rows first).
 __device__ __forceinline__ unsigned long long candidate_key(unsigned key, int row) {
@@ -54,130 +67,152 @@ __device__ __forceinline__ unsigned score_key(float dot, float inv) {
   return k == 0x7fffffffu ? 0x80000000u : k;
 }
 
-// 16 bytes that L2 fetches as part of its 256-byte block (the neighbouring rows of a group).
-// Volatile: the compiler must not speculate a load past the rows or the row (if-conversion).
-__device__ __forceinline__ uint4 ld_row_chunk(const __half* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
+// 16 bytes global -> shared that L2 fetches as part of its 256-byte block (the neighbouring rows
+// of a group); in == false writes zeros (rows past the model, columns past the row).
+__device__ __forceinline__ void cp_row_chunk(uint4* smem, const __half* gmem, bool in, int l2_fetch) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int n = in ? 16 : 0;
+  if (l2_fetch == 256)
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
+  else if (l2_fetch == 128)
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
+  else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
 }
 
 }  // namespace filter_scan
 
-// kTiles x 8 queries a block, kGroups 16-row groups a warp at a time. The columns of each
-// 32-column chunk are permuted the same way for rows and queries so that every fragment is one
-// 16-byte load (mma_fragments.hpp: which lane loads what, and which scores it gets back).
-// kSample: the pass over the sample, which writes every key at its position (no threshold, no
-// atomics). mma.sync m16n8k16 needs sm_80: older targets get a body that traps (the searcher
-// refuses those devices first).
-template <int kTiles, int kGroups, bool kSample>
-__global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kernel(FilterScanArgs a) {
+// kMTiles x 16 queries a block; a warp takes kUnits 16-row units (2 kUnits MMA row tiles of 8)
+// at a time and walks their chunks through its ring, loads issued kStages - 1 chunks ahead and
+// across units, so that the memory pipe never waits for the tensor cores. Each lane copies and
+// reads back only its own 16 bytes of a slot, so cp.async.wait_group alone orders them (no warp
+// or block barrier in the loop). kSample: the pass over the sample, which writes every key at its
+// position (no threshold, no atomics). mma.sync m16n8k16 needs sm_80: older targets get a body
+// that traps (the searcher refuses those devices first).
+// Two blocks an SM (at most 128 registers) but for the largest shape, whose 128 accumulators
+// take one block.
+template <int kMTiles, int kUnits, bool kSample>
+__global__ void __launch_bounds__(filter_scan::kWarps * 32, kMTiles * kUnits >= 16 ? 1 : 2)
+    mma_filter_scan_kernel(FilterScanArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap();
 #else
   using namespace filter_scan;
-  extern __shared__ uint4 qfrag[];  // [kTiles][chunks][32]: each lane's B fragments of a chunk
+  constexpr int kN = 2 * kUnits;  // 8-row MMA tiles a warp multiplies at a time
+  extern __shared__ uint4 filter_smem[];
+  uint4* qfrag = filter_smem;  // [kMTiles][chunks][step][32]: each lane's A fragment of a k-step
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  uint4* ring = filter_smem + kMTiles * a.chunks * 2 * 32 + warp * kStages * kN * 32 + lane;  // [stage][n][32]
   const int g = lane / 4;
   const int qgroup = static_cast<int>(blockIdx.x) % a.qgroups;
   const long long part = blockIdx.x / a.qgroups, parts = gridDim.x / a.qgroups;
-  const int q0 = qgroup * 8 * kTiles;
-  for (int i = threadIdx.x; i < kTiles * a.chunks * 32; i += kWarps * 32) {
-    const int l = i % 32, c = i / 32 % a.chunks, tile = i / 32 / a.chunks;
-    const int q = q0 + tile * 8 + l / 4, col = c * 32 + mma_fragments::lane_column(l);
-    uint4 v = make_uint4(0, 0, 0, 0);  // queries past the batch and columns past the row: zero
-    if (q < a.nq && col < a.ldg) v = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q) * a.ldg + col);
-    qfrag[i] = v;
+  const int q0 = qgroup * 16 * kMTiles;
+  for (int i = threadIdx.x; i < kMTiles * a.chunks * 2 * 32; i += kWarps * 32) {
+    const int l = i % 32, step = i / 32 % 2, c = i / 64 % a.chunks, m = i / 64 / a.chunks;
+    const int q = q0 + m * 16 + l / 4, col = c * 32 + mma_fragments::lane_column(l);
+    uint4 lo = make_uint4(0, 0, 0, 0), hi = lo;  // queries past the batch and columns past the row: zero
+    if (col < a.ldg) {
+      if (q < a.nq) lo = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q) * a.ldg + col);
+      if (q + 8 < a.nq) hi = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q + 8) * a.ldg + col);
+    }
+    unsigned f[4];
+    mma_fragments::a_fragment(step, lo, hi, f);
+    qfrag[i] = make_uint4(f[0], f[1], f[2], f[3]);
   }
-  unsigned floor_key[kTiles][2];  // no query past the batch passes (no key reaches ~0u)
+  unsigned floor_key[kMTiles][2];  // no query past the batch passes (no key reaches ~0u)
 #pragma unroll
-  for (int tile = 0; tile < kTiles; ++tile)
+  for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const int q = q0 + tile * 8 + mma_fragments::c_query(lane, j);
-      floor_key[tile][j] = q >= a.nq ? ~0u : kSample ? 0u : a.thresholds[q];
+    for (int h = 0; h < 2; ++h) {
+      const int q = q0 + m * 16 + g + 8 * h;
+      floor_key[m][h] = q >= a.nq ? ~0u : kSample ? 0u : a.thresholds[q];
     }
   __syncthreads();
 
-  const long long step = parts * kWarps * kGroups;
-  for (long long first = (part * kWarps + warp) * kGroups; first < a.groups; first += step) {
-    int row_lo[kGroups];  // rows g and g + 8 of each group (row_lo + 8); -1: past the scan
-    float inv_lo[kGroups], inv_hi[kGroups];
-    const __half* p_lo[kGroups];
+  // A warp's work: blocks of kUnits units, every `bstep`-th from `first` to `bend`; its loads run
+  // through them as one sequence of (block, chunk) items, the ring's slot of item L being
+  // L mod kStages.
+  const long long blocks = (a.groups + kUnits - 1) / kUnits;
+  const long long warps = parts * kWarps, me = part * kWarps + warp;
+  const long long first = a.warp_ranges ? me * blocks / warps : me;
+  const long long bend = a.warp_ranges ? (me + 1) * blocks / warps : blocks;
+  const long long bstep = a.warp_ranges ? 1 : warps;
+  long long load_block = first;
+  int load_chunk = 0, load_slot = 0;
+  auto issue = [&]() {  // the next item's copies, one commit group (empty past the work)
+    if (load_block < bend) {
+      const int col = load_chunk * 32 + mma_fragments::lane_column(lane);
 #pragma unroll
-    for (int r = 0; r < kGroups; ++r) {
-      const long long grp = first + r;
-      const long long row = grp * a.stride * 16 + g;
-      row_lo[r] = grp < a.groups && row < a.rows ? static_cast<int>(row) : -1;
-      const bool hi_in = row_lo[r] >= 0 && row + 8 < a.rows;
-      inv_lo[r] = row_lo[r] >= 0 ? __ldg(a.inv_norms + row) : 0.0f;
-      inv_hi[r] = hi_in ? __ldg(a.inv_norms + row + 8) : 0.0f;
-      p_lo[r] = a.model + (row_lo[r] >= 0 ? row : 0) * a.ldg + mma_fragments::lane_column(lane);
-      if (!hi_in) row_lo[r] = row_lo[r] >= 0 ? -2 - row_lo[r] : -1;  // -2 - row: row g in, g + 8 out
-    }
-    float acc[kGroups][kTiles][4];
-#pragma unroll
-    for (int r = 0; r < kGroups; ++r)
-#pragma unroll
-      for (int tile = 0; tile < kTiles; ++tile)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[r][tile][e] = 0.0f;
-    // Chunk c + 1's loads are issued before chunk c's MMAs (registers double-buffered), so a
-    // warp always has its next 16 rows' bytes in flight while it multiplies.
-    uint4 lo[kGroups], hi[kGroups];
-    auto load_chunk = [&](int c) {
-      const bool col_in = c < a.chunks && c * 32 + mma_fragments::lane_column(lane) < a.ldg;
-#pragma unroll
-      for (int r = 0; r < kGroups; ++r) {
-        const int code = row_lo[r];
-        lo[r] = col_in && code != -1 ? ld_row_chunk(p_lo[r] + c * 32) : make_uint4(0, 0, 0, 0);
-        hi[r] = col_in && code >= 0 ? ld_row_chunk(p_lo[r] + 8 * a.ldg + c * 32) : make_uint4(0, 0, 0, 0);
+      for (int n = 0; n < kN; ++n) {
+        const long long unit = load_block * kUnits + n / 2;
+        const long long row = unit * a.stride * 16 + (n % 2) * 8 + g;
+        const bool in = unit < a.groups && row < a.rows && col < a.ldg;
+        cp_row_chunk(ring + (load_slot * kN + n) * 32, in ? a.model + row * a.ldg + col : a.model, in, a.l2_fetch);
       }
-    };
-    load_chunk(0);
+      if (++load_chunk == a.chunks) load_chunk = 0, load_block += bstep;
+      load_slot = load_slot + 1 == kStages ? 0 : load_slot + 1;
+    }
+    ptx::cp_async_commit();
+  };
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) issue();
+  int slot = 0;
+  for (long long b = first; b < bend; b += bstep) {
+    int row0[kN];  // first row of each 8-row tile; rows past the model or the sample: -1
+    float2 inv[kN];
+#pragma unroll
+    for (int n = 0; n < kN; ++n) {
+      const long long unit = b * kUnits + n / 2;
+      const long long row = unit * a.stride * 16 + (n % 2) * 8;
+      row0[n] = unit < a.groups && row < a.rows ? static_cast<int>(row) : -1;
+      const long long r = row + mma_fragments::c_row(lane, 0);  // rows r and r + 1 of this lane
+      inv[n].x = row0[n] >= 0 && r < a.rows ? __ldg(a.inv_norms + r) : 0.0f;
+      inv[n].y = row0[n] >= 0 && r + 1 < a.rows ? __ldg(a.inv_norms + r + 1) : 0.0f;
+    }
+    float acc[kN][kMTiles][4];
+#pragma unroll
+    for (int n = 0; n < kN; ++n)
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[n][m][e] = 0.0f;
 #pragma unroll 2
     for (int c = 0; c < a.chunks; ++c) {
-      uint4 cur_lo[kGroups], cur_hi[kGroups];
+      ptx::cp_async_wait<kStages - 2>();  // this item's copies (this lane's own) have landed
+      uint4 rw[kN];
 #pragma unroll
-      for (int r = 0; r < kGroups; ++r) cur_lo[r] = lo[r], cur_hi[r] = hi[r];
-      load_chunk(c + 1);
+      for (int n = 0; n < kN; ++n) rw[n] = ring[(slot * kN + n) * 32];
+      slot = slot + 1 == kStages ? 0 : slot + 1;
+      issue();  // into the slot read one item ago (its values are in registers, used by its MMAs)
 #pragma unroll
-      for (int tile = 0; tile < kTiles; ++tile) {
-        const uint4 q = qfrag[(tile * a.chunks + c) * 32 + lane];
+      for (int step = 0; step < 2; ++step)
 #pragma unroll
-        for (int step = 0; step < 2; ++step) {
-          unsigned b[2];
-          mma_fragments::b_fragment(step, q, b);
+        for (int m = 0; m < kMTiles; ++m) {
+          const uint4 q = qfrag[((m * a.chunks + c) * 2 + step) * 32 + lane];
+          const unsigned f[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
-          for (int r = 0; r < kGroups; ++r) {
-            unsigned f[4];
-            mma_fragments::a_fragment(step, cur_lo[r], cur_hi[r], f);
-            ptx::mma_m16n8k16(acc[r][tile], f, b[0], b[1]);
+          for (int n = 0; n < kN; ++n) {
+            unsigned bf[2];
+            mma_fragments::b_fragment(step, rw[n], bf);
+            ptx::mma_m16n8k16(acc[n][m], f, bf[0], bf[1]);
           }
         }
-      }
     }
 #pragma unroll
-    for (int r = 0; r < kGroups; ++r) {
-      const int code = row_lo[r];
-      if (code == -1) continue;
-      const int lo_row = code >= 0 ? code : -2 - code;
-      const bool hi_in = code >= 0;
+    for (int n = 0; n < kN; ++n) {
+      if (row0[n] < 0) continue;
 #pragma unroll
-      for (int tile = 0; tile < kTiles; ++tile)
+      for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const bool upper = mma_fragments::c_row(lane, e) >= 8;
-          if (upper && !hi_in) continue;
-          const int row = lo_row + (upper ? 8 : 0);
-          const unsigned key = score_key(acc[r][tile][e], upper ? inv_hi[r] : inv_lo[r]);
-          const int q = q0 + tile * 8 + mma_fragments::c_query(lane, e);
-          if (key < floor_key[tile][e & 1]) continue;
+          const int row = row0[n] + mma_fragments::c_row(lane, e);
+          if (row >= a.rows) continue;
+          const unsigned key = score_key(acc[n][m][e], (e & 1) ? inv[n].y : inv[n].x);
+          if (key < floor_key[m][e >> 1]) continue;
+          const int q = q0 + m * 16 + mma_fragments::c_query(lane, e);
           unsigned long long* out = a.cand + static_cast<long long>(q) * a.capacity;
           if constexpr (kSample) {
-            out[(first + r) * 16 + mma_fragments::c_row(lane, e)] = candidate_key(key, row);
+            out[(b * kUnits + n / 2) * 16 + (n % 2) * 8 + mma_fragments::c_row(lane, e)] = candidate_key(key, row);
           } else {
             const unsigned at = atomicAdd(a.counts + q, 1u);
             if (at < a.capacity) out[at] = candidate_key(key, row);
@@ -185,22 +220,32 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_scan_kern
         }
     }
   }
+  ptx::cp_async_wait<0>();  // no copy outlives the block
 #endif
 }
 
 namespace filter_scan {
 
-// The K-th largest of n >= K distinct keys, by eight passes over 8-bit digits (most significant
-// first) counted in shared memory; warp 0 finds each pass's digit (warp_choose_digit).
-// Every thread of the block calls it and gets the key.
+// Keys a select block copies into shared memory before its passes (160 KB); a query with more
+// candidates is selected from global memory (same passes, slower).
+constexpr long long kSmemKeys = 20480;
+__host__ __device__ constexpr std::size_t select_smem(long long n) {
+  return static_cast<std::size_t>(n < kSmemKeys ? n : kSmemKeys) * sizeof(unsigned long long);
+}
+
+// The K-th largest of n >= K keys, by passes over 8-bit digits (most significant first, down to
+// the digit at `last_shift`: 0 for the whole word, 32 for its high half alone) counted in shared
+// memory; warp 0 finds each pass's digit (warp_choose_digit). (Adding a warp's equal digits once,
+// through match_any, made the passes twice as slow on the H100.) Every thread of the block calls
+// it and gets the key (its digits below last_shift zero).
 template <int kThreads>
-__device__ unsigned long long kth_largest(const unsigned long long* v, long long n, int K) {
+__device__ unsigned long long kth_largest(const unsigned long long* v, long long n, int K, int last_shift) {
   __shared__ unsigned hist[256];
   __shared__ unsigned long long chosen;
   __shared__ int still;
   unsigned long long prefix = 0, mask = 0;
   int left = K;  // how many keys at or above the answer remain to be passed over in this prefix
-  for (int shift = 56; shift >= 0; shift -= 8) {
+  for (int shift = 56; shift >= last_shift; shift -= 8) {
     for (int i = threadIdx.x; i < 256; i += kThreads) hist[i] = 0;
     __syncthreads();
     for (long long i = threadIdx.x; i < n; i += kThreads) {
@@ -223,16 +268,29 @@ __device__ unsigned long long kth_largest(const unsigned long long* v, long long
   return prefix;
 }
 
+// The first min(n, kSmemKeys) keys copied to dynamic shared memory: where the passes read them
+// (all of them in shared memory when they fit, else from global memory).
+template <int kThreads>
+__device__ const unsigned long long* stage_keys(const unsigned long long* v, long long n) {
+  extern __shared__ unsigned long long staged_keys[];
+  if (n > kSmemKeys) return v;
+  for (long long i = threadIdx.x; i < n; i += kThreads) staged_keys[i] = v[i];
+  __syncthreads();
+  return staged_keys;
+}
+
 }  // namespace filter_scan
 
 // One block a query: the K-th best key of its sample, lowered by `margin` (twice the error
 // bound) and rounded down, becomes its threshold: a lower bound on the K-th best key of the
-// whole model as the filter pass computes it (the sample's rows are rows of the model).
+// whole model as the filter pass computes it (the sample's rows are rows of the model). Only the
+// key's high half (the score) matters here: four passes. Dynamic shared memory: select_smem(n).
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
     seed_from_sample_kernel(const unsigned long long* cand, long long capacity, long long n, int K, float margin,
                             unsigned* thresholds) {
-  const unsigned long long kth = filter_scan::kth_largest<kThreads>(cand + blockIdx.x * capacity, n, K);
+  const unsigned long long* v = filter_scan::stage_keys<kThreads>(cand + blockIdx.x * capacity, n);
+  const unsigned long long kth = filter_scan::kth_largest<kThreads>(v, n, K, 32);
   if (threadIdx.x == 0) {
     const float seed = nextafterf(filter_scan::candidate_sim(kth) - margin, -__builtin_huge_valf());
     thresholds[blockIdx.x] = seed == seed ? ordered_bits(seed) : 0u;  // never a NaN seed
@@ -241,20 +299,21 @@ __global__ void __launch_bounds__(kThreads)
 
 // One block a query: the best K of its candidates, in rank order, as its one slice list
 // (sentinels past the candidates). A buffer that overflowed lost candidates: status = 1 sends the
-// query to the fallback (its list still holds real rows only).
+// query to the fallback (its list still holds real rows only). Dynamic shared memory:
+// select_smem(capacity).
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
     select_candidates_kernel(const unsigned long long* cand, long long capacity, const unsigned* counts, int K,
                              SliceLists out, int* status) {
   __shared__ unsigned long long best[WarpTopk::kMaxK];
   __shared__ int taken;
-  const unsigned long long* v = cand + blockIdx.x * capacity;
   const long long n = min(static_cast<long long>(counts[blockIdx.x]), capacity);
   if (threadIdx.x == 0) {
     taken = 0;
     if (counts[blockIdx.x] > capacity) status[blockIdx.x] = 1;
   }
-  const unsigned long long kth = n > K ? filter_scan::kth_largest<kThreads>(v, n, K) : 0ull;
+  const unsigned long long* v = filter_scan::stage_keys<kThreads>(cand + blockIdx.x * capacity, n);
+  const unsigned long long kth = n > K ? filter_scan::kth_largest<kThreads>(v, n, K, 0) : 0ull;
   __syncthreads();
   for (long long i = threadIdx.x; i < n; i += kThreads)
     if (v[i] >= kth) best[atomicAdd(&taken, 1)] = v[i];

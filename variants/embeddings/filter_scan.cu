@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
 
 #include "harness/runtime/launch.hpp"
+#include "kernels/embeddings/mma_filter_rows.cuh"
+#include "kernels/embeddings/mma_filter_shared.cuh"
 #include "kernels/embeddings/mma_filter_scan.cuh"
 #include "variants/embeddings/batch_scan.hpp"
 
@@ -19,43 +22,104 @@ using Policy = policy::Active::FilterScan;
 static_assert(Policy::kWarps == filter_scan::kWarps, "the kernel's warps are the policy's");
 
 int chunks_of(int dim) { return ceil_div(reduced_leading_dim(dim), 32); }
-std::size_t tile_smem(int dim) { return static_cast<std::size_t>(chunks_of(dim)) * 32 * sizeof(uint4); }
+// A tile of 16 queries' A fragments (1 KB a chunk).
+std::size_t tile_smem(int dim) { return filter_scan::query_smem(1, chunks_of(dim)); }
 
-// The most tiles a block takes: the policy's, or DISTANCIES_FILTER_TILES (1, 2, 4, 8 or 16) to
-// measure the others without a rebuild (registers grow with the tiles: 16 leave one block an SM).
+// DISTANCIES_FILTER_TILES (1, 2, 4 or 8) caps the query tiles a block takes and
+// DISTANCIES_FILTER_UNITS (1 or 2) sets the 16-row units a warp takes with 8 tiles, to measure
+// the other shapes without a rebuild; unset, the policy's.
+int env_choice(const char* name, std::initializer_list<int> allowed, int otherwise) {
+  const char* env = std::getenv(name);
+  if (env == nullptr) return otherwise;
+  const std::string v(env);
+  for (int t : allowed)
+    if (v == std::to_string(t)) return t;
+  throw Error(std::string(name) + " must be one of the shapes compiled in, not '" + v + "'");
+}
 int max_tiles() {
-  static const int most = [] {
-    const char* env = std::getenv("DISTANCIES_FILTER_TILES");
-    if (env == nullptr) return Policy::kMaxTiles;
-    const std::string v(env);
-    for (int t : {1, 2, 4, 8, 16})
-      if (v == std::to_string(t)) return t;
-    throw Error("DISTANCIES_FILTER_TILES must be 1, 2, 4, 8 or 16, not '" + v + "'");
-  }();
+  static const int most = env_choice("DISTANCIES_FILTER_TILES", {1, 2, 4, 8}, Policy::kMaxTiles);
   return most;
 }
+int units_at_max_tiles() {
+  static const int units = env_choice("DISTANCIES_FILTER_UNITS", {1, 2}, Policy::kUnitsAtMaxTiles);
+  return units;
+}
 
-// Tiles of 8 queries a block: enough for the batch (a power of two), as many as fit.
+// DISTANCIES_FILTER_L2 (256, 128 or 0) and DISTANCIES_FILTER_RANGES (0 or 1): the rows' L2
+// fetch hint and the warps' walk (FilterScanArgs), for measuring without a rebuild.
+int l2_fetch() {
+  static const int bytes = env_choice("DISTANCIES_FILTER_L2", {256, 128, 0}, Policy::kL2Fetch);
+  return bytes;
+}
+bool warp_ranges() {
+  static const bool ranges = env_choice("DISTANCIES_FILTER_RANGES", {0, 1}, Policy::kWarpRanges ? 1 : 0) == 1;
+  return ranges;
+}
+
+// Tiles of 16 queries a block: enough for the batch (a power of two), as many as fit.
 int tiles_for(int batch, int dim) {
   int tiles = 1;
-  while (tiles < max_tiles() && 8 * tiles < batch) tiles *= 2;
+  while (tiles < max_tiles() && 16 * tiles < batch) tiles *= 2;
   while (tiles > 1 && tiles * tile_smem(dim) > Policy::kMaxQuerySmem) tiles /= 2;
   return tiles;
 }
+// 16-row units a warp multiplies at a time: two below the most tiles (the accumulators fit).
+int units_for(int tiles) { return tiles < Policy::kMaxTiles ? 2 : units_at_max_tiles(); }
 
 using Kernel = void (*)(FilterScanArgs);
 
+// The walk over the rows (DISTANCIES_FILTER_WALK forces one where it can run, for measuring):
+//   shared: 8 query tiles, a row's chunks at most kSharedChunks and sm_90 (mma_filter_shared.cuh);
+//   rows:   up to kRowsMaxTiles query tiles where the ring fits (mma_filter_rows.cuh);
+//   chunks: everything else (mma_filter_scan_kernel).
+enum class Walk { Chunks, Rows, Shared };
+Walk walk_for(int tiles, int dim) {
+  static const int forced = [] {
+    const char* env = std::getenv("DISTANCIES_FILTER_WALK");
+    if (env == nullptr) return -1;
+    const std::string v(env);
+    if (v == "chunks") return 0;
+    if (v == "rows") return 1;
+    if (v == "shared") return 2;
+    throw Error("DISTANCIES_FILTER_WALK must be chunks, rows or shared, not '" + v + "'");
+  }();
+  const bool shared_fits = tiles == Policy::kMaxTiles && chunks_of(dim) <= Policy::kSharedChunks &&
+                           device_status().props.major >= 9;
+  const bool rows_fit = filter_scan::query_smem(tiles, chunks_of(dim)) +
+                            filter_scan::rows_ring_smem(reduced_leading_dim(dim)) <=
+                        Policy::kRowsMaxSmem;
+  if (forced == 2 && shared_fits) return Walk::Shared;
+  if (forced == 1 && rows_fit) return Walk::Rows;
+  if (forced == 0) return Walk::Chunks;
+  if (forced < 0 && shared_fits) return Walk::Shared;
+  if (forced < 0 && rows_fit && tiles <= Policy::kRowsMaxTiles) return Walk::Rows;
+  return Walk::Chunks;
+}
+
 template <bool kSample>
-Kernel kernel_of(int tiles) {
+Kernel rows_kernel_of(int tiles) {
+  switch (tiles) {
+    case 1: return mma_filter_rows_kernel<1, kSample>;
+    case 2: return mma_filter_rows_kernel<2, kSample>;
+    case 4: return mma_filter_rows_kernel<4, kSample>;
+    default: return mma_filter_rows_kernel<8, kSample>;
+  }
+}
+
+static_assert(Policy::kSharedChunks == 10, "the shared walk is compiled for 10 chunks");
+
+template <bool kSample>
+Kernel kernel_of(int tiles, int units, Walk walk) {
+  if (walk == Walk::Shared) return mma_filter_shared_kernel<10, kSample>;
+  if (walk == Walk::Rows) return rows_kernel_of<kSample>(tiles);
   switch (tiles) {
     case 1: return mma_filter_scan_kernel<1, 2, kSample>;
     case 2: return mma_filter_scan_kernel<2, 2, kSample>;
     case 4: return mma_filter_scan_kernel<4, 2, kSample>;
-    case 8: return mma_filter_scan_kernel<8, 1, kSample>;
-    default: return mma_filter_scan_kernel<16, 1, kSample>;
+    default: return units == 2 ? mma_filter_scan_kernel<8, 2, kSample> : mma_filter_scan_kernel<8, 1, kSample>;
   }
 }
-static_assert(Policy::kPairedTiles == 4 && Policy::kMaxTiles == 16, "kernel_of's table follows the policy");
+static_assert(Policy::kMaxTiles == 8, "kernel_of's table follows the policy");
 
 // The sample: `groups` 16-row groups spread evenly (every stride-th), none if not worth it.
 struct Sample {
@@ -76,13 +140,13 @@ int blocks_per_sm(Kernel kernel, std::size_t smem) {
   static std::map<std::tuple<Kernel, std::size_t, int>, int> known;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  allow_dynamic_smem(kernel, smem, "mma_filter_scan_kernel");
+  allow_dynamic_smem(kernel, smem, "the filtered scan");
   const std::lock_guard<std::mutex> lock(m);
   const auto key = std::make_tuple(kernel, smem, device);
   if (auto it = known.find(key); it != known.end()) return it->second;
   int fit = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, Policy::kWarps * 32, smem));
-  if (fit < 1) throw Error("mma_filter_scan_kernel cannot run a block with " + std::to_string(smem) + " bytes of shared memory");
+  if (fit < 1) throw Error("the filtered scan cannot run a block with " + std::to_string(smem) + " bytes of shared memory");
   return known[key] = fit;
 }
 
@@ -124,8 +188,11 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
   const Sample sm = sample_for(rows, a.K);
   // Worth it only with a finite bound to lower the seed by.
   const bool seeded = sm.groups > 0 && std::isfinite(a.error_bound) && a.error_bound >= 0;
-  const int tiles = tiles_for(a.batch, a.exact.dim);
-  const std::size_t smem = tiles * tile_smem(a.exact.dim);
+  const int tiles = tiles_for(a.batch, a.exact.dim), units = units_for(tiles);
+  const Walk walk = walk_for(tiles, a.exact.dim);
+  const std::size_t smem = walk == Walk::Shared ? filter_scan::shared_ring_smem(a.ldg)
+                           : filter_scan::query_smem(tiles, chunks_of(a.exact.dim)) +
+                                 (walk == Walk::Rows ? filter_scan::rows_ring_smem(a.ldg) : filter_scan::ring_smem(units));
   constexpr int kSelect = Policy::kSelectThreads;
   for (int q0 = 0; q0 < a.batch; q0 += Policy::kMaxQueries) {
     FilterScanArgs f;
@@ -136,19 +203,23 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     f.queries = static_cast<const __half*>(a.queries_g) + static_cast<std::size_t>(q0) * a.ldg;
     f.nq = std::min(Policy::kMaxQueries, a.batch - q0);
     f.chunks = chunks_of(a.exact.dim);
-    f.qgroups = ceil_div(f.nq, 8 * tiles);
+    f.qgroups = ceil_div(f.nq, 16 * tiles);
     f.thresholds = a.thresholds + q0;
     f.cand = a.candidates;
     f.capacity = a.capacity;
     f.counts = a.counts;
+    f.l2_fetch = l2_fetch();
+    f.warp_ranges = warp_ranges();
     unsigned* thresholds = a.thresholds + q0;
     if (seeded) {
       FilterScanArgs sample = f;
       sample.groups = sm.groups;
       sample.stride = sm.stride;
-      launch_scan(kernel_of<true>(tiles), sample, smem, s);
-      seed_from_sample_kernel<kSelect><<<f.nq, kSelect, 0, s>>>(a.candidates, a.capacity, sm.groups * 16, a.K,
-                                                               2.0f * a.error_bound * (1.0f + 0x1p-20f), thresholds);
+      launch_scan(kernel_of<true>(tiles, units, walk), sample, smem, s);
+      const std::size_t seed_smem = filter_scan::select_smem(sm.groups * 16);
+      allow_dynamic_smem(seed_from_sample_kernel<kSelect>, seed_smem, "seed_from_sample_kernel");
+      seed_from_sample_kernel<kSelect><<<f.nq, kSelect, seed_smem, s>>>(
+          a.candidates, a.capacity, sm.groups * 16, a.K, 2.0f * a.error_bound * (1.0f + 0x1p-20f), thresholds);
       CUDA_CHECK_LAUNCH();
     } else {
       CUDA_CHECK(cudaMemsetAsync(thresholds, 0, f.nq * sizeof(unsigned), s));
@@ -156,9 +227,11 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
     f.groups = ceil_div(rows, 16ll);
     f.stride = 1;
-    launch_scan(kernel_of<false>(tiles), f, smem, s);
+    launch_scan(kernel_of<false>(tiles, units, walk), f, smem, s);
     const std::size_t first = static_cast<std::size_t>(q0) * a.K;
-    select_candidates_kernel<kSelect><<<f.nq, kSelect, 0, s>>>(
+    const std::size_t select_bytes = filter_scan::select_smem(a.capacity);
+    allow_dynamic_smem(select_candidates_kernel<kSelect>, select_bytes, "select_candidates_kernel");
+    select_candidates_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(
         a.candidates, a.capacity, a.counts, a.K, SliceLists{a.lists_s + first, a.lists_r + first, 1, a.K}, a.status + q0);
     CUDA_CHECK_LAUNCH();
   }

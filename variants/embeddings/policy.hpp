@@ -58,16 +58,27 @@ struct Sm90 {
     // the model holds at least this many such samples.
     static constexpr long long kSeedSamples = 16;
   };
-  // The filtered mma batch scan (mma_filter_scan.cuh): 8 warps a block; up to 16 tiles of 8
-  // queries a block (their fragments: 5 KB a tile at D = 300) and 1,024 queries a launch; a
-  // warp takes two 16-row groups at a time where it holds at most 4 tiles of accumulators. The
-  // sample is about sqrt(K x rows) rows (then the filter pass appends about as many candidates a
-  // query), seeded only where the model is at least kSeedRatio samples long; each query's
-  // buffer holds kCapacityFactor times the expected candidates (more: the fallback answers).
+  // The filtered mma batch scan (mma_filter_scan.cuh): 8 warps a block; up to 8 tiles of 16
+  // queries a block (their fragments: 10 KB a tile at D = 300) and 1,024 queries a launch; a
+  // warp takes two 16-row units at a time below 8 tiles, kUnitsAtMaxTiles at 8 (accumulators:
+  // 64 registers a unit). The sample is about sqrt(K x rows) rows (then the filter pass appends
+  // about as many candidates a query), seeded only where the model is at least kSeedRatio
+  // samples long; each query's buffer holds kCapacityFactor times the expected candidates (more:
+  // the fallback answers).
   struct FilterScan {
-    static constexpr int kWarps = 8, kMaxTiles = 16, kPairedTiles = 4, kMaxQueries = 1024;
-    static constexpr std::size_t kMaxQuerySmem = 96 * 1024;
+    static constexpr int kWarps = 8, kMaxTiles = 8, kUnitsAtMaxTiles = 1, kMaxQueries = 1024;
+    static constexpr std::size_t kMaxQuerySmem = 160 * 1024;
     static constexpr int kSelectThreads = 1024, kSeedRatio = 8, kCapacityFactor = 4;
+    // The rows' copies hint a 256-byte L2 fetch; warps take every n-th row block (not ranges).
+    static constexpr int kL2Fetch = 256;
+    static constexpr bool kWarpRanges = false;
+    // Up to 4 query tiles (B <= 64) a warp copies whole 8-row tiles (mma_filter_rows.cuh) where
+    // their ring and the queries take at most kRowsMaxSmem (D = 300: 180 KB).
+    static constexpr int kRowsMaxTiles = 4;
+    static constexpr std::size_t kRowsMaxSmem = 200 * 1024;
+    // 8 query tiles (B > 64) on sm_90 with rows of at most 10 chunks (D <= 320): the 8 warps each
+    // hold a tile's fragments in registers and share the rows (mma_filter_shared.cuh).
+    static constexpr int kSharedChunks = 10;
   };
   // Streaming from pinned host memory (variants/embeddings/stream_policy.hpp): chunk size and
   // slots from the stream_sweep/* fixtures (docs/scale.md); the share of a GPU memory budget the
