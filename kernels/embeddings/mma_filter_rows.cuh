@@ -58,26 +58,9 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_rows_kern
   const int qgroup = static_cast<int>(blockIdx.x) % a.qgroups;
   const long long part = blockIdx.x / a.qgroups, parts = gridDim.x / a.qgroups;
   const int q0 = qgroup * 16 * kMTiles;
-  for (int i = threadIdx.x; i < kMTiles * a.chunks * 2 * 32; i += kWarps * 32) {
-    const int l = i % 32, step = i / 32 % 2, c = i / 64 % a.chunks, m = i / 64 / a.chunks;
-    const int q = q0 + m * 16 + l / 4, col = c * 32 + mma_fragments::lane_column(l);
-    uint4 lo = make_uint4(0, 0, 0, 0), hi = lo;
-    if (col < a.ldg) {
-      if (q < a.nq) lo = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q) * a.ldg + col);
-      if (q + 8 < a.nq) hi = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q + 8) * a.ldg + col);
-    }
-    unsigned f[4];
-    mma_fragments::a_fragment(step, lo, hi, f);
-    qfrag[i] = make_uint4(f[0], f[1], f[2], f[3]);
-  }
+  stage_query_fragments<kMTiles>(a, q0, qfrag);
   unsigned floor_key[kMTiles][2];
-#pragma unroll
-  for (int m = 0; m < kMTiles; ++m)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int q = q0 + m * 16 + g + 8 * h;
-      floor_key[m][h] = q >= a.nq ? ~0u : kSample ? 0u : a.thresholds[q];
-    }
+  query_floors<kMTiles, kSample>(a, q0, g, floor_key);
   __syncthreads();
 
   const long long tiles = 2 * a.groups;

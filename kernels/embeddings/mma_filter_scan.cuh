@@ -80,6 +80,38 @@ __device__ __forceinline__ void cp_row_chunk(uint4* smem, const __half* gmem, bo
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
 }
 
+// The block's kMTiles query tiles' A fragments (mma_fragments.hpp) into shared memory,
+// [kMTiles][chunks][step][32]: one 16-byte load a lane and k-step. Queries past the batch and
+// columns past the row are zero. The caller synchronises the block.
+template <int kMTiles>
+__device__ void stage_query_fragments(const FilterScanArgs& a, int q0, uint4* qfrag) {
+  for (int i = threadIdx.x; i < kMTiles * a.chunks * 2 * 32; i += kWarps * 32) {
+    const int l = i % 32, step = i / 32 % 2, c = i / 64 % a.chunks, m = i / 64 / a.chunks;
+    const int q = q0 + m * 16 + l / 4, col = c * 32 + mma_fragments::lane_column(l);
+    uint4 lo = make_uint4(0, 0, 0, 0), hi = lo;
+    if (col < a.ldg) {
+      if (q < a.nq) lo = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q) * a.ldg + col);
+      if (q + 8 < a.nq) hi = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q + 8) * a.ldg + col);
+    }
+    unsigned f[4];
+    mma_fragments::a_fragment(step, lo, hi, f);
+    qfrag[i] = make_uint4(f[0], f[1], f[2], f[3]);
+  }
+}
+
+// The thresholds of a lane's queries g and g + 8 of each tile: 0 for the sample pass (every key
+// written); no query past the batch passes (no key reaches ~0u).
+template <int kMTiles, bool kSample>
+__device__ void query_floors(const FilterScanArgs& a, int q0, int g, unsigned (&floor_key)[kMTiles][2]) {
+#pragma unroll
+  for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int q = q0 + m * 16 + g + 8 * h;
+      floor_key[m][h] = q >= a.nq ? ~0u : kSample ? 0u : a.thresholds[q];
+    }
+}
+
 }  // namespace filter_scan
 
 // kMTiles x 16 queries a block; a warp takes kUnits 16-row units (2 kUnits MMA row tiles of 8)
@@ -107,26 +139,9 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32, kMTiles * kUnits >= 
   const int qgroup = static_cast<int>(blockIdx.x) % a.qgroups;
   const long long part = blockIdx.x / a.qgroups, parts = gridDim.x / a.qgroups;
   const int q0 = qgroup * 16 * kMTiles;
-  for (int i = threadIdx.x; i < kMTiles * a.chunks * 2 * 32; i += kWarps * 32) {
-    const int l = i % 32, step = i / 32 % 2, c = i / 64 % a.chunks, m = i / 64 / a.chunks;
-    const int q = q0 + m * 16 + l / 4, col = c * 32 + mma_fragments::lane_column(l);
-    uint4 lo = make_uint4(0, 0, 0, 0), hi = lo;  // queries past the batch and columns past the row: zero
-    if (col < a.ldg) {
-      if (q < a.nq) lo = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q) * a.ldg + col);
-      if (q + 8 < a.nq) hi = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q + 8) * a.ldg + col);
-    }
-    unsigned f[4];
-    mma_fragments::a_fragment(step, lo, hi, f);
-    qfrag[i] = make_uint4(f[0], f[1], f[2], f[3]);
-  }
-  unsigned floor_key[kMTiles][2];  // no query past the batch passes (no key reaches ~0u)
-#pragma unroll
-  for (int m = 0; m < kMTiles; ++m)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int q = q0 + m * 16 + g + 8 * h;
-      floor_key[m][h] = q >= a.nq ? ~0u : kSample ? 0u : a.thresholds[q];
-    }
+  stage_query_fragments<kMTiles>(a, q0, qfrag);
+  unsigned floor_key[kMTiles][2];
+  query_floors<kMTiles, kSample>(a, q0, g, floor_key);
   __syncthreads();
 
   // A warp's work: blocks of kUnits units, every `bstep`-th from `first` to `bend`; its loads run
