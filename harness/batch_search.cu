@@ -182,15 +182,8 @@ std::string BatchSearcher::batch_refusal(const BatchPipeline& p, const DeviceMod
   const NormRange& range = model_.norm_range();
   if (kk > BatchPolicy::kMaxK) return "k is above the batch selection's largest";
   if (red && red->out_of_range) return "the model's values do not fit its 16-bit copy";
-  if (p.scan == BatchScan::FusedTensorCore) {
-    std::string why = tensor_scan_refusal(model_.dim, BatchPolicy::candidates(kk));
-    if (!why.empty()) return why;
-  }
-  if (p.scan == BatchScan::FilteredMma) {
-    std::string why = filter_scan_refusal(model_.dim);
-    if (!why.empty()) return why;
-    if (device_status().props.major < 8) return "the filtered scan needs compute capability 8.0 (mma.sync m16n8k16)";
-  }
+  std::string why = batch_scan_refusal(p.scan, model_.dim, BatchPolicy::candidates(kk), device_status().props.major);
+  if (!why.empty()) return why;
   if (p.scores == Storage::F16 && !(range.max_norm <= 60000.0f)) return "fp16 scores could overflow";
   if (!reduced_in_range(1.0f, range)) return "the model's norms leave fp32's normal range";
   return {};

@@ -49,8 +49,29 @@ TEST(AutoPlan, EveryBatchSizeGetsAnExactRegisteredPipeline) {
       const AutoChoice c = auto_batch(b, k, b % 3 == 0);
       ASSERT_NE(c.many, nullptr) << b << " " << k;
       EXPECT_EQ(&batch_pipeline(c.many->name), c.many) << "a registered row";
-      if (k > BatchPolicy::kMaxK) EXPECT_NE(c.many->per_query_pipeline, nullptr) << "k beyond the batch certificate";
+      if (k > BatchPolicy::kMaxK) {
+        EXPECT_NE(c.many->per_query_pipeline, nullptr) << "k beyond the batch certificate";
+      }
     }
+}
+
+// A scan that would refuse the model or the device is not chosen: its fallback would answer the
+// whole batch.
+TEST(AutoPlan, SkipsScansThatRefuseTheModelOrTheDevice) {
+  for (int b = 1; b <= 1 << 14; b *= 2) {
+    const AutoChoice wide = auto_batch(b, 10, true, 7000, 9);
+    ASSERT_NE(wide.many, nullptr) << b;
+    EXPECT_TRUE(batch_scan_refusal(wide.many->scan, 7000, BatchPolicy::candidates(10), 9).empty()) << wide.many->name;
+    const AutoChoice old = auto_batch(b, 10, true, 300, 7);
+    ASSERT_NE(old.many, nullptr) << b;
+    EXPECT_NE(old.many->scan, BatchScan::FilteredMma) << "compute capability 7 has no mma.sync m16n8k16";
+  }
+  // And the table's choice where nothing refuses: the filtered scan leads small batches on the H100.
+  bool filter_chosen = false;
+  for (int b = 1; b <= 128; b *= 2) filter_chosen |= auto_batch(b, 10, true, 300, 9).many->scan == BatchScan::FilteredMma;
+  EXPECT_TRUE(filter_chosen) << "the H100 table has batch_f16_filter fastest from B = 1 to 128";
+  EXPECT_FALSE(batch_scan_refusal(BatchScan::FilteredMma, 7000, 64, 0).empty());
+  EXPECT_TRUE(batch_scan_refusal(BatchScan::GemmTiles, 7000, 64, 7).empty());
 }
 
 TEST(AutoPlan, NamesTheGpuItsTableWasMeasuredOn) { EXPECT_NE(std::string(auto_policy_measured_on()), ""); }

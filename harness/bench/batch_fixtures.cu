@@ -88,7 +88,8 @@ void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool
 // after the warm-up); the label names the choice, so that `scripts/auto_policy.py --check` can
 // hold it against the best pipeline of the same run.
 void auto_fixture(benchmark::State& st, int batch) {
-  const AutoChoice c = auto_batch(batch, bench_state().config.k, true);
+  const AutoChoice c = auto_batch(batch, bench_state().config.k, true, bench_state().config.dim,
+                                  device_status().props.major);
   st.SetLabel(c.many->name);
   batch_fixture(st, c.many, batch, false, 0);
 }

@@ -194,7 +194,8 @@ void Session::choose_one() {
 
 void Session::choose_batch(int batch) {
   if (!auto_) return;
-  const AutoChoice c = auto_batch(batch, o_.k, !dm_ || dm_->has_reduced(Storage::F16));
+  const AutoChoice c = auto_batch(batch, o_.k, !dm_ || dm_->has_reduced(Storage::F16), model_.dim,
+                                  use_gpu_ ? device_status().props.major : 0);
   many_ = c.many;
   chosen_by_ = c.why;
 }

@@ -82,12 +82,13 @@ AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made) {
   return c;
 }
 
-AutoChoice auto_batch(int batch, int k, bool copy_made) {
+AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major) {
   AutoChoice c;
   double best = std::numeric_limits<double>::infinity();
   for (const auto& p : batch_pipelines()) {
     // Above the candidates a batch certificate keeps, everything but the per-query loop falls back.
     if (k > BatchPolicy::kMaxK && !p.per_query_pipeline) continue;
+    if (dim > 0 && !batch_scan_refusal(p.scan, dim, BatchPolicy::candidates(k), cc_major).empty()) continue;
     double ms = predicted_ms(p.name, std::max(batch, 1));
     if (!std::isfinite(ms)) continue;  // not in the measured table
     if (needs_16bit_copy(p) && !copy_made) ms += copy_ms();

@@ -22,8 +22,10 @@ AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made);
 
 // A batch of `batch` queries: the pipeline with the smallest predicted time (medians
 // interpolated log-log between the measured batch sizes, plus the 16-bit copy when it does not
-// exist yet), among those whose certificate covers k.
-AutoChoice auto_batch(int batch, int k, bool copy_made);
+// exist yet), among those whose certificate covers k and whose scan runs a model of `dim`
+// columns on a device of compute capability `cc_major` (0: not known, not checked; a refused
+// scan would hand the whole batch to its fallback).
+AutoChoice auto_batch(int batch, int k, bool copy_made, int dim = 0, int cc_major = 0);
 
 // The GPU the table was measured on (printed beside the choice).
 const char* auto_policy_measured_on();

@@ -52,6 +52,16 @@ int batch_slices(BatchScan scan, int batch, int tile_rows, int dim, int K) {
 
 int BatchPolicy::candidates(int k) { return static_cast<int>(std::min<long long>(kMaxK, std::max(64ll, 2ll * k))); }
 
+std::string batch_scan_refusal(BatchScan scan, int dim, int K, int cc_major) {
+  if (scan == BatchScan::FusedTensorCore) return tensor_scan_refusal(dim, K);
+  if (scan == BatchScan::FilteredMma) {
+    std::string why = filter_scan_refusal(dim);
+    if (why.empty() && cc_major > 0 && cc_major < 8) why = "the filtered scan needs compute capability 8.0 (mma.sync m16n8k16)";
+    return why;
+  }
+  return {};
+}
+
 std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows,
                                   BatchScan scan, long long rows) {
   const std::size_t B = static_cast<std::size_t>(batch);

@@ -61,6 +61,11 @@ struct BatchScanArgs {
   bool gemm_only = false;  // benchmark breakdown: skip the per-tile selection
 };
 
+// Why a scan cannot run a model of `dim` columns with K candidates a query on a device of compute
+// capability `cc_major` (0: not known, not checked), or empty: the limits of the scan itself, which
+// the searcher checks before a batch (then its fallback answers) and the planner before choosing.
+std::string batch_scan_refusal(BatchScan scan, int dim, int K, int cc_major);
+
 // Bytes of device scratch a batch needs (everything in BatchScanArgs but the model).
 std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows,
                                   BatchScan scan = BatchScan::GemmTiles, long long rows = 0);
