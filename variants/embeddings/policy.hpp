@@ -73,7 +73,7 @@ struct Sm90 {
     static constexpr int kL2Fetch = 256;
     static constexpr bool kWarpRanges = false;
     // Up to 4 query tiles (B <= 64) a warp copies whole 8-row tiles (mma_filter_rows.cuh) where
-    // their ring and the queries take at most kRowsMaxSmem (D = 300: 180 KB).
+    // their ring and the queries take at most kRowsMaxSmem (D = 300, 4 tiles: 196 KB).
     static constexpr int kRowsMaxTiles = 4;
     static constexpr std::size_t kRowsMaxSmem = 200 * 1024;
     // 8 query tiles (B > 64) on sm_90 with rows of at most 10 chunks (D <= 320): the 8 warps each
