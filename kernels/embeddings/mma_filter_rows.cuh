@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_rows_kern
       int r = lane / pieces, p = lane % pieces;
       for (int i = lane; i < 8 * pieces; i += 32) {
         const bool in = row0 + r < a.rows;
-        cp_row_chunk(slot + r * rs + p, in ? a.model + (row0 + r) * a.ldg + 8 * p : a.model, in, a.l2_fetch);
+        cp_row_chunk(slot + r * rs + p, in ? a.model + (row0 + r) * a.ldg + 8 * p : a.model, in);
         for (p += 32; p >= pieces; p -= pieces) ++r;
       }
 #endif
@@ -147,16 +147,8 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_rows_kern
       for (int e = 0; e < 4; ++e) {
         const int row = static_cast<int>(row0) + mma_fragments::c_row(lane, e);
         if (row >= a.rows) continue;
-        const unsigned key = score_key(acc[m][e], (e & 1) ? inv1 : inv0);
-        if (key < floor_key[m][e >> 1]) continue;
-        const int q = q0 + m * 16 + mma_fragments::c_query(lane, e);
-        unsigned long long* out = a.cand + static_cast<long long>(q) * a.capacity;
-        if constexpr (kSample) {
-          out[j * 8 + mma_fragments::c_row(lane, e)] = candidate_key(key, row);
-        } else {
-          const unsigned at = atomicAdd(a.counts + q, 1u);
-          if (at < a.capacity) out[at] = candidate_key(key, row);
-        }
+        offer<kSample>(a, acc[m][e], (e & 1) ? inv1 : inv0, floor_key[m][e >> 1],
+                       q0 + m * 16 + mma_fragments::c_query(lane, e), row, j * 8 + mma_fragments::c_row(lane, e));
       }
   }
   if (!kBulk) ptx::cp_async_wait<0>();

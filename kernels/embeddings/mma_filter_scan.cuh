@@ -35,8 +35,6 @@ struct FilterScanArgs {
   unsigned long long* cand;    // nq x capacity candidate keys (candidate_key)
   long long capacity;
   unsigned* counts;            // nq appended entries (may exceed capacity: overflow)
-  int l2_fetch;                // L2 fetch size hinted for the rows' copies: 256, 128 or 0 (none)
-  bool warp_ranges;            // each warp walks one contiguous range of row blocks (else: every n-th)
 };
 
 namespace filter_scan {
@@ -67,17 +65,28 @@ __device__ __forceinline__ unsigned score_key(float dot, float inv) {
   return k == 0x7fffffffu ? 0x80000000u : k;
 }
 
+// A score offered to query q: its key against the query's floor; one that reaches it is written at
+// `sample_at` (the sample pass, every key at its place) or appended to the query's buffer (one
+// atomic; past the capacity only counted, which the select reports as overflow).
+template <bool kSample>
+__device__ __forceinline__ void offer(const FilterScanArgs& a, float dot, float inv, unsigned floor, int q, int row,
+                                      long long sample_at) {
+  const unsigned key = score_key(dot, inv);
+  if (key < floor) return;
+  unsigned long long* out = a.cand + static_cast<long long>(q) * a.capacity;
+  if constexpr (kSample) {
+    out[sample_at] = candidate_key(key, row);
+  } else {
+    const unsigned at = atomicAdd(a.counts + q, 1u);
+    if (at < a.capacity) out[at] = candidate_key(key, row);
+  }
+}
+
 // 16 bytes global -> shared that L2 fetches as part of its 256-byte block (the neighbouring rows
 // of a group); in == false writes zeros (rows past the model, columns past the row).
-__device__ __forceinline__ void cp_row_chunk(uint4* smem, const __half* gmem, bool in, int l2_fetch) {
+__device__ __forceinline__ void cp_row_chunk(uint4* smem, const __half* gmem, bool in) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int n = in ? 16 : 0;
-  if (l2_fetch == 256)
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
-  else if (l2_fetch == 128)
-    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
-  else
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(in ? 16 : 0));
 }
 
 // The block's kMTiles query tiles' A fragments (mma_fragments.hpp) into shared memory,
@@ -144,25 +153,21 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32, kMTiles * kUnits >= 
   query_floors<kMTiles, kSample>(a, q0, g, floor_key);
   __syncthreads();
 
-  // A warp's work: blocks of kUnits units, every `bstep`-th from `first` to `bend`; its loads run
-  // through them as one sequence of (block, chunk) items, the ring's slot of item L being
-  // L mod kStages.
+  // A warp's work: blocks of kUnits units, every `bstep`-th from its own; its loads run through
+  // them as one sequence of (block, chunk) items, the ring's slot of item L being L mod kStages.
   const long long blocks = (a.groups + kUnits - 1) / kUnits;
-  const long long warps = parts * kWarps, me = part * kWarps + warp;
-  const long long first = a.warp_ranges ? me * blocks / warps : me;
-  const long long bend = a.warp_ranges ? (me + 1) * blocks / warps : blocks;
-  const long long bstep = a.warp_ranges ? 1 : warps;
+  const long long first = part * kWarps + warp, bstep = parts * kWarps;
   long long load_block = first;
   int load_chunk = 0, load_slot = 0;
   auto issue = [&]() {  // the next item's copies, one commit group (empty past the work)
-    if (load_block < bend) {
+    if (load_block < blocks) {
       const int col = load_chunk * 32 + mma_fragments::lane_column(lane);
 #pragma unroll
       for (int n = 0; n < kN; ++n) {
         const long long unit = load_block * kUnits + n / 2;
         const long long row = unit * a.stride * 16 + (n % 2) * 8 + g;
         const bool in = unit < a.groups && row < a.rows && col < a.ldg;
-        cp_row_chunk(ring + (load_slot * kN + n) * 32, in ? a.model + row * a.ldg + col : a.model, in, a.l2_fetch);
+        cp_row_chunk(ring + (load_slot * kN + n) * 32, in ? a.model + row * a.ldg + col : a.model, in);
       }
       if (++load_chunk == a.chunks) load_chunk = 0, load_block += bstep;
       load_slot = load_slot + 1 == kStages ? 0 : load_slot + 1;
@@ -172,7 +177,7 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32, kMTiles * kUnits >= 
 #pragma unroll
   for (int i = 0; i < kStages - 1; ++i) issue();
   int slot = 0;
-  for (long long b = first; b < bend; b += bstep) {
+  for (long long b = first; b < blocks; b += bstep) {
     int row0[kN];  // first row of each 8-row tile; rows past the model or the sample: -1
     float2 inv[kN];
 #pragma unroll
@@ -222,16 +227,9 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32, kMTiles * kUnits >= 
         for (int e = 0; e < 4; ++e) {
           const int row = row0[n] + mma_fragments::c_row(lane, e);
           if (row >= a.rows) continue;
-          const unsigned key = score_key(acc[n][m][e], (e & 1) ? inv[n].y : inv[n].x);
-          if (key < floor_key[m][e >> 1]) continue;
-          const int q = q0 + m * 16 + mma_fragments::c_query(lane, e);
-          unsigned long long* out = a.cand + static_cast<long long>(q) * a.capacity;
-          if constexpr (kSample) {
-            out[(b * kUnits + n / 2) * 16 + (n % 2) * 8 + mma_fragments::c_row(lane, e)] = candidate_key(key, row);
-          } else {
-            const unsigned at = atomicAdd(a.counts + q, 1u);
-            if (at < a.capacity) out[at] = candidate_key(key, row);
-          }
+          offer<kSample>(a, acc[n][m][e], (e & 1) ? inv[n].y : inv[n].x, floor_key[m][e >> 1],
+                         q0 + m * 16 + mma_fragments::c_query(lane, e), row,
+                         (b * kUnits + n / 2) * 16 + (n % 2) * 8 + mma_fragments::c_row(lane, e));
         }
     }
   }

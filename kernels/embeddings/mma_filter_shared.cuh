@@ -128,16 +128,9 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32, 2) mma_filter_shared
         for (int e = 0; e < 4; ++e) {
           const long long row = row0 + n * 8 + mma_fragments::c_row(lane, e);
           if (row >= a.rows) continue;
-          const unsigned key = score_key(acc[n][0][e] + acc[n][1][e], inv[n][e & 1]);
-          if (key < floor_key[e >> 1]) continue;
-          const int q = q0 + mma_fragments::c_query(lane, e);
-          unsigned long long* out = a.cand + static_cast<long long>(q) * a.capacity;
-          if constexpr (kSample) {
-            out[u * 16 + n * 8 + mma_fragments::c_row(lane, e)] = candidate_key(key, static_cast<int>(row));
-          } else {
-            const unsigned at = atomicAdd(a.counts + q, 1u);
-            if (at < a.capacity) out[at] = candidate_key(key, static_cast<int>(row));
-          }
+          offer<kSample>(a, acc[n][0][e] + acc[n][1][e], inv[n][e & 1], floor_key[e >> 1],
+                         q0 + mma_fragments::c_query(lane, e), static_cast<int>(row),
+                         u * 16 + n * 8 + mma_fragments::c_row(lane, e));
         }
       }
     } else if (lane == 0) {

@@ -45,17 +45,6 @@ int units_at_max_tiles() {
   return units;
 }
 
-// DISTANCIES_FILTER_L2 (256, 128 or 0) and DISTANCIES_FILTER_RANGES (0 or 1): the rows' L2
-// fetch hint and the warps' walk (FilterScanArgs), for measuring without a rebuild.
-int l2_fetch() {
-  static const int bytes = env_choice("DISTANCIES_FILTER_L2", {256, 128, 0}, Policy::kL2Fetch);
-  return bytes;
-}
-bool warp_ranges() {
-  static const bool ranges = env_choice("DISTANCIES_FILTER_RANGES", {0, 1}, Policy::kWarpRanges ? 1 : 0) == 1;
-  return ranges;
-}
-
 // Tiles of 16 queries a block: enough for the batch (a power of two), as many as fit.
 int tiles_for(int batch, int dim) {
   int tiles = 1;
@@ -208,8 +197,6 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     f.cand = a.candidates;
     f.capacity = a.capacity;
     f.counts = a.counts;
-    f.l2_fetch = l2_fetch();
-    f.warp_ranges = warp_ranges();
     unsigned* thresholds = a.thresholds + q0;
     if (seeded) {
       FilterScanArgs sample = f;

@@ -69,9 +69,6 @@ struct Sm90 {
     static constexpr int kWarps = 8, kMaxTiles = 8, kUnitsAtMaxTiles = 1, kMaxQueries = 1024;
     static constexpr std::size_t kMaxQuerySmem = 160 * 1024;
     static constexpr int kSelectThreads = 1024, kSeedRatio = 8, kCapacityFactor = 4;
-    // The rows' copies hint a 256-byte L2 fetch; warps take every n-th row block (not ranges).
-    static constexpr int kL2Fetch = 256;
-    static constexpr bool kWarpRanges = false;
     // Up to 4 query tiles (B <= 64) a warp copies whole 8-row tiles (mma_filter_rows.cuh) where
     // their ring and the queries take at most kRowsMaxSmem (D = 300, 4 tiles: 196 KB).
     static constexpr int kRowsMaxTiles = 4;
