@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <random>
 
 #include "gpu_skip.hpp"
@@ -208,6 +210,54 @@ TEST(BatchSearch, SeededThresholdsKeepEveryAnswer) {
     for (int q : {5, 129})
       for (int r = 0; r < k; ++r) EXPECT_EQ(got[q][r].row, copies[r]) << "query " << q << " rank " << r;
   }
+}
+
+// The filtered scan's wgmma walk (kernels/embeddings/wgmma_filter.cuh; B > 64 on a 9.0 device):
+// one and several query groups of 128 and 256 (B = 129, 300, 513, 1,024), D = 300, 50 and 320
+// (one to five 64-column blocks, the last zero-filled past the row), rows not a multiple of its
+// 64-row tile, zero rows, and 41 copies of row 7 spread over the tiles that query 5 asks for.
+TEST(BatchSearch, FilteredScanGemmWalkMatchesOracle) {
+  DISTANCIES_REQUIRE_GPU();
+  const cudaDeviceProp& p = device_status().props;
+  const bool hopper = p.major == 9 && p.minor == 0 && std::getenv("DISTANCIES_FILTER_WALK") == nullptr;
+  struct Case {
+    ModelSpec spec;
+    int batch, k;
+  };
+  const Case cases[] = {{{20011, 300, 0, 64, 0}, 300, 10},
+                        {{9001, 50, 0, 0, 0}, 513, 16},
+                        {{7777, 320, 0, 0, 0}, 129, 10},
+                        {{70001, 300, 0, 0, 0}, 1024, 10}};
+  for (const Case& c : cases) {
+    const std::uint32_t seed = fresh_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", B = " + std::to_string(c.batch) + ", D = " + std::to_string(c.spec.dim));
+    if (hopper) {
+      EXPECT_EQ(filter_scan_walk(c.batch, c.spec.dim), "gemm");
+    } else {
+      std::cout << "[ NOTE     ] not a 9.0 device or a walk forced: the filter pass takes the " << filter_scan_walk(c.batch, c.spec.dim)
+                << " walk, not gemm\n";
+    }
+    ModelSpec spec = c.spec;
+    spec.seed = seed;
+    Model m = random_model(spec);
+    const std::vector<int> copies = plant_copies_of_row_7(m, static_cast<int>(m.rows / 45));
+    const DeviceModel dm = upload_model(m);
+    BatchSearcher bs(dm);
+    Batch b = random_batch(m, c.batch, seed);
+    std::memcpy(b.q.data() + 5 * m.dim, m.row(7), m.dim * sizeof(float));
+    b.norms[5] = m.norms[7];
+    const auto got = bs.search(batch_pipeline("batch_f16_filter"), b.q.data(), b.norms.data(), c.batch, c.k);
+    expect_batch_exact(m, dm, b, got, c.k);
+    for (int r = 0; r < c.k; ++r) EXPECT_EQ(got[5][r].row, copies[r]) << "rank " << r;
+  }
+}
+
+// The walk is refused where it cannot run: D > 320 and B <= 64 take the mma.sync walks.
+TEST(BatchSearch, FilteredScanGemmWalkOnlyWhereItFits) {
+  DISTANCIES_REQUIRE_GPU();
+  EXPECT_NE(filter_scan_walk(300, 321), "gemm");
+  EXPECT_NE(filter_scan_walk(64, 300), "gemm");
+  EXPECT_NE(filter_scan_walk(16, 300), "gemm");
 }
 
 // Every row the same: every score reaches the seeded threshold, so each query's candidate

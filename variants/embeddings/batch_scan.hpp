@@ -97,6 +97,9 @@ bool filter_scan_seeds(long long rows, int K);
 // reads the model again), and so the queries of a batch whose buffers exist at once.
 long long filter_scan_capacity(long long rows, int K);
 int filter_scan_max_queries();
+// The walk the filter pass takes for `batch` queries of a `dim`-dimensional model on this device
+// ("gemm", "shared", "rows" or "chunks"; DISTANCIES_FILTER_WALK heeded where it can run).
+std::string filter_scan_walk(int batch, int dim);
 int filter_scan_queries(int batch);
 // Every query of `a` scored against every row by mma_filter_scan_kernel (sample, seed, filter),
 // then each query's best K candidates written as its one slice list for batch_rerank; a query

@@ -14,6 +14,7 @@
 #include "kernels/embeddings/mma_filter_shared.cuh"
 #include "kernels/embeddings/mma_filter_scan.cuh"
 #include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/filter_gemm.hpp"
 
 namespace distancies {
 namespace {
@@ -58,11 +59,13 @@ int units_for(int tiles) { return tiles < Policy::kMaxTiles ? 2 : units_at_max_t
 using Kernel = void (*)(FilterScanArgs);
 
 // The walk over the rows (DISTANCIES_FILTER_WALK forces one where it can run, for measuring):
+//   gemm:   the filter pass with 8 query tiles on a 9.0 device, rows of at most 320 columns
+//           (wgmma_filter.cuh, CUTLASS); its sample pass takes the walk below;
 //   shared: 8 query tiles, a row's chunks at most kSharedChunks and sm_90 (mma_filter_shared.cuh);
 //   rows:   up to kRowsMaxTiles query tiles where the ring fits (mma_filter_rows.cuh);
 //   chunks: everything else (mma_filter_scan_kernel).
 enum class Walk { Chunks, Rows, Shared };
-Walk walk_for(int tiles, int dim) {
+int forced_walk() {
   static const int forced = [] {
     const char* env = std::getenv("DISTANCIES_FILTER_WALK");
     if (env == nullptr) return -1;
@@ -70,8 +73,18 @@ Walk walk_for(int tiles, int dim) {
     if (v == "chunks") return 0;
     if (v == "rows") return 1;
     if (v == "shared") return 2;
-    throw Error("DISTANCIES_FILTER_WALK must be chunks, rows or shared, not '" + v + "'");
+    if (v == "gemm") return 3;
+    throw Error("DISTANCIES_FILTER_WALK must be gemm, chunks, rows or shared, not '" + v + "'");
   }();
+  return forced;
+}
+bool gemm_walk(int tiles, int ldg) {
+  const int forced = forced_walk();
+  const cudaDeviceProp& p = device_status().props;
+  return (forced == 3 || (forced < 0 && tiles == Policy::kMaxTiles)) && filter_gemm_fits(ldg, p.major, p.minor);
+}
+Walk walk_for(int tiles, int dim) {
+  const int forced = forced_walk() == 3 ? -1 : forced_walk();
   const bool shared_fits = tiles == Policy::kMaxTiles && chunks_of(dim) <= Policy::kSharedChunks &&
                            device_status().props.major >= 9;
   const bool rows_fit = filter_scan::query_smem(tiles, chunks_of(dim)) +
@@ -164,6 +177,16 @@ long long filter_scan_capacity(long long rows, int K) {
   return std::min(rows, std::max(sampled, Policy::kCapacityFactor * expected + 1024));
 }
 
+std::string filter_scan_walk(int batch, int dim) {
+  const int tiles = tiles_for(std::min(batch, Policy::kMaxQueries), dim);
+  if (gemm_walk(tiles, reduced_leading_dim(dim))) return "gemm";
+  switch (walk_for(tiles, dim)) {
+    case Walk::Shared: return "shared";
+    case Walk::Rows: return "rows";
+    default: return "chunks";
+  }
+}
+
 int filter_scan_max_queries() { return Policy::kMaxQueries; }
 int filter_scan_queries(int batch) { return std::min(batch, filter_scan_max_queries()); }
 
@@ -214,7 +237,10 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
     f.groups = ceil_div(rows, 16ll);
     f.stride = 1;
-    launch_scan(kernel_of<false>(tiles, units, walk), f, smem, s);
+    if (gemm_walk(tiles, a.ldg))
+      filter_gemm_scan(f, s);
+    else
+      launch_scan(kernel_of<false>(tiles, units, walk), f, smem, s);
     const std::size_t first = static_cast<std::size_t>(q0) * a.K;
     const std::size_t select_bytes = filter_scan::select_smem(a.capacity);
     allow_dynamic_smem(select_candidates_kernel<kSelect>, select_bytes, "select_candidates_kernel");

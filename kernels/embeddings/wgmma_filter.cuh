@@ -1,0 +1,202 @@
+// The filtered scan's many-query walk on Hopper's warpgroup MMA (sm_90a), built on CUTLASS's
+// CuTe: the shape of a GEMM mainloop with the filter as its epilogue. A block keeps kQueries
+// queries resident in shared memory for its whole life (their fp16 rows, loaded once by TMA) and
+// streams 64-row tiles of the model through a ring of 64-column stages (one TMA box a stage).
+// Warpgroups 0 and 1 take alternate row tiles, so that one filters its 64 x kQueries scores while
+// the other multiplies; warpgroup 2 only issues the copies (one thread), its registers handed to
+// the others (setmaxnreg: 232 a consumer thread, for 128 fp32 accumulators at kQueries = 256). The scores stay in registers: each
+// is scaled by its row's 1 / |x| and compared with the lowest threshold of the thread's queries;
+// a thread with a score at or above it offers that tile's scores one by one to their queries
+// (offer(): the exact key compare, an append to the candidate buffer). The scores are never
+// written to memory. The tensor cores read both operands from shared memory (wgmma SS); the
+// rows' 64-column boxes past the row's end are zero-filled by TMA, which pads D = 300 to 320 in
+// shared memory only.
+#pragma once
+#include <cute/tensor.hpp>
+#include <cutlass/arch/barrier.h>
+#include <cutlass/arch/reg_reconfig.h>
+
+#include "kernels/embeddings/mma_filter_scan.cuh"
+
+namespace distancies {
+
+namespace wgmma_filter {
+
+constexpr int kRowTile = 64;    // rows a consumer warpgroup multiplies at a time (the wgmma's M)
+constexpr int kKBlock = 64;     // columns of a stage: one 128-byte swizzle atom of fp16
+constexpr int kMaxKBlocks = 5;  // the queries' resident columns: rows of at most 320 (D <= 320)
+constexpr int kThreads = 384;   // two consumer warpgroups and a producer warpgroup
+constexpr std::size_t kSmemLimit = 227 * 1024;
+
+// Everything that follows from kQueries: shared-memory layouts (CuTe's 128-byte swizzled K-major
+// atoms, what wgmma and TMA both read), the MMA (64 x kQueries x 16, fp32 accumulators), the ring
+// depth that fills the shared memory, and the shared storage.
+template <int kQueries>
+struct Config {
+  static constexpr std::size_t kQueryBytes = std::size_t(kQueries) * kKBlock * kMaxKBlocks * 2;
+  static constexpr std::size_t kStageBytes = std::size_t(kRowTile) * kKBlock * 2;
+  static constexpr int kStages = static_cast<int>((kSmemLimit - kQueryBytes - 4096) / kStageBytes);
+  static_assert(kStages >= 4, "the ring must hold more than a row tile's columns");
+  using QueryLayout = decltype(cute::tile_to_shape(
+      cute::GMMA::Layout_K_SW128_Atom<cute::half_t>{},
+      cute::make_shape(cute::Int<kQueries>{}, cute::Int<kKBlock>{}, cute::Int<kMaxKBlocks>{})));
+  using RowLayout = decltype(cute::tile_to_shape(
+      cute::GMMA::Layout_K_SW128_Atom<cute::half_t>{},
+      cute::make_shape(cute::Int<kRowTile>{}, cute::Int<kKBlock>{}, cute::Int<kStages>{})));
+  using Mma = decltype(cute::make_tiled_mma(
+      cute::GMMA::ss_op_selector<cute::half_t, cute::half_t, float,
+                                 cute::Shape<cute::Int<kRowTile>, cute::Int<kQueries>, cute::Int<kKBlock>>,
+                                 cute::GMMA::Major::K, cute::GMMA::Major::K>()));
+  struct Smem {
+    alignas(1024) cute::ArrayEngine<cute::half_t, cute::cosize_v<QueryLayout>> queries;
+    alignas(1024) cute::ArrayEngine<cute::half_t, cute::cosize_v<RowLayout>> rows;
+    alignas(8) uint64_t full[kStages];  // a stage's box landed (TMA transaction bytes)
+    uint64_t empty[kStages];            // its warpgroup's MMAs are done with it (128 arrivals)
+    uint64_t queries_full;
+    unsigned floors[kQueries];          // the block's queries' thresholds (~0u past the batch)
+  };
+  static_assert(sizeof(Smem) <= kSmemLimit, "the block's shared memory");
+};
+
+}  // namespace wgmma_filter
+
+// Block b serves query group b % qgroups (kQueries queries from qgroup * kQueries) and the row
+// tiles part, part + parts, ... (part = b / qgroups): the qgroups blocks of a part read the same
+// tiles at about the same time, so each tile comes from DRAM once and from L2 for the others.
+// kblocks: 64-column blocks of a row (ceil(ldg / 64) <= kMaxKBlocks). The filter pass only (the
+// sample pass writes every key at its position and runs on another walk).
+template <int kQueries, class TmaRows, class TmaQueries>
+__global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
+    wgmma_filter_kernel(FilterScanArgs a, int kblocks, CUTE_GRID_CONSTANT TmaRows const tma_rows,
+                        CUTE_GRID_CONSTANT TmaQueries const tma_queries) {
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __trap();  // wgmma and setmaxnreg are sm_90a's; the host runs this walk on 9.0 devices only
+#elif defined(__CUDA_ARCH__)
+  using namespace cute;
+  using namespace wgmma_filter;
+  using C = Config<kQueries>;
+  using Full = cutlass::arch::ClusterTransactionBarrier;
+  using Empty = cutlass::arch::ClusterBarrier;
+  constexpr int S = C::kStages;
+  extern __shared__ __align__(1024) unsigned char wgmma_filter_smem[];
+  auto& sm = *reinterpret_cast<typename C::Smem*>(wgmma_filter_smem);
+  Tensor sQ = make_tensor(make_smem_ptr(sm.queries.begin()), typename C::QueryLayout{});  // (queries, 64, kb)
+  Tensor sR = make_tensor(make_smem_ptr(sm.rows.begin()), typename C::RowLayout{});       // (64 rows, 64, stage)
+
+  const int wg = threadIdx.x / 128;
+  const int qgroup = static_cast<int>(blockIdx.x) % a.qgroups;
+  const long long part = blockIdx.x / a.qgroups, parts = gridDim.x / a.qgroups;
+  const long long tiles = (static_cast<long long>(a.rows) + kRowTile - 1) / kRowTile;
+  for (int i = threadIdx.x; i < kQueries; i += kThreads) {
+    const int q = qgroup * kQueries + i;
+    sm.floors[i] = q < a.nq ? a.thresholds[q] : ~0u;
+  }
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) Full::init(&sm.full[s], 1), Empty::init(&sm.empty[s], 128);
+    Full::init(&sm.queries_full, 1);
+    cutlass::arch::fence_barrier_init();
+  }
+  __syncthreads();
+
+  // Item i of a block: column block i % kblocks of its (i / kblocks)-th row tile, in stage i % S
+  // at the (i / S)-th turn of the ring (the barriers' parity).
+  if (wg == 2) {
+    cutlass::arch::warpgroup_reg_dealloc<40>();
+    if (threadIdx.x == 256) {
+      Tensor mQ = tma_queries.get_tma_tensor(make_shape(a.nq, a.ldg));
+      Tensor gQ = local_tile(mQ, Shape<Int<kQueries>, Int<kKBlock>>{}, make_coord(qgroup, _));  // (queries, 64, kb)
+      auto [tQg, tQs] = tma_partition(tma_queries, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
+      Full::arrive_and_expect_tx(&sm.queries_full, static_cast<uint32_t>(kblocks * kQueries * kKBlock * 2));
+      for (int kb = 0; kb < kblocks; ++kb) copy(tma_queries.with(sm.queries_full), tQg(_, kb), tQs(_, kb));
+
+      Tensor mR = tma_rows.get_tma_tensor(make_shape(a.rows, a.ldg));
+      Tensor gR = local_tile(mR, Shape<Int<kRowTile>, Int<kKBlock>>{}, make_coord(_, _));  // (64, 64, tile, kb)
+      auto [tRg, tRs] = tma_partition(tma_rows, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sR), group_modes<0, 2>(gR));
+      long long item = 0;
+      for (long long t = part; t < tiles; t += parts)
+        for (int kb = 0; kb < kblocks; ++kb, ++item) {
+          const int s = static_cast<int>(item % S);
+          Empty::wait(&sm.empty[s], static_cast<uint32_t>((item / S) & 1) ^ 1u);  // first turn: free
+          Full::arrive_and_expect_tx(&sm.full[s], static_cast<uint32_t>(C::kStageBytes));
+          copy(tma_rows.with(sm.full[s]), tRg(_, static_cast<int>(t), kb), tRs(_, s));
+        }
+    }
+  } else {
+    cutlass::arch::warpgroup_reg_alloc<232>();
+    const int c = wg;  // this warpgroup takes the block's row tiles c, c + 2, ...
+    const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32, g = lane / 4, t4 = lane % 4;
+    typename C::Mma mma;
+    auto thr = mma.get_thread_slice(threadIdx.x % 128);
+    Tensor tCrR = thr.make_fragment_A(thr.partition_A(sR));  // descriptors: (mma, 1, k16 steps, stage)
+    Tensor tCrQ = thr.make_fragment_B(thr.partition_B(sQ));  // (mma, 1, k16 steps, kb)
+    Tensor acc = partition_fragment_C(mma, Shape<Int<kRowTile>, Int<kQueries>>{});
+
+    // The accumulators' places (the PTX ISA's wgmma D layout, as CuTe's CLayout_64xN): value i
+    // of a thread is row 16 warp + g + 8 ((i >> 1) & 1), query 8 (i >> 2) + 2 t4 + (i & 1).
+    unsigned lowest = ~0u;
+#pragma unroll
+    for (int i = 0; i < kQueries / 4; ++i) lowest = min(lowest, sm.floors[8 * (i >> 1) + 2 * t4 + (i & 1)]);
+    // A score below `pass` reaches none of the thread's queries: keys below a finite float's
+    // (0 and NaN patterns) let everything through; no query at all lets nothing through.
+    const float pass = lowest == ~0u ? __builtin_huge_valf()
+                       : lowest < 0x00800000u ? -__builtin_huge_valf()
+                                              : from_ordered_bits(lowest);
+    Full::wait(&sm.queries_full, 0);
+
+    for (long long j = c, t = part + c * parts; t < tiles; j += 2, t += 2 * parts) {
+      const long long r0 = t * kRowTile + warp * 16 + g;  // this thread's rows r0 and r0 + 8
+      const float inv0 = r0 < a.rows ? __ldg(a.inv_norms + r0) : 0.0f;
+      const float inv1 = r0 + 8 < a.rows ? __ldg(a.inv_norms + r0 + 8) : 0.0f;
+      mma.accumulate_ = GMMA::ScaleOut::Zero;
+      int prev = -1;
+      for (int kb = 0; kb < kblocks; ++kb) {
+        const long long item = j * kblocks + kb;
+        const int s = static_cast<int>(item % S);
+        Full::wait(&sm.full[s], static_cast<uint32_t>((item / S) & 1));
+        warpgroup_fence_operand(acc);
+        warpgroup_arrive();
+#pragma unroll
+        for (int k = 0; k < size<2>(tCrR); ++k) {
+          cute::gemm(mma, tCrR(_, _, k, s), tCrQ(_, _, k, kb), acc);
+          mma.accumulate_ = GMMA::ScaleOut::One;
+        }
+        warpgroup_commit_batch();
+        warpgroup_wait<1>();  // the previous stage's MMAs are done: release it
+        warpgroup_fence_operand(acc);
+        if (prev >= 0) Empty::arrive(&sm.empty[prev]);
+        prev = s;
+      }
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(acc);
+      Empty::arrive(&sm.empty[prev]);
+
+      // The lowest threshold as a bound on each row's raw dot, a little below pass / inv so that
+      // rounding never turns away a score offer() would take (NaN bounds let everything through).
+      // Rows past the model: none passes; zero rows (inv 0, score 0): offer() decides.
+      float bound[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float inv = h ? inv1 : inv0, d = pass / inv;
+        bound[h] = r0 + 8 * h >= a.rows || pass == __builtin_huge_valf() ? __builtin_huge_valf()
+                   : inv > 0.0f                                          ? d - fabsf(d) * 0x1p-16f
+                                                                         : -__builtin_huge_valf();
+      }
+      bool any = false;
+#pragma unroll
+      for (int i = 0; i < size(acc); ++i) any |= !(acc(i) < bound[(i >> 1) & 1]);
+      if (any) {  // rare: offer each score that may reach one of the thread's thresholds
+        const int q0 = qgroup * kQueries;
+#pragma unroll
+        for (int i = 0; i < size(acc); ++i) {
+          const int h = (i >> 1) & 1, col = 8 * (i >> 2) + 2 * t4 + (i & 1);
+          if (!(acc(i) < bound[h]))
+            filter_scan::offer<false>(a, acc(i), h ? inv1 : inv0, sm.floors[col], q0 + col,
+                                      static_cast<int>(r0 + 8 * h), 0);
+        }
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace distancies

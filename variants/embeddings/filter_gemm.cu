@@ -1,0 +1,69 @@
+// The filtered scan's warpgroup-MMA walk, host side: the TMA descriptors of the model and the
+// queries (CuTe builds them through the runtime's driver entry point: no libcuda link), the
+// block's shape from the batch, the launch. Compiled for sm_90a alone (wgmma, setmaxnreg).
+#include "variants/embeddings/filter_gemm.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "harness/runtime/launch.hpp"
+
+#if DISTANCIES_HAVE_CUTLASS
+#include "kernels/embeddings/wgmma_filter.cuh"
+#endif
+
+namespace distancies {
+
+#if DISTANCIES_HAVE_CUTLASS
+
+namespace {
+
+template <int kQueries>
+void launch(FilterScanArgs f, cudaStream_t s) {
+  using namespace cute;
+  using C = wgmma_filter::Config<kQueries>;
+  f.qgroups = ceil_div(f.nq, kQueries);
+  const int kblocks = ceil_div(f.ldg, wgmma_filter::kKBlock);
+  auto model = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.model)), make_shape(f.rows, f.ldg),
+                           make_stride(f.ldg, Int<1>{}));
+  auto queries = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.queries)), make_shape(f.nq, f.ldg),
+                             make_stride(f.ldg, Int<1>{}));
+  auto tma_rows = make_tma_atom(SM90_TMA_LOAD{}, model, typename C::RowLayout{}(_, _, 0),
+                                Shape<Int<wgmma_filter::kRowTile>, Int<wgmma_filter::kKBlock>>{});
+  auto tma_queries = make_tma_atom(SM90_TMA_LOAD{}, queries, typename C::QueryLayout{}(_, _, 0),
+                                   Shape<Int<kQueries>, Int<wgmma_filter::kKBlock>>{});
+  auto* kernel = &wgmma_filter_kernel<kQueries, decltype(tma_rows), decltype(tma_queries)>;
+  const std::size_t smem = sizeof(typename C::Smem);
+  allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
+  // One block an SM (the shared memory), a multiple of the query groups.
+  const int parts = std::max(1, device_status().props.multiProcessorCount / f.qgroups);
+  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, tma_rows, tma_queries);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+bool filter_gemm_fits(int ldg, int major, int minor) {
+  return major == 9 && minor == 0 && ceil_div(ldg, wgmma_filter::kKBlock) <= wgmma_filter::kMaxKBlocks;
+}
+
+int filter_gemm_block_queries(int nq) { return nq <= 128 ? 128 : 256; }
+
+void filter_gemm_scan(FilterScanArgs f, cudaStream_t s) {
+  if (filter_gemm_block_queries(f.nq) == 128)
+    launch<128>(f, s);
+  else
+    launch<256>(f, s);
+}
+
+#else  // no CUTLASS headers at configure time: the walk is not built
+
+bool filter_gemm_fits(int, int, int) { return false; }
+int filter_gemm_block_queries(int) { return 0; }
+void filter_gemm_scan(FilterScanArgs, cudaStream_t) {
+  throw Error("the filtered scan's wgmma walk was not built (no CUTLASS headers at configure time)");
+}
+
+#endif
+
+}  // namespace distancies

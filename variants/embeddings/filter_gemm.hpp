@@ -1,0 +1,20 @@
+// The filtered scan's warpgroup-MMA walk (kernels/embeddings/wgmma_filter.cuh), host side: built
+// only where CUTLASS's headers were found and only for sm_90a, so the rest of the scan asks here
+// whether it can run before choosing it.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "kernels/embeddings/mma_filter_scan.cuh"
+
+namespace distancies {
+
+// Whether the walk can serve a launch of `f` on a device of compute capability major.minor:
+// compiled in (CUTLASS present), a 9.0 device (sm_90a code runs there only), rows of at most 320
+// columns.
+bool filter_gemm_fits(int ldg, int major, int minor);
+// Queries a block of the walk serves for a launch of nq queries (128 or 256).
+int filter_gemm_block_queries(int nq);
+// The filter pass of `f` (thresholds set, counts zeroed) through the walk; f.qgroups is set here.
+void filter_gemm_scan(FilterScanArgs f, cudaStream_t s);
+
+}  // namespace distancies
