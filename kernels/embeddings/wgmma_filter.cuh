@@ -27,6 +27,13 @@ constexpr int kKBlock = 64;     // columns of a stage: one 128-byte swizzle atom
 constexpr int kMaxKBlocks = 5;  // the queries' resident columns: rows of at most 320 (D <= 320)
 constexpr int kThreads = 384;   // two consumer warpgroups and a producer warpgroup
 constexpr std::size_t kSmemLimit = 227 * 1024;
+constexpr int kStack = 4;       // passing scores a consumer thread collects per round (shared memory)
+
+// A threshold key as the float no score below which can reach it (score_key's order is the
+// float order): keys of negative NaNs let everything through, ~0u (no query) nothing.
+__device__ __forceinline__ float floor_float(unsigned key) {
+  return key == ~0u ? __builtin_huge_valf() : key < 0x00800000u ? -__builtin_huge_valf() : from_ordered_bits(key);
+}
 
 // Everything that follows from kQueries: shared-memory layouts (CuTe's 128-byte swizzled K-major
 // atoms, what wgmma and TMA both read), the MMA (64 x kQueries x 16, fp32 accumulators), the ring
@@ -35,7 +42,10 @@ template <int kQueries>
 struct Config {
   static constexpr std::size_t kQueryBytes = std::size_t(kQueries) * kKBlock * kMaxKBlocks * 2;
   static constexpr std::size_t kStageBytes = std::size_t(kRowTile) * kKBlock * 2;
-  static constexpr int kStages = static_cast<int>((kSmemLimit - kQueryBytes - 4096) / kStageBytes);
+  // The epilogue's shared memory: the queries' keys and float floors, each consumer thread's
+  // stack of kStack passing scores, the barriers (rounded up).
+  static constexpr std::size_t kEpilogueBytes = std::size_t(kQueries) * 8 + kStack * 256 * 8 + 1024;
+  static constexpr int kStages = static_cast<int>((kSmemLimit - kQueryBytes - kEpilogueBytes) / kStageBytes);
   static_assert(kStages >= 4, "the ring must hold more than a row tile's columns");
   using QueryLayout = decltype(cute::tile_to_shape(
       cute::GMMA::Layout_K_SW128_Atom<cute::half_t>{},
@@ -54,6 +64,8 @@ struct Config {
     uint64_t empty[kStages];            // its warpgroup's MMAs are done with it (128 arrivals)
     uint64_t queries_full;
     unsigned floors[kQueries];          // the block's queries' thresholds (~0u past the batch)
+    float2 floor_pairs[kQueries / 2];   // as floats: a score below its query's never reaches it
+    float2 stack[kStack][256];          // [slot][consumer thread]: (score, accumulator index)
   };
   static_assert(sizeof(Smem) <= kSmemLimit, "the block's shared memory");
 };
@@ -90,6 +102,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
   for (int i = threadIdx.x; i < kQueries; i += kThreads) {
     const int q = qgroup * kQueries + i;
     sm.floors[i] = q < a.nq ? a.thresholds[q] : ~0u;
+    reinterpret_cast<float*>(sm.floor_pairs)[i] = floor_float(sm.floors[i]);
   }
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) Full::init(&sm.full[s], 1), Empty::init(&sm.empty[s], 128);
@@ -133,14 +146,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
 
     // The accumulators' places (the PTX ISA's wgmma D layout, as CuTe's CLayout_64xN): value i
     // of a thread is row 16 warp + g + 8 ((i >> 1) & 1), query 8 (i >> 2) + 2 t4 + (i & 1).
-    unsigned lowest = ~0u;
-#pragma unroll
-    for (int i = 0; i < kQueries / 4; ++i) lowest = min(lowest, sm.floors[8 * (i >> 1) + 2 * t4 + (i & 1)]);
-    // A score below `pass` reaches none of the thread's queries: keys below a finite float's
-    // (0 and NaN patterns) let everything through; no query at all lets nothing through.
-    const float pass = lowest == ~0u ? __builtin_huge_valf()
-                       : lowest < 0x00800000u ? -__builtin_huge_valf()
-                                              : from_ordered_bits(lowest);
+    const int me = threadIdx.x;  // 0 ... 255: a consumer thread
     Full::wait(&sm.queries_full, 0);
 
     for (long long j = c, t = part + c * parts; t < tiles; j += 2, t += 2 * parts) {
@@ -170,30 +176,43 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       warpgroup_fence_operand(acc);
       Empty::arrive(&sm.empty[prev]);
 
-      // The lowest threshold as a bound on each row's raw dot, a little below pass / inv so that
-      // rounding never turns away a score offer() would take (NaN bounds let everything through).
-      // Rows past the model: none passes; zero rows (inv 0, score 0): offer() decides.
-      float bound[2];
+      // Each score against its query's float floor (one multiply and one compare, the code kept
+      // short: a fully unrolled offer() a score made the kernel's code outgrow the instruction
+      // cache). Those that pass go to the thread's stack, kStack a round, and are offered from
+      // there (the exact key compare, the append); more than kStack: another round, for the next.
+      const int q0 = qgroup * kQueries;
+      unsigned done = 0, seen;
+      do {
+        seen = 0;
+        // Opaque to the compiler each round, so that it does not keep all the products live
+        // across rounds (that spilled).
+        float inv[2] = {inv0, inv1};
+        asm volatile("" : "+f"(inv[0]), "+f"(inv[1]));
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float inv = h ? inv1 : inv0, d = pass / inv;
-        bound[h] = r0 + 8 * h >= a.rows || pass == __builtin_huge_valf() ? __builtin_huge_valf()
-                   : inv > 0.0f                                          ? d - fabsf(d) * 0x1p-16f
-                                                                         : -__builtin_huge_valf();
-      }
-      bool any = false;
+        for (int jb = 0; jb < kQueries / 8; ++jb) {
+          const float2 f = sm.floor_pairs[4 * jb + t4];
+          bool pass[4];
 #pragma unroll
-      for (int i = 0; i < size(acc); ++i) any |= !(acc(i) < bound[(i >> 1) & 1]);
-      if (any) {  // rare: offer each score that may reach one of the thread's thresholds
-        const int q0 = qgroup * kQueries;
+          for (int e = 0; e < 4; ++e) pass[e] = !(acc(4 * jb + e) * inv[e >> 1] < ((e & 1) ? f.y : f.x));
+          if (pass[0] || pass[1] || pass[2] || pass[3]) {  // one branch for 4 scores
 #pragma unroll
-        for (int i = 0; i < size(acc); ++i) {
-          const int h = (i >> 1) & 1, col = 8 * (i >> 2) + 2 * t4 + (i & 1);
-          if (!(acc(i) < bound[h]))
-            filter_scan::offer<false>(a, acc(i), h ? inv1 : inv0, sm.floors[col], q0 + col,
-                                      static_cast<int>(r0 + 8 * h), 0);
+            for (int e = 0; e < 4; ++e)
+              if (pass[e]) {
+                if (seen - done < kStack) sm.stack[seen - done][me] = make_float2(acc(4 * jb + e), __int_as_float(4 * jb + e));
+                ++seen;
+              }
+          }
         }
-      }
+        const unsigned n = seen > done ? min(seen - done, static_cast<unsigned>(kStack)) : 0u;
+        for (unsigned e = 0; e < n; ++e) {
+          const float2 v = sm.stack[e][me];
+          const int i = __float_as_int(v.y), h = (i >> 1) & 1, col = 8 * (i >> 2) + 2 * t4 + (i & 1);
+          const long long row = r0 + 8 * h;
+          if (row < a.rows)
+            filter_scan::offer<false>(a, v.x, h ? inv1 : inv0, sm.floors[col], q0 + col, static_cast<int>(row), 0);
+        }
+        done += kStack;
+      } while (seen > done);
     }
   }
 #endif
