@@ -75,11 +75,12 @@ struct Config {
 // Block b serves query group b % qgroups (kQueries queries from qgroup * kQueries) and the row
 // tiles part, part + parts, ... (part = b / qgroups): the qgroups blocks of a part read the same
 // tiles at about the same time, so each tile comes from DRAM once and from L2 for the others.
-// kblocks: 64-column blocks of a row (ceil(ldg / 64) <= kMaxKBlocks). The filter pass only (the
+// kblocks: 64-column blocks of a row (ceil(ldg / 64) <= kMaxKBlocks); ahead: row tiles the L2
+// prefetches lead the loads by. The filter pass only (the
 // sample pass writes every key at its position and runs on another walk).
 template <int kQueries, class TmaRows, class TmaQueries>
 __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
-    wgmma_filter_kernel(FilterScanArgs a, int kblocks, CUTE_GRID_CONSTANT TmaRows const tma_rows,
+    wgmma_filter_kernel(FilterScanArgs a, int kblocks, int ahead, CUTE_GRID_CONSTANT TmaRows const tma_rows,
                         CUTE_GRID_CONSTANT TmaQueries const tma_queries) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // wgmma and setmaxnreg are sm_90a's; the host runs this walk on 9.0 devices only
@@ -125,14 +126,23 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       Tensor mR = tma_rows.get_tma_tensor(make_shape(a.rows, a.ldg));
       Tensor gR = local_tile(mR, Shape<Int<kRowTile>, Int<kKBlock>>{}, make_coord(_, _));  // (64, 64, tile, kb)
       auto [tRg, tRs] = tma_partition(tma_rows, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sR), group_modes<0, 2>(gR));
+      // L2 prefetches run `ahead` tiles before the loads: a load then waits for L2, not DRAM,
+      // which the ring (a tile and a half) could not hide.
+      auto prefetch_tile = [&](long long t) {
+        if (t < tiles)
+          for (int kb = 0; kb < kblocks; ++kb) prefetch(tma_rows, tRg(_, static_cast<int>(t), kb));
+      };
+      for (int i = 0; i < ahead; ++i) prefetch_tile(part + i * parts);
       long long item = 0;
-      for (long long t = part; t < tiles; t += parts)
+      for (long long t = part; t < tiles; t += parts) {
+        prefetch_tile(t + ahead * parts);
         for (int kb = 0; kb < kblocks; ++kb, ++item) {
           const int s = static_cast<int>(item % S);
           Empty::wait(&sm.empty[s], static_cast<uint32_t>((item / S) & 1) ^ 1u);  // first turn: free
           Full::arrive_and_expect_tx(&sm.full[s], static_cast<uint32_t>(C::kStageBytes));
           copy(tma_rows.with(sm.full[s]), tRg(_, static_cast<int>(t), kb), tRs(_, s));
         }
+      }
     }
   } else {
     cutlass::arch::warpgroup_reg_alloc<232>();
