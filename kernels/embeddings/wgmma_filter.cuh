@@ -213,14 +213,28 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
               }
           }
         }
+        // The exact key compare, then every append's atomic at once and the stores after them:
+        // a thread's candidates pay one atomic round trip, not one each.
         const unsigned n = seen > done ? min(seen - done, static_cast<unsigned>(kStack)) : 0u;
-        for (unsigned e = 0; e < n; ++e) {
-          const float2 v = sm.stack[e][me];
-          const int i = __float_as_int(v.y), h = (i >> 1) & 1, col = 8 * (i >> 2) + 2 * t4 + (i & 1);
-          const long long row = r0 + 8 * h;
-          if (row < a.rows)
-            filter_scan::offer<false>(a, v.x, h ? inv1 : inv0, sm.floors[col], q0 + col, static_cast<int>(row), 0);
+        unsigned long long key[kStack];
+        unsigned at[kStack];
+        int query[kStack];
+#pragma unroll
+        for (int e = 0; e < kStack; ++e) {
+          at[e] = ~0u;
+          if (e < n) {
+            const float2 v = sm.stack[e][me];
+            const int i = __float_as_int(v.y), h = (i >> 1) & 1, col = 8 * (i >> 2) + 2 * t4 + (i & 1);
+            const long long row = r0 + 8 * h;
+            const unsigned k = filter_scan::score_key(v.x, h ? inv1 : inv0);
+            query[e] = q0 + col;
+            key[e] = filter_scan::candidate_key(k, static_cast<int>(row));
+            if (row < a.rows && k >= sm.floors[col]) at[e] = atomicAdd(a.counts + query[e], 1u);
+          }
         }
+#pragma unroll
+        for (int e = 0; e < kStack; ++e)
+          if (at[e] < a.capacity) a.cand[static_cast<long long>(query[e]) * a.capacity + at[e]] = key[e];
         done += kStack;
       } while (seen > done);
     }
