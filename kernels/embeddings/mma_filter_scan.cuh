@@ -310,6 +310,25 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// One block a query: the K-th best key that a filter pass over a sample of the model's rows
+// appended (keys at or above the query's threshold), lowered by `margin` and rounded down, raises
+// the threshold where it is higher: any K rows of the model bound its K-th best from below, as in
+// seed_from_sample_kernel (an overflowed buffer holds K rows all the same). Fewer than K
+// candidates leave it as it was. Dynamic shared memory: select_smem(capacity).
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    refine_seed_kernel(const unsigned long long* cand, long long capacity, const unsigned* counts, int K, float margin,
+                       unsigned* thresholds) {
+  const long long n = min(static_cast<long long>(counts[blockIdx.x]), capacity);
+  if (n < K) return;  // the whole block
+  const unsigned long long* v = filter_scan::stage_keys<kThreads>(cand + blockIdx.x * capacity, n);
+  const unsigned long long kth = filter_scan::kth_largest<kThreads>(v, n, K, 32);
+  if (threadIdx.x == 0) {
+    const float seed = nextafterf(filter_scan::candidate_sim(kth) - margin, -__builtin_huge_valf());
+    if (seed == seed) thresholds[blockIdx.x] = max(thresholds[blockIdx.x], ordered_bits(seed));
+  }
+}
+
 // One block a query: the best K of its candidates, in rank order, as its one slice list
 // (sentinels past the candidates). A buffer that overflowed lost candidates: status = 1 sends the
 // query to the fallback (its list still holds real rows only). Dynamic shared memory:

@@ -16,6 +16,7 @@
 #include <cutlass/arch/barrier.h>
 #include <cutlass/arch/reg_reconfig.h>
 
+#include "kernels/common/bulk_copy_ptx.cuh"
 #include "kernels/embeddings/mma_filter_scan.cuh"
 
 namespace distancies {
@@ -73,14 +74,15 @@ struct Config {
 }  // namespace wgmma_filter
 
 // Block b serves query group b % qgroups (kQueries queries from qgroup * kQueries) and the row
-// tiles part, part + parts, ... (part = b / qgroups): the qgroups blocks of a part read the same
-// tiles at about the same time, so each tile comes from DRAM once and from L2 for the others.
-// kblocks: 64-column blocks of a row (ceil(ldg / 64) <= kMaxKBlocks); ahead: row tiles the L2
-// prefetches lead the loads by. The filter pass only (the
+// tiles part, part + parts, ... (part = b / qgroups) of the model's every tile_stride-th tile (1:
+// all of them; more: the sample that refines the thresholds): the qgroups blocks of a part read
+// the same tiles at about the same time, so each tile comes from DRAM once and from L2 for the
+// others. kblocks: 64-column blocks of a row (ceil(ldg / 64) <= kMaxKBlocks); ahead: tiles the
+// L2 prefetches lead the loads by. The filter pass only (the
 // sample pass writes every key at its position and runs on another walk).
 template <int kQueries, class TmaRows, class TmaQueries>
 __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
-    wgmma_filter_kernel(FilterScanArgs a, int kblocks, int ahead, CUTE_GRID_CONSTANT TmaRows const tma_rows,
+    wgmma_filter_kernel(FilterScanArgs a, int kblocks, int ahead, int tile_stride, CUTE_GRID_CONSTANT TmaRows const tma_rows,
                         CUTE_GRID_CONSTANT TmaQueries const tma_queries) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // wgmma and setmaxnreg are sm_90a's; the host runs this walk on 9.0 devices only
@@ -99,7 +101,8 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
   const int wg = threadIdx.x / 128;
   const int qgroup = static_cast<int>(blockIdx.x) % a.qgroups;
   const long long part = blockIdx.x / a.qgroups, parts = gridDim.x / a.qgroups;
-  const long long tiles = (static_cast<long long>(a.rows) + kRowTile - 1) / kRowTile;
+  const long long all_tiles = (static_cast<long long>(a.rows) + kRowTile - 1) / kRowTile;
+  const long long tiles = (all_tiles + tile_stride - 1) / tile_stride;  // walked: tile v is v * tile_stride
   for (int i = threadIdx.x; i < kQueries; i += kThreads) {
     const int q = qgroup * kQueries + i;
     sm.floors[i] = q < a.nq ? a.thresholds[q] : ~0u;
@@ -126,21 +129,24 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       Tensor mR = tma_rows.get_tma_tensor(make_shape(a.rows, a.ldg));
       Tensor gR = local_tile(mR, Shape<Int<kRowTile>, Int<kKBlock>>{}, make_coord(_, _));  // (64, 64, tile, kb)
       auto [tRg, tRs] = tma_partition(tma_rows, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sR), group_modes<0, 2>(gR));
-      // L2 prefetches run `ahead` tiles before the loads: a load then waits for L2, not DRAM,
-      // which the ring (a tile and a half) could not hide.
-      auto prefetch_tile = [&](long long t) {
-        if (t < tiles)
-          for (int kb = 0; kb < kblocks; ++kb) prefetch(tma_rows, tRg(_, static_cast<int>(t), kb));
+      // L2 prefetches of whole tiles (contiguous rows) `ahead` tiles before their loads: the
+      // loads' 64-column boxes then read L2, and DRAM serves each tile's bytes once, whole.
+      auto prefetch_tile = [&](long long v) {
+        if (v >= tiles) return;
+        const long long row0 = v * tile_stride * kRowTile;
+        const long long n = a.rows - row0 < kRowTile ? a.rows - row0 : kRowTile;
+        ptx::bulk_prefetch_l2(a.model + row0 * a.ldg, static_cast<unsigned>(n * a.ldg * 2));
       };
       for (int i = 0; i < ahead; ++i) prefetch_tile(part + i * parts);
       long long item = 0;
       for (long long t = part; t < tiles; t += parts) {
         prefetch_tile(t + ahead * parts);
+        const int tile = static_cast<int>(t * tile_stride);
         for (int kb = 0; kb < kblocks; ++kb, ++item) {
           const int s = static_cast<int>(item % S);
           Empty::wait(&sm.empty[s], static_cast<uint32_t>((item / S) & 1) ^ 1u);  // first turn: free
           Full::arrive_and_expect_tx(&sm.full[s], static_cast<uint32_t>(C::kStageBytes));
-          copy(tma_rows.with(sm.full[s]), tRg(_, static_cast<int>(t), kb), tRs(_, s));
+          copy(tma_rows.with(sm.full[s]), tRg(_, tile, kb), tRs(_, s));
         }
       }
     }
@@ -160,7 +166,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
     Full::wait(&sm.queries_full, 0);
 
     for (long long j = c, t = part + c * parts; t < tiles; j += 2, t += 2 * parts) {
-      const long long r0 = t * kRowTile + warp * 16 + g;  // this thread's rows r0 and r0 + 8
+      const long long r0 = t * tile_stride * kRowTile + warp * 16 + g;  // this thread's rows r0 and r0 + 8
       const float inv0 = r0 < a.rows ? __ldg(a.inv_norms + r0) : 0.0f;
       const float inv1 = r0 + 8 < a.rows ? __ldg(a.inv_norms + r0 + 8) : 0.0f;
       mma.accumulate_ = GMMA::ScaleOut::Zero;

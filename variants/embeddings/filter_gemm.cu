@@ -34,7 +34,7 @@ int prefetch_tiles() {
 }
 
 template <int kQueries>
-void launch(FilterScanArgs f, cudaStream_t s) {
+void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   using namespace cute;
   using C = wgmma_filter::Config<kQueries>;
   f.qgroups = ceil_div(f.nq, kQueries);
@@ -52,7 +52,8 @@ void launch(FilterScanArgs f, cudaStream_t s) {
   allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
   // One block an SM (the shared memory), a multiple of the query groups.
   const int parts = std::max(1, device_status().props.multiProcessorCount / f.qgroups);
-  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, prefetch_tiles(), tma_rows, tma_queries);
+  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, prefetch_tiles(), tile_stride, tma_rows,
+                                                                    tma_queries);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -64,18 +65,19 @@ bool filter_gemm_fits(int ldg, int major, int minor) {
 
 int filter_gemm_block_queries(int nq) { return nq <= 128 ? 128 : 256; }
 
-void filter_gemm_scan(FilterScanArgs f, cudaStream_t s) {
+void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
+  if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
   if (filter_gemm_block_queries(f.nq) == 128)
-    launch<128>(f, s);
+    launch<128>(f, tile_stride, s);
   else
-    launch<256>(f, s);
+    launch<256>(f, tile_stride, s);
 }
 
 #else  // no CUTLASS headers at configure time: the walk is not built
 
 bool filter_gemm_fits(int, int, int) { return false; }
 int filter_gemm_block_queries(int) { return 0; }
-void filter_gemm_scan(FilterScanArgs, cudaStream_t) {
+void filter_gemm_scan(FilterScanArgs, int, cudaStream_t) {
   throw Error("the filtered scan's wgmma walk was not built (no CUTLASS headers at configure time)");
 }
 

@@ -14,7 +14,8 @@ namespace distancies {
 bool filter_gemm_fits(int ldg, int major, int minor);
 // Queries a block of the walk serves for a launch of nq queries (128 or 256).
 int filter_gemm_block_queries(int nq);
-// The filter pass of `f` (thresholds set, counts zeroed) through the walk; f.qgroups is set here.
-void filter_gemm_scan(FilterScanArgs f, cudaStream_t s);
+// A filter pass of `f` (thresholds set, counts zeroed) through the walk over every tile_stride-th
+// 64-row tile of the model (1: the whole model); f.qgroups is set here.
+void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s);
 
 }  // namespace distancies

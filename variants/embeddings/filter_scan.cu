@@ -56,6 +56,19 @@ int tiles_for(int batch, int dim) {
 // 16-row units a warp multiplies at a time: two below the most tiles (the accumulators fit).
 int units_for(int tiles) { return tiles < Policy::kMaxTiles ? 2 : units_at_max_tiles(); }
 
+// The wgmma walk's refinement sample: every refine_stride()-th 64-row tile (the policy's, or
+// DISTANCIES_GEMM_REFINE, 1 ... 256, 1 for none, to measure others without a rebuild).
+int refine_stride() {
+  static const int stride = [] {
+    const char* env = std::getenv("DISTANCIES_GEMM_REFINE");
+    if (env == nullptr) return Policy::kGemmRefineStride;
+    const int v = std::atoi(env);
+    if (v < 1 || v > 256 || std::to_string(v) != env) throw Error(std::string("DISTANCIES_GEMM_REFINE must be 1 ... 256, not '") + env + "'");
+    return v;
+  }();
+  return stride;
+}
+
 using Kernel = void (*)(FilterScanArgs);
 
 // The walk over the rows (DISTANCIES_FILTER_WALK forces one where it can run, for measuring):
@@ -234,11 +247,24 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     } else {
       CUDA_CHECK(cudaMemsetAsync(thresholds, 0, f.nq * sizeof(unsigned), s));
     }
+    const bool gemm = gemm_walk(tiles, a.ldg);
+    if (gemm && seeded && refine_stride() > 1) {
+      // The wgmma walk's refinement: a filter pass over every refine_stride-th tile raises each
+      // threshold to the K-th best it found (refine_seed_kernel), so that the whole pass appends
+      // about K refine_stride candidates a query instead of K rows / sampled rows.
+      CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
+      filter_gemm_scan(f, refine_stride(), s);
+      const std::size_t refine_smem = filter_scan::select_smem(a.capacity);
+      allow_dynamic_smem(refine_seed_kernel<kSelect>, refine_smem, "refine_seed_kernel");
+      refine_seed_kernel<kSelect><<<f.nq, kSelect, refine_smem, s>>>(a.candidates, a.capacity, a.counts, a.K,
+                                                                    2.0f * a.error_bound * (1.0f + 0x1p-20f), thresholds);
+      CUDA_CHECK_LAUNCH();
+    }
     CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
     f.groups = ceil_div(rows, 16ll);
     f.stride = 1;
-    if (gemm_walk(tiles, a.ldg))
-      filter_gemm_scan(f, s);
+    if (gemm)
+      filter_gemm_scan(f, 1, s);
     else
       launch_scan(kernel_of<false>(tiles, units, walk), f, smem, s);
     const std::size_t first = static_cast<std::size_t>(q0) * a.K;

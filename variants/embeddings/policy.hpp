@@ -78,6 +78,8 @@ struct Sm90 {
     static constexpr int kSharedChunks = 10;
     // The wgmma walk (wgmma_filter.cuh): row tiles its L2 prefetches lead the loads by.
     static constexpr int kGemmPrefetchTiles = 4;
+    // Its thresholds, once seeded, raised by a pass over every kGemmRefineStride-th tile.
+    static constexpr int kGemmRefineStride = 16;
   };
   // Streaming from pinned host memory (variants/embeddings/stream_policy.hpp): chunk size and
   // slots from the stream_sweep/* fixtures (docs/scale.md); the share of a GPU memory budget the
