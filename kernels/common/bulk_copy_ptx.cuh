@@ -29,11 +29,6 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
 }
 
 // A plain arrival (a slot released, or filled with nothing).
-// `bytes` (a multiple of 16, from a 16-byte aligned address) brought into L2 ahead of their loads;
-// nothing waits for it.
-__device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
-}
 __device__ __forceinline__ void mbarrier_arrive(unsigned long long* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }

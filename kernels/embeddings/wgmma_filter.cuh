@@ -16,7 +16,6 @@
 #include <cutlass/arch/barrier.h>
 #include <cutlass/arch/reg_reconfig.h>
 
-#include "kernels/common/bulk_copy_ptx.cuh"
 #include "kernels/embeddings/mma_filter_scan.cuh"
 
 namespace distancies {
@@ -77,12 +76,12 @@ struct Config {
 // tiles part, part + parts, ... (part = b / qgroups) of the model's every tile_stride-th tile (1:
 // all of them; more: the sample that refines the thresholds): the qgroups blocks of a part read
 // the same tiles at about the same time, so each tile comes from DRAM once and from L2 for the
-// others. kblocks: 64-column blocks of a row (ceil(ldg / 64) <= kMaxKBlocks); ahead: tiles the
-// L2 prefetches lead the loads by. The filter pass only (the
+// others (L2 prefetches ahead of the loads measured no faster). kblocks: 64-column blocks of a
+// row (ceil(ldg / 64) <= kMaxKBlocks). The filter pass only (the
 // sample pass writes every key at its position and runs on another walk).
 template <int kQueries, class TmaRows, class TmaQueries>
 __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
-    wgmma_filter_kernel(FilterScanArgs a, int kblocks, int ahead, int tile_stride, CUTE_GRID_CONSTANT TmaRows const tma_rows,
+    wgmma_filter_kernel(FilterScanArgs a, int kblocks, int tile_stride, CUTE_GRID_CONSTANT TmaRows const tma_rows,
                         CUTE_GRID_CONSTANT TmaQueries const tma_queries) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // wgmma and setmaxnreg are sm_90a's; the host runs this walk on 9.0 devices only
@@ -129,18 +128,8 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       Tensor mR = tma_rows.get_tma_tensor(make_shape(a.rows, a.ldg));
       Tensor gR = local_tile(mR, Shape<Int<kRowTile>, Int<kKBlock>>{}, make_coord(_, _));  // (64, 64, tile, kb)
       auto [tRg, tRs] = tma_partition(tma_rows, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sR), group_modes<0, 2>(gR));
-      // L2 prefetches of whole tiles (contiguous rows) `ahead` tiles before their loads: the
-      // loads' 64-column boxes then read L2, and DRAM serves each tile's bytes once, whole.
-      auto prefetch_tile = [&](long long v) {
-        if (v >= tiles) return;
-        const long long row0 = v * tile_stride * kRowTile;
-        const long long n = a.rows - row0 < kRowTile ? a.rows - row0 : kRowTile;
-        ptx::bulk_prefetch_l2(a.model + row0 * a.ldg, static_cast<unsigned>(n * a.ldg * 2));
-      };
-      for (int i = 0; i < ahead; ++i) prefetch_tile(part + i * parts);
       long long item = 0;
       for (long long t = part; t < tiles; t += parts) {
-        prefetch_tile(t + ahead * parts);
         const int tile = static_cast<int>(t * tile_stride);
         for (int kb = 0; kb < kblocks; ++kb, ++item) {
           const int s = static_cast<int>(item % S);

@@ -4,11 +4,9 @@
 #include "variants/embeddings/filter_gemm.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "harness/runtime/launch.hpp"
-#include "variants/embeddings/policy.hpp"
 
 #if DISTANCIES_HAVE_CUTLASS
 #include "kernels/embeddings/wgmma_filter.cuh"
@@ -19,19 +17,6 @@ namespace distancies {
 #if DISTANCIES_HAVE_CUTLASS
 
 namespace {
-
-// Row tiles the L2 prefetches lead by: the policy's, or DISTANCIES_GEMM_PREFETCH (0 ... 16) to
-// measure others without a rebuild.
-int prefetch_tiles() {
-  static const int tiles = [] {
-    const char* env = std::getenv("DISTANCIES_GEMM_PREFETCH");
-    if (env == nullptr) return policy::Active::FilterScan::kGemmPrefetchTiles;
-    const int v = std::atoi(env);
-    if (v < 0 || v > 16 || std::to_string(v) != env) throw Error(std::string("DISTANCIES_GEMM_PREFETCH must be 0 ... 16, not '") + env + "'");
-    return v;
-  }();
-  return tiles;
-}
 
 template <int kQueries>
 void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
@@ -52,7 +37,7 @@ void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
   // One block an SM (the shared memory), a multiple of the query groups.
   const int parts = std::max(1, device_status().props.multiProcessorCount / f.qgroups);
-  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, prefetch_tiles(), tile_stride, tma_rows,
+  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, tile_stride, tma_rows,
                                                                     tma_queries);
   CUDA_CHECK_LAUNCH();
 }

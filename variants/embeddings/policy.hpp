@@ -76,9 +76,8 @@ struct Sm90 {
     // 8 query tiles (B > 64) on sm_90 with rows of at most 10 chunks (D <= 320): the 8 warps each
     // hold a tile's fragments in registers and share the rows (mma_filter_shared.cuh).
     static constexpr int kSharedChunks = 10;
-    // The wgmma walk (wgmma_filter.cuh): row tiles its L2 prefetches lead the loads by.
-    static constexpr int kGemmPrefetchTiles = 4;
-    // Its thresholds, once seeded, raised by a pass over every kGemmRefineStride-th tile.
+    // The wgmma walk (wgmma_filter.cuh): its thresholds, once seeded, raised by a pass over
+    // every kGemmRefineStride-th 64-row tile.
     static constexpr int kGemmRefineStride = 16;
   };
   // Streaming from pinned host memory (variants/embeddings/stream_policy.hpp): chunk size and
