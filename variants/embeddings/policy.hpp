@@ -78,7 +78,7 @@ struct Sm90 {
     static constexpr int kSharedChunks = 10;
     // The wgmma walk (wgmma_filter.cuh): its thresholds, once seeded, raised by a pass over
     // every kGemmRefineStride-th 64-row tile.
-    static constexpr int kGemmRefineStride = 16;
+    static constexpr int kGemmRefineStride = 32;
   };
   // Streaming from pinned host memory (variants/embeddings/stream_policy.hpp): chunk size and
   // slots from the stream_sweep/* fixtures (docs/scale.md); the share of a GPU memory budget the
