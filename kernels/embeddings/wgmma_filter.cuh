@@ -4,13 +4,13 @@
 // streams 64-row tiles of the model through a ring of 64-column stages (one TMA box a stage).
 // Warpgroups 0 and 1 take alternate row tiles, so that one filters its 64 x kQueries scores while
 // the other multiplies; warpgroup 2 only issues the copies (one thread), its registers handed to
-// the others (setmaxnreg: 232 a consumer thread, for 128 fp32 accumulators at kQueries = 256). The scores stay in registers: each
-// is scaled by its row's 1 / |x| and compared with the lowest threshold of the thread's queries;
-// a thread with a score at or above it offers that tile's scores one by one to their queries
-// (offer(): the exact key compare, an append to the candidate buffer). The scores are never
-// written to memory. The tensor cores read both operands from shared memory (wgmma SS); the
-// rows' 64-column boxes past the row's end are zero-filled by TMA, which pads D = 300 to 320 in
-// shared memory only.
+// the others (setmaxnreg: 232 a consumer thread, for 128 fp32 accumulators at kQueries = 256).
+// The scores stay in registers and are never written to memory: each is scaled by its row's
+// 1 / |x| and compared with its query's threshold as a float; the few that pass go through a
+// small per-thread stack in shared memory to the exact key compare and the append (filter_scan::
+// offer's rule). The tensor cores read both operands from shared memory (wgmma SS); the rows'
+// 64-column boxes past the row's end are zero-filled by TMA, which pads D = 300 to 320 in shared
+// memory only.
 #pragma once
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
