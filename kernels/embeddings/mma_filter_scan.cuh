@@ -292,6 +292,14 @@ __device__ const unsigned long long* stage_keys(const unsigned long long* v, lon
   return staged_keys;
 }
 
+// The K-th best of n >= K keys by their high halves (the score), less `margin`, rounded down
+// (NaN where the key's score is): every thread of the block gets it.
+template <int kThreads>
+__device__ float kth_score_less(const unsigned long long* keys, long long n, int K, float margin) {
+  const unsigned long long kth = kth_largest<kThreads>(stage_keys<kThreads>(keys, n), n, K, 32);
+  return nextafterf(candidate_sim(kth) - margin, -__builtin_huge_valf());
+}
+
 }  // namespace filter_scan
 
 // One block a query: the K-th best key of its sample, lowered by `margin` (twice the error
@@ -302,12 +310,8 @@ template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
     seed_from_sample_kernel(const unsigned long long* cand, long long capacity, long long n, int K, float margin,
                             unsigned* thresholds) {
-  const unsigned long long* v = filter_scan::stage_keys<kThreads>(cand + blockIdx.x * capacity, n);
-  const unsigned long long kth = filter_scan::kth_largest<kThreads>(v, n, K, 32);
-  if (threadIdx.x == 0) {
-    const float seed = nextafterf(filter_scan::candidate_sim(kth) - margin, -__builtin_huge_valf());
-    thresholds[blockIdx.x] = seed == seed ? ordered_bits(seed) : 0u;  // never a NaN seed
-  }
+  const float seed = filter_scan::kth_score_less<kThreads>(cand + blockIdx.x * capacity, n, K, margin);
+  if (threadIdx.x == 0) thresholds[blockIdx.x] = seed == seed ? ordered_bits(seed) : 0u;  // never a NaN seed
 }
 
 // One block a query: the K-th best key that a filter pass over a sample of the model's rows
@@ -321,12 +325,8 @@ __global__ void __launch_bounds__(kThreads)
                        unsigned* thresholds) {
   const long long n = min(static_cast<long long>(counts[blockIdx.x]), capacity);
   if (n < K) return;  // the whole block
-  const unsigned long long* v = filter_scan::stage_keys<kThreads>(cand + blockIdx.x * capacity, n);
-  const unsigned long long kth = filter_scan::kth_largest<kThreads>(v, n, K, 32);
-  if (threadIdx.x == 0) {
-    const float seed = nextafterf(filter_scan::candidate_sim(kth) - margin, -__builtin_huge_valf());
-    if (seed == seed) thresholds[blockIdx.x] = max(thresholds[blockIdx.x], ordered_bits(seed));
-  }
+  const float seed = filter_scan::kth_score_less<kThreads>(cand + blockIdx.x * capacity, n, K, margin);
+  if (threadIdx.x == 0 && seed == seed) thresholds[blockIdx.x] = max(thresholds[blockIdx.x], ordered_bits(seed));
 }
 
 // One block a query: the best K of its candidates, in rank order, as its one slice list

@@ -48,11 +48,9 @@ bool filter_gemm_fits(int ldg, int major, int minor) {
   return major == 9 && minor == 0 && ceil_div(ldg, wgmma_filter::kKBlock) <= wgmma_filter::kMaxKBlocks;
 }
 
-int filter_gemm_block_queries(int nq) { return nq <= 128 ? 128 : 256; }
-
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
-  if (filter_gemm_block_queries(f.nq) == 128)
+  if (f.nq <= 128)  // one block's queries: 128 where they hold the launch, else 256
     launch<128>(f, tile_stride, s);
   else
     launch<256>(f, tile_stride, s);
@@ -61,7 +59,6 @@ void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
 #else  // no CUTLASS headers at configure time: the walk is not built
 
 bool filter_gemm_fits(int, int, int) { return false; }
-int filter_gemm_block_queries(int) { return 0; }
 void filter_gemm_scan(FilterScanArgs, int, cudaStream_t) {
   throw Error("the filtered scan's wgmma walk was not built (no CUTLASS headers at configure time)");
 }

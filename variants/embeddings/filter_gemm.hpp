@@ -12,8 +12,6 @@ namespace distancies {
 // compiled in (CUTLASS present), a 9.0 device (sm_90a code runs there only), rows of at most 320
 // columns.
 bool filter_gemm_fits(int ldg, int major, int minor);
-// Queries a block of the walk serves for a launch of nq queries (128 or 256).
-int filter_gemm_block_queries(int nq);
 // A filter pass of `f` (thresholds set, counts zeroed) through the walk over every tile_stride-th
 // 64-row tile of the model (1: the whole model); f.qgroups is set here.
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s);

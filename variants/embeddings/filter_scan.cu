@@ -219,6 +219,8 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
                            : filter_scan::query_smem(tiles, chunks_of(a.exact.dim)) +
                                  (walk == Walk::Rows ? filter_scan::rows_ring_smem(a.ldg) : filter_scan::ring_smem(units));
   constexpr int kSelect = Policy::kSelectThreads;
+  // What a seed is lowered by: twice the error bound, a little more for the subtraction's rounding.
+  const float margin = 2.0f * a.error_bound * (1.0f + 0x1p-20f);
   for (int q0 = 0; q0 < a.batch; q0 += Policy::kMaxQueries) {
     FilterScanArgs f;
     f.model = static_cast<const __half*>(a.model);
@@ -242,7 +244,7 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
       const std::size_t seed_smem = filter_scan::select_smem(sm.groups * 16);
       allow_dynamic_smem(seed_from_sample_kernel<kSelect>, seed_smem, "seed_from_sample_kernel");
       seed_from_sample_kernel<kSelect><<<f.nq, kSelect, seed_smem, s>>>(
-          a.candidates, a.capacity, sm.groups * 16, a.K, 2.0f * a.error_bound * (1.0f + 0x1p-20f), thresholds);
+          a.candidates, a.capacity, sm.groups * 16, a.K, margin, thresholds);
       CUDA_CHECK_LAUNCH();
     } else {
       CUDA_CHECK(cudaMemsetAsync(thresholds, 0, f.nq * sizeof(unsigned), s));
@@ -256,8 +258,8 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
       filter_gemm_scan(f, refine_stride(), s);
       const std::size_t refine_smem = filter_scan::select_smem(a.capacity);
       allow_dynamic_smem(refine_seed_kernel<kSelect>, refine_smem, "refine_seed_kernel");
-      refine_seed_kernel<kSelect><<<f.nq, kSelect, refine_smem, s>>>(a.candidates, a.capacity, a.counts, a.K,
-                                                                    2.0f * a.error_bound * (1.0f + 0x1p-20f), thresholds);
+      refine_seed_kernel<kSelect><<<f.nq, kSelect, refine_smem, s>>>(a.candidates, a.capacity, a.counts, a.K, margin,
+                                                                    thresholds);
       CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
