@@ -77,8 +77,8 @@ struct Config {
 // all of them; more: the sample that refines the thresholds): the qgroups blocks of a part read
 // the same tiles at about the same time, so each tile comes from DRAM once and from L2 for the
 // others (L2 prefetches ahead of the loads measured no faster). kblocks: 64-column blocks of a
-// row (ceil(ldg / 64) <= kMaxKBlocks). The filter pass only (the
-// sample pass writes every key at its position and runs on another walk).
+// row (ceil(ldg / 64) <= kMaxKBlocks). The filter and refine passes only (the sample pass writes
+// every key at its position and runs on another walk).
 template <int kQueries, class TmaRows, class TmaQueries>
 __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
     wgmma_filter_kernel(FilterScanArgs a, int kblocks, int tile_stride, CUTE_GRID_CONSTANT TmaRows const tma_rows,
