@@ -4,6 +4,7 @@
 #include "variants/embeddings/filter_gemm.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "harness/runtime/launch.hpp"
@@ -18,10 +19,10 @@ namespace distancies {
 
 namespace {
 
-template <int kQueries>
+template <int kQueries, bool kStaged>
 void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   using namespace cute;
-  using C = wgmma_filter::Config<kQueries>;
+  using C = wgmma_filter::Config<kQueries, kStaged>;
   f.qgroups = ceil_div(f.nq, kQueries);
   const int kblocks = ceil_div(f.ldg, wgmma_filter::kKBlock);
   auto model = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.model)), make_shape(f.rows, f.ldg),
@@ -32,7 +33,7 @@ void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
                                 Shape<Int<wgmma_filter::kRowTile>, Int<wgmma_filter::kKBlock>>{});
   auto tma_queries = make_tma_atom(SM90_TMA_LOAD{}, queries, typename C::QueryLayout{}(_, _, 0),
                                    Shape<Int<kQueries>, Int<wgmma_filter::kKBlock>>{});
-  auto* kernel = &wgmma_filter_kernel<kQueries, decltype(tma_rows), decltype(tma_queries)>;
+  auto* kernel = &wgmma_filter_kernel<kQueries, kStaged, decltype(tma_rows), decltype(tma_queries)>;
   const std::size_t smem = sizeof(typename C::Smem);
   allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
   // One block an SM (the shared memory), a multiple of the query groups.
@@ -48,12 +49,27 @@ bool filter_gemm_fits(int ldg, int major, int minor) {
   return major == 9 && minor == 0 && ceil_div(ldg, wgmma_filter::kKBlock) <= wgmma_filter::kMaxKBlocks;
 }
 
+// DISTANCIES_GEMM_APPEND=staged|direct: appends through the warpgroup's shared buffer (the
+// default) or each straight to its list, to measure one against the other without a rebuild.
+namespace {
+bool staged_appends() {
+  static const bool staged = [] {
+    const char* env = std::getenv("DISTANCIES_GEMM_APPEND");
+    if (env == nullptr || std::string(env) == "staged") return true;
+    if (std::string(env) == "direct") return false;
+    throw Error(std::string("DISTANCIES_GEMM_APPEND must be staged or direct, not '") + env + "'");
+  }();
+  return staged;
+}
+}  // namespace
+
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
+  const bool staged = staged_appends();
   if (f.nq <= 128)  // one block's queries: 128 where they hold the launch, else 256
-    launch<128>(f, tile_stride, s);
+    staged ? launch<128, true>(f, tile_stride, s) : launch<128, false>(f, tile_stride, s);
   else
-    launch<256>(f, tile_stride, s);
+    staged ? launch<256, true>(f, tile_stride, s) : launch<256, false>(f, tile_stride, s);
 }
 
 #else  // no CUTLASS headers at configure time: the walk is not built
