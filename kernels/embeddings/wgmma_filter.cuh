@@ -36,18 +36,24 @@ __device__ __forceinline__ float floor_float(unsigned key) {
   return key == ~0u ? __builtin_huge_valf() : key < 0x00800000u ? -__builtin_huge_valf() : from_ordered_bits(key);
 }
 
-// Named barrier `id` over one warpgroup's 128 threads that also says whether any of them passed
-// `p` (bar.red: the memory accesses before it are ordered for all of them, like bar.sync).
+// Named barriers over one warpgroup's 128 threads, reached from code where a warp's threads may
+// have diverged (a thread's rounds, its share of a flush): the warp reconverges first, and the
+// barriers are PTX's non-.aligned forms (bar.sync / bar.red are .aligned: a warp arriving
+// diverged is undefined, and made the walk fail on the full model).
+// warpgroup_any also says whether any of the threads passed `p`; both order the memory accesses
+// before them for all the threads.
 __device__ __forceinline__ bool warpgroup_any(bool p, int id) {
+  __syncwarp();
   unsigned r;
   asm volatile(
-      "{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n bar.red.or.pred q, %2, 128, p;\n selp.u32 %0, 1, 0, q;\n}"
+      "{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n barrier.cta.red.or.pred q, %2, 128, p;\n selp.u32 %0, 1, 0, q;\n}"
       : "=r"(r) : "r"(static_cast<unsigned>(p)), "r"(id) : "memory");
   return r != 0;
 }
-
-// Named barrier `id` over one warpgroup's 128 threads.
-__device__ __forceinline__ void warpgroup_sync(int id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void warpgroup_sync(int id) {
+  __syncwarp();
+  asm volatile("barrier.cta.sync %0, 128;" ::"r"(id) : "memory");
+}
 
 // Everything that follows from kQueries: shared-memory layouts (CuTe's 128-byte swizzled K-major
 // atoms, what wgmma and TMA both read), the MMA (64 x kQueries x 16, fp32 accumulators), the ring
