@@ -36,6 +36,17 @@ __device__ __forceinline__ float floor_float(unsigned key) {
   return key == ~0u ? __builtin_huge_valf() : key < 0x00800000u ? -__builtin_huge_valf() : from_ordered_bits(key);
 }
 
+// A place in the ring of stages: item i of a block is in stage i % S at its (i / S)-th turn, whose
+// parity its barriers' waits name. Kept as a running pair: the 64-bit division it replaces sat
+// between a warpgroup's MMA batches.
+struct Ring {
+  int stage = 0;
+  unsigned phase = 0;
+  __device__ __forceinline__ void advance(int n, int S) {
+    for (stage += n; stage >= S; stage -= S) phase ^= 1u;
+  }
+};
+
 // Named barriers over one warpgroup's 128 threads, reached from code where a warp's threads may
 // have diverged (a thread's rounds, its share of a flush): the warp reconverges first, and the
 // barriers are PTX's non-.aligned forms (bar.sync / bar.red are .aligned: a warp arriving
@@ -107,7 +118,7 @@ struct Config {
 // others (L2 prefetches ahead of the loads measured no faster). kblocks: 64-column blocks of a
 // row (ceil(ldg / 64) <= kMaxKBlocks). The filter and refine passes only (the sample pass writes
 // every key at its position and runs on another walk).
-template <int kQueries, bool kStaged, class TmaRows, class TmaQueries>
+template <int kQueries, bool kStaged, bool kPredicated, class TmaRows, class TmaQueries>
 __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
     wgmma_filter_kernel(FilterScanArgs a, int kblocks, int tile_stride, CUTE_GRID_CONSTANT TmaRows const tma_rows,
                         CUTE_GRID_CONSTANT TmaQueries const tma_queries) {
@@ -157,14 +168,13 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       Tensor mR = tma_rows.get_tma_tensor(make_shape(a.rows, a.ldg));
       Tensor gR = local_tile(mR, Shape<Int<kRowTile>, Int<kKBlock>>{}, make_coord(_, _));  // (64, 64, tile, kb)
       auto [tRg, tRs] = tma_partition(tma_rows, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sR), group_modes<0, 2>(gR));
-      long long item = 0;
+      Ring ring;
       for (long long t = part; t < tiles; t += parts) {
         const int tile = static_cast<int>(t * tile_stride);
-        for (int kb = 0; kb < kblocks; ++kb, ++item) {
-          const int s = static_cast<int>(item % S);
-          Empty::wait(&sm.empty[s], static_cast<uint32_t>((item / S) & 1) ^ 1u);  // first turn: free
-          Full::arrive_and_expect_tx(&sm.full[s], static_cast<uint32_t>(C::kStageBytes));
-          copy(tma_rows.with(sm.full[s]), tRg(_, tile, kb), tRs(_, s));
+        for (int kb = 0; kb < kblocks; ++kb, ring.advance(1, S)) {
+          Empty::wait(&sm.empty[ring.stage], ring.phase ^ 1u);  // first turn: free
+          Full::arrive_and_expect_tx(&sm.full[ring.stage], static_cast<uint32_t>(C::kStageBytes));
+          copy(tma_rows.with(sm.full[ring.stage]), tRg(_, tile, kb), tRs(_, ring.stage));
         }
       }
     }
@@ -206,16 +216,17 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       warpgroup_sync(3 + c);  // and see it empty
     };
 
-    for (long long j = c, t = part + c * parts; t < tiles; j += 2, t += 2 * parts) {
+    Ring ring;
+    ring.advance(c * kblocks, S);  // warpgroup 1 starts at the block's second tile
+    for (long long t = part + c * parts; t < tiles; t += 2 * parts) {
       const long long r0 = t * tile_stride * kRowTile + warp * 16 + g;  // this thread's rows r0 and r0 + 8
       const float inv0 = r0 < a.rows ? __ldg(a.inv_norms + r0) : 0.0f;
       const float inv1 = r0 + 8 < a.rows ? __ldg(a.inv_norms + r0 + 8) : 0.0f;
       mma.accumulate_ = GMMA::ScaleOut::Zero;
       int prev = -1;
-      for (int kb = 0; kb < kblocks; ++kb) {
-        const long long item = j * kblocks + kb;
-        const int s = static_cast<int>(item % S);
-        Full::wait(&sm.full[s], static_cast<uint32_t>((item / S) & 1));
+      for (int kb = 0; kb < kblocks; ++kb, ring.advance(1, S)) {
+        const int s = ring.stage;
+        Full::wait(&sm.full[s], ring.phase);
         warpgroup_fence_operand(acc);
         warpgroup_arrive();
 #pragma unroll
@@ -232,6 +243,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc);
       Empty::arrive(&sm.empty[prev]);
+      ring.advance(kblocks, S);  // past the other warpgroup's tile
 
       // Each score against its query's float floor (one multiply and one compare, the code kept
       // short: a fully unrolled offer() a score made the kernel's code outgrow the instruction
@@ -246,19 +258,28 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
         // across rounds (that spilled).
         float inv[2] = {inv0, inv1};
         asm volatile("" : "+f"(inv[0]), "+f"(inv[1]));
+        // The floors loaded 8 pairs at a time (ahead of the stack's stores, which the compiler
+        // cannot tell apart from them). kPredicated: every score's push a predicated store, no
+        // branch; else one branch for 4 scores (the warp waits on each).
 #pragma unroll
-        for (int jb = 0; jb < kQueries / 8; ++jb) {
-          const float2 f = sm.floor_pairs[4 * jb + t4];
-          bool pass[4];
+        for (int jg = 0; jg < kQueries / 64; ++jg) {
+          float2 f[8];
 #pragma unroll
-          for (int e = 0; e < 4; ++e) pass[e] = !(acc(4 * jb + e) * inv[e >> 1] < ((e & 1) ? f.y : f.x));
-          if (pass[0] || pass[1] || pass[2] || pass[3]) {  // one branch for 4 scores
+          for (int u = 0; u < 8; ++u) f[u] = sm.floor_pairs[4 * (8 * jg + u) + t4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-              if (pass[e]) {
-                if (seen - done < kStack) sm.stack[seen - done][me] = make_float2(acc(4 * jb + e), __int_as_float(4 * jb + e));
-                ++seen;
+          for (int u = 0; u < 8; ++u) {
+            bool pass[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) pass[e] = !(acc(4 * (8 * jg + u) + e) * inv[e >> 1] < ((e & 1) ? f[u].y : f[u].x));
+            if (kPredicated || pass[0] || pass[1] || pass[2] || pass[3]) {
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                const int i = 4 * (8 * jg + u) + e;
+                const unsigned slot = seen - done;
+                if (pass[e] && slot < kStack) sm.stack[slot][me] = make_float2(acc(i), __int_as_float(i));
+                seen += pass[e];
               }
+            }
           }
         }
         // The exact key compare, then every append's atomic at once and the stores after them:

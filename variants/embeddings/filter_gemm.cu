@@ -19,7 +19,7 @@ namespace distancies {
 
 namespace {
 
-template <int kQueries, bool kStaged>
+template <int kQueries, bool kStaged, bool kPredicated>
 void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   using namespace cute;
   using C = wgmma_filter::Config<kQueries, kStaged>;
@@ -33,7 +33,7 @@ void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
                                 Shape<Int<wgmma_filter::kRowTile>, Int<wgmma_filter::kKBlock>>{});
   auto tma_queries = make_tma_atom(SM90_TMA_LOAD{}, queries, typename C::QueryLayout{}(_, _, 0),
                                    Shape<Int<kQueries>, Int<wgmma_filter::kKBlock>>{});
-  auto* kernel = &wgmma_filter_kernel<kQueries, kStaged, decltype(tma_rows), decltype(tma_queries)>;
+  auto* kernel = &wgmma_filter_kernel<kQueries, kStaged, kPredicated, decltype(tma_rows), decltype(tma_queries)>;
   const std::size_t smem = sizeof(typename C::Smem);
   allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
   // One block an SM (the shared memory), a multiple of the query groups.
@@ -61,15 +61,33 @@ bool staged_appends() {
   }();
   return staged;
 }
+// DISTANCIES_GEMM_COMPARE=branch|predicated: the epilogue's push of a passing score behind a
+// branch a 4 scores (the default) or predicated, to measure.
+bool predicated_compare() {
+  static const bool predicated = [] {
+    const char* env = std::getenv("DISTANCIES_GEMM_COMPARE");
+    if (env == nullptr || std::string(env) == "branch") return false;
+    if (std::string(env) == "predicated") return true;
+    throw Error(std::string("DISTANCIES_GEMM_COMPARE must be branch or predicated, not '") + env + "'");
+  }();
+  return predicated;
+}
+template <int kQueries>
+void launch_for(FilterScanArgs f, int tile_stride, cudaStream_t s) {
+  const bool staged = staged_appends(), predicated = predicated_compare();
+  if (staged)
+    predicated ? launch<kQueries, true, true>(f, tile_stride, s) : launch<kQueries, true, false>(f, tile_stride, s);
+  else
+    predicated ? launch<kQueries, false, true>(f, tile_stride, s) : launch<kQueries, false, false>(f, tile_stride, s);
+}
 }  // namespace
 
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
-  const bool staged = staged_appends();
   if (f.nq <= 128)  // one block's queries: 128 where they hold the launch, else 256
-    staged ? launch<128, true>(f, tile_stride, s) : launch<128, false>(f, tile_stride, s);
+    launch_for<128>(f, tile_stride, s);
   else
-    staged ? launch<256, true>(f, tile_stride, s) : launch<256, false>(f, tile_stride, s);
+    launch_for<256>(f, tile_stride, s);
 }
 
 #else  // no CUTLASS headers at configure time: the walk is not built
