@@ -28,7 +28,6 @@ constexpr int kMaxKBlocks = 5;  // the queries' resident columns: rows of at mos
 constexpr int kThreads = 384;   // two consumer warpgroups and a producer warpgroup
 constexpr std::size_t kSmemLimit = 227 * 1024;
 constexpr int kStack = 4;       // passing scores a consumer thread collects per round (shared memory)
-constexpr int kBuffer = 384;    // staged appends a consumer warpgroup holds before it flushes them
 
 // A threshold key as the float no score below which can reach it (score_key's order is the
 // float order): keys of negative NaNs let everything through, ~0u (no query) nothing.
@@ -47,40 +46,16 @@ struct Ring {
   }
 };
 
-// Named barriers over one warpgroup's 128 threads, reached from code where a warp's threads may
-// have diverged (a thread's rounds, its share of a flush): the warp reconverges first, and the
-// barriers are PTX's non-.aligned forms (bar.sync / bar.red are .aligned: a warp arriving
-// diverged is undefined, and made the walk fail on the full model).
-// warpgroup_any also says whether any of the threads passed `p`; both order the memory accesses
-// before them for all the threads.
-__device__ __forceinline__ bool warpgroup_any(bool p, int id) {
-  __syncwarp();
-  unsigned r;
-  asm volatile(
-      "{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n barrier.cta.red.or.pred q, %2, 128, p;\n selp.u32 %0, 1, 0, q;\n}"
-      : "=r"(r) : "r"(static_cast<unsigned>(p)), "r"(id) : "memory");
-  return r != 0;
-}
-__device__ __forceinline__ void warpgroup_sync(int id) {
-  __syncwarp();
-  asm volatile("barrier.cta.sync %0, 128;" ::"r"(id) : "memory");
-}
-
 // Everything that follows from kQueries: shared-memory layouts (CuTe's 128-byte swizzled K-major
 // atoms, what wgmma and TMA both read), the MMA (64 x kQueries x 16, fp32 accumulators), the ring
-// depth that fills the shared memory, and the shared storage. kStaged: appends collect in a
-// shared buffer a warpgroup flushes to the candidate lists now and then (one atomic round trip for
-// hundreds of candidates) instead of one global atomic round trip a tile; the buffer costs a ring
-// stage where the queries take 160 KB.
-template <int kQueries, bool kStaged>
+// depth that fills the shared memory, and the shared storage.
+template <int kQueries>
 struct Config {
   static constexpr std::size_t kQueryBytes = std::size_t(kQueries) * kKBlock * kMaxKBlocks * 2;
   static constexpr std::size_t kStageBytes = std::size_t(kRowTile) * kKBlock * 2;
-  static constexpr int kBuffered = kStaged ? kBuffer : 1;
   // The epilogue's shared memory: the queries' keys and float floors, each consumer thread's
-  // stack of kStack passing scores, the staged appends, the barriers (rounded up).
-  static constexpr std::size_t kEpilogueBytes =
-      std::size_t(kQueries) * 8 + kStack * 256 * 8 + (kStaged ? 2 * kBuffer * 10 : 0) + 1024;
+  // stack of kStack passing scores, the barriers (rounded up).
+  static constexpr std::size_t kEpilogueBytes = std::size_t(kQueries) * 8 + kStack * 256 * 8 + 1024;
   static constexpr int kStages = static_cast<int>((kSmemLimit - kQueryBytes - kEpilogueBytes) / kStageBytes);
   static_assert(kStages >= 4, "the ring must hold more than a row tile's columns");
   using QueryLayout = decltype(cute::tile_to_shape(
@@ -102,9 +77,6 @@ struct Config {
     unsigned floors[kQueries];          // the block's queries' thresholds (~0u past the batch)
     float2 floor_pairs[kQueries / 2];   // as floats: a score below its query's never reaches it
     float2 stack[kStack][256];          // [slot][consumer thread]: (score, accumulator index)
-    unsigned long long staged[2][kBuffered];  // [consumer warpgroup]: appends not yet flushed
-    unsigned short staged_query[2][kBuffered];  // their queries in the block's group
-    unsigned staged_count[2];
   };
   static_assert(sizeof(Smem) <= kSmemLimit, "the block's shared memory");
 };
@@ -118,7 +90,7 @@ struct Config {
 // others (L2 prefetches ahead of the loads measured no faster). kblocks: 64-column blocks of a
 // row (ceil(ldg / 64) <= kMaxKBlocks). The filter and refine passes only (the sample pass writes
 // every key at its position and runs on another walk).
-template <int kQueries, bool kStaged, bool kPredicated, class TmaRows, class TmaQueries>
+template <int kQueries, int kGroup, class TmaRows, class TmaQueries>
 __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
     wgmma_filter_kernel(FilterScanArgs a, int kblocks, int tile_stride, CUTE_GRID_CONSTANT TmaRows const tma_rows,
                         CUTE_GRID_CONSTANT TmaQueries const tma_queries) {
@@ -127,7 +99,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
 #elif defined(__CUDA_ARCH__)
   using namespace cute;
   using namespace wgmma_filter;
-  using C = Config<kQueries, kStaged>;
+  using C = Config<kQueries>;
   using Full = cutlass::arch::ClusterTransactionBarrier;
   using Empty = cutlass::arch::ClusterBarrier;
   constexpr int S = C::kStages;
@@ -149,7 +121,6 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) Full::init(&sm.full[s], 1), Empty::init(&sm.empty[s], 128);
     Full::init(&sm.queries_full, 1);
-    sm.staged_count[0] = sm.staged_count[1] = 0;
     cutlass::arch::fence_barrier_init();
   }
   __syncthreads();
@@ -193,29 +164,6 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
     const int me = threadIdx.x;  // 0 ... 255: a consumer thread
     Full::wait(&sm.queries_full, 0);
 
-    // The warpgroup's staged appends to the candidate lists, kFlushBatch atomics of a thread in
-    // flight at once; every thread of the warpgroup calls it (after a barrier over the appends).
-    auto flush = [&](int q0) {
-      constexpr int kFlushBatch = 4;
-      const unsigned n = min(sm.staged_count[c], static_cast<unsigned>(kBuffer));
-      for (unsigned base = me % 128; base < n; base += kFlushBatch * 128) {
-        unsigned at[kFlushBatch];
-        int query[kFlushBatch];
-#pragma unroll
-        for (int e = 0; e < kFlushBatch; ++e) {
-          const unsigned i = base + e * 128;
-          at[e] = ~0u;
-          if (i < n) query[e] = q0 + sm.staged_query[c][i], at[e] = atomicAdd(a.counts + query[e], 1u);
-        }
-#pragma unroll
-        for (int e = 0; e < kFlushBatch; ++e)
-          if (at[e] < a.capacity) a.cand[static_cast<long long>(query[e]) * a.capacity + at[e]] = sm.staged[c][base + e * 128];
-      }
-      warpgroup_sync(3 + c);  // all have read the buffer
-      if (me % 128 == 0) sm.staged_count[c] = 0;
-      warpgroup_sync(3 + c);  // and see it empty
-    };
-
     Ring ring;
     ring.advance(c * kblocks, S);  // warpgroup 1 starts at the block's second tile
     for (long long t = part + c * parts; t < tiles; t += 2 * parts) {
@@ -250,7 +198,6 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       // cache). Those that pass go to the thread's stack, kStack a round, and are offered from
       // there (the exact key compare, the append); more than kStack: another round, for the next.
       const int q0 = qgroup * kQueries;
-      bool half_full = false;  // this thread staged an append in the buffer's upper half
       unsigned done = 0, seen;
       do {
         seen = 0;
@@ -258,22 +205,26 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
         // across rounds (that spilled).
         float inv[2] = {inv0, inv1};
         asm volatile("" : "+f"(inv[0]), "+f"(inv[1]));
-        // The floors loaded 8 pairs at a time (ahead of the stack's stores, which the compiler
-        // cannot tell apart from them). kPredicated: every score's push a predicated store, no
-        // branch; else one branch for 4 scores (the warp waits on each).
+        // The floors loaded 8 pairs at a time, ahead of the stack's stores (which the compiler
+        // cannot tell apart from them: loaded one pair before each branch, every branch waited on
+        // its load); one branch for 4 scores (predicated pushes without it measured slower).
 #pragma unroll
         for (int jg = 0; jg < kQueries / 64; ++jg) {
           float2 f[8];
 #pragma unroll
           for (int u = 0; u < 8; ++u) f[u] = sm.floor_pairs[4 * (8 * jg + u) + t4];
 #pragma unroll
-          for (int u = 0; u < 8; ++u) {
-            bool pass[4];
+          for (int u = 0; u < 8; u += kGroup / 4) {
+            bool pass[kGroup], any = false;
 #pragma unroll
-            for (int e = 0; e < 4; ++e) pass[e] = !(acc(4 * (8 * jg + u) + e) * inv[e >> 1] < ((e & 1) ? f[u].y : f[u].x));
-            if (kPredicated || pass[0] || pass[1] || pass[2] || pass[3]) {
+            for (int e = 0; e < kGroup; ++e) {
+              const float2 fu = f[u + e / 4];
+              pass[e] = !(acc(4 * (8 * jg + u) + e) * inv[(e >> 1) & 1] < ((e & 1) ? fu.y : fu.x));
+              any |= pass[e];
+            }
+            if (any) {
 #pragma unroll
-              for (int e = 0; e < 4; ++e) {
+              for (int e = 0; e < kGroup; ++e) {
                 const int i = 4 * (8 * jg + u) + e;
                 const unsigned slot = seen - done;
                 if (pass[e] && slot < kStack) sm.stack[slot][me] = make_float2(acc(i), __int_as_float(i));
@@ -298,18 +249,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
             const unsigned k = filter_scan::score_key(v.x, h ? inv1 : inv0);
             query[e] = q0 + col;
             key[e] = filter_scan::candidate_key(k, static_cast<int>(row));
-            if (row < a.rows && k >= sm.floors[col]) {
-              if constexpr (kStaged) {
-                const unsigned p = atomicAdd(&sm.staged_count[c], 1u);  // shared: no round trip to L2
-                half_full |= p >= kBuffer / 2;
-                if (p < kBuffer)
-                  sm.staged[c][p] = key[e], sm.staged_query[c][p] = static_cast<unsigned short>(col);
-                else
-                  at[e] = atomicAdd(a.counts + query[e], 1u);  // the buffer is full: straight to the list
-              } else {
-                at[e] = atomicAdd(a.counts + query[e], 1u);
-              }
-            }
+            if (row < a.rows && k >= sm.floors[col]) at[e] = atomicAdd(a.counts + query[e], 1u);
           }
         }
 #pragma unroll
@@ -317,12 +257,6 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
           if (at[e] < a.capacity) a.cand[static_cast<long long>(query[e]) * a.capacity + at[e]] = key[e];
         done += kStack;
       } while (seen > done);
-      if constexpr (kStaged)
-        if (warpgroup_any(half_full, 1 + c)) flush(q0);
-    }
-    if constexpr (kStaged) {
-      warpgroup_sync(3 + c);  // the last tiles' appends are in the buffer
-      flush(qgroup * kQueries);
     }
   }
 #endif

@@ -19,10 +19,10 @@ namespace distancies {
 
 namespace {
 
-template <int kQueries, bool kStaged, bool kPredicated>
+template <int kQueries, int kGroup>
 void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   using namespace cute;
-  using C = wgmma_filter::Config<kQueries, kStaged>;
+  using C = wgmma_filter::Config<kQueries>;
   f.qgroups = ceil_div(f.nq, kQueries);
   const int kblocks = ceil_div(f.ldg, wgmma_filter::kKBlock);
   auto model = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.model)), make_shape(f.rows, f.ldg),
@@ -33,7 +33,7 @@ void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
                                 Shape<Int<wgmma_filter::kRowTile>, Int<wgmma_filter::kKBlock>>{});
   auto tma_queries = make_tma_atom(SM90_TMA_LOAD{}, queries, typename C::QueryLayout{}(_, _, 0),
                                    Shape<Int<kQueries>, Int<wgmma_filter::kKBlock>>{});
-  auto* kernel = &wgmma_filter_kernel<kQueries, kStaged, kPredicated, decltype(tma_rows), decltype(tma_queries)>;
+  auto* kernel = &wgmma_filter_kernel<kQueries, kGroup, decltype(tma_rows), decltype(tma_queries)>;
   const std::size_t smem = sizeof(typename C::Smem);
   allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
   // One block an SM (the shared memory), a multiple of the query groups.
@@ -49,45 +49,13 @@ bool filter_gemm_fits(int ldg, int major, int minor) {
   return major == 9 && minor == 0 && ceil_div(ldg, wgmma_filter::kKBlock) <= wgmma_filter::kMaxKBlocks;
 }
 
-// DISTANCIES_GEMM_APPEND=staged|direct: appends through the warpgroup's shared buffer (the
-// default) or each straight to its list, to measure one against the other without a rebuild.
-namespace {
-bool staged_appends() {
-  static const bool staged = [] {
-    const char* env = std::getenv("DISTANCIES_GEMM_APPEND");
-    if (env == nullptr || std::string(env) == "staged") return true;
-    if (std::string(env) == "direct") return false;
-    throw Error(std::string("DISTANCIES_GEMM_APPEND must be staged or direct, not '") + env + "'");
-  }();
-  return staged;
-}
-// DISTANCIES_GEMM_COMPARE=branch|predicated: the epilogue's push of a passing score behind a
-// branch a 4 scores (the default) or predicated, to measure.
-bool predicated_compare() {
-  static const bool predicated = [] {
-    const char* env = std::getenv("DISTANCIES_GEMM_COMPARE");
-    if (env == nullptr || std::string(env) == "branch") return false;
-    if (std::string(env) == "predicated") return true;
-    throw Error(std::string("DISTANCIES_GEMM_COMPARE must be branch or predicated, not '") + env + "'");
-  }();
-  return predicated;
-}
-template <int kQueries>
-void launch_for(FilterScanArgs f, int tile_stride, cudaStream_t s) {
-  const bool staged = staged_appends(), predicated = predicated_compare();
-  if (staged)
-    predicated ? launch<kQueries, true, true>(f, tile_stride, s) : launch<kQueries, true, false>(f, tile_stride, s);
-  else
-    predicated ? launch<kQueries, false, true>(f, tile_stride, s) : launch<kQueries, false, false>(f, tile_stride, s);
-}
-}  // namespace
-
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
+  static const bool eight = std::getenv("DISTANCIES_GEMM_GROUP") != nullptr && std::string(std::getenv("DISTANCIES_GEMM_GROUP")) == "8";
   if (f.nq <= 128)  // one block's queries: 128 where they hold the launch, else 256
-    launch_for<128>(f, tile_stride, s);
+    eight ? launch<128, 8>(f, tile_stride, s) : launch<128, 4>(f, tile_stride, s);
   else
-    launch_for<256>(f, tile_stride, s);
+    eight ? launch<256, 8>(f, tile_stride, s) : launch<256, 4>(f, tile_stride, s);
 }
 
 #else  // no CUTLASS headers at configure time: the walk is not built
