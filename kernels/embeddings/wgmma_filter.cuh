@@ -28,6 +28,7 @@ constexpr int kMaxKBlocks = 5;  // the queries' resident columns: rows of at mos
 constexpr int kThreads = 384;   // two consumer warpgroups and a producer warpgroup
 constexpr std::size_t kSmemLimit = 227 * 1024;
 constexpr int kStack = 4;       // passing scores a consumer thread collects per round (shared memory)
+constexpr int kGroup = 4;       // scores behind one branch of the epilogue (8 measured slower)
 
 // A threshold key as the float no score below which can reach it (score_key's order is the
 // float order): keys of negative NaNs let everything through, ~0u (no query) nothing.
@@ -90,7 +91,7 @@ struct Config {
 // others (L2 prefetches ahead of the loads measured no faster). kblocks: 64-column blocks of a
 // row (ceil(ldg / 64) <= kMaxKBlocks). The filter and refine passes only (the sample pass writes
 // every key at its position and runs on another walk).
-template <int kQueries, int kGroup, class TmaRows, class TmaQueries>
+template <int kQueries, class TmaRows, class TmaQueries>
 __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
     wgmma_filter_kernel(FilterScanArgs a, int kblocks, int tile_stride, CUTE_GRID_CONSTANT TmaRows const tma_rows,
                         CUTE_GRID_CONSTANT TmaQueries const tma_queries) {
@@ -207,7 +208,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
         asm volatile("" : "+f"(inv[0]), "+f"(inv[1]));
         // The floors loaded 8 pairs at a time, ahead of the stack's stores (which the compiler
         // cannot tell apart from them: loaded one pair before each branch, every branch waited on
-        // its load); one branch for 4 scores (predicated pushes without it measured slower).
+        // its load); one branch for kGroup scores (predicated pushes without it measured slower).
 #pragma unroll
         for (int jg = 0; jg < kQueries / 64; ++jg) {
           float2 f[8];

@@ -4,7 +4,6 @@
 #include "variants/embeddings/filter_gemm.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "harness/runtime/launch.hpp"
@@ -19,7 +18,7 @@ namespace distancies {
 
 namespace {
 
-template <int kQueries, int kGroup>
+template <int kQueries>
 void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   using namespace cute;
   using C = wgmma_filter::Config<kQueries>;
@@ -33,7 +32,7 @@ void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
                                 Shape<Int<wgmma_filter::kRowTile>, Int<wgmma_filter::kKBlock>>{});
   auto tma_queries = make_tma_atom(SM90_TMA_LOAD{}, queries, typename C::QueryLayout{}(_, _, 0),
                                    Shape<Int<kQueries>, Int<wgmma_filter::kKBlock>>{});
-  auto* kernel = &wgmma_filter_kernel<kQueries, kGroup, decltype(tma_rows), decltype(tma_queries)>;
+  auto* kernel = &wgmma_filter_kernel<kQueries, decltype(tma_rows), decltype(tma_queries)>;
   const std::size_t smem = sizeof(typename C::Smem);
   allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
   // One block an SM (the shared memory), a multiple of the query groups.
@@ -51,11 +50,10 @@ bool filter_gemm_fits(int ldg, int major, int minor) {
 
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
-  static const bool eight = std::getenv("DISTANCIES_GEMM_GROUP") != nullptr && std::string(std::getenv("DISTANCIES_GEMM_GROUP")) == "8";
   if (f.nq <= 128)  // one block's queries: 128 where they hold the launch, else 256
-    eight ? launch<128, 8>(f, tile_stride, s) : launch<128, 4>(f, tile_stride, s);
+    launch<128>(f, tile_stride, s);
   else
-    eight ? launch<256, 8>(f, tile_stride, s) : launch<256, 4>(f, tile_stride, s);
+    launch<256>(f, tile_stride, s);
 }
 
 #else  // no CUTLASS headers at configure time: the walk is not built
