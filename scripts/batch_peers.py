@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from peer_torch import load_native
-from atomic_write import write_json, write_text  # noqa: E402  (scripts/atomic_write.py)
+import atomic_write  # noqa: E402  (scripts/atomic_write.py)
 
 QUERY_STRIDE = 104729
 CHECKED = 32            # queries of each batch compared with the oracle
@@ -170,7 +170,8 @@ def write_json(path, context, benchmarks, prog):
     doc = {"context": {k: (v if isinstance(v, str) else json.dumps(v)) for k, v in context.items()},
            "benchmarks": benchmarks}
     try:
-        write_json(path, doc, indent=1, allow_nan=True)
+        # atomic_write's, not this function (the same name once made this call itself)
+        atomic_write.write_json(path, doc, indent=1, allow_nan=True)
     except OSError as e:
         raise SystemExit(f"{prog}: {path}: {e.strerror}")
 

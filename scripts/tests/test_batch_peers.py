@@ -1,6 +1,7 @@
 """The CPU parts of the batch peers (scripts/batch_peers.py, peer_torch_batch.py, peer_faiss.py,
 faiss_bundle.py): query rule, checked positions, fp64 oracle, native loading, JSON shape, errors."""
 import importlib.util
+import json
 import os
 import struct
 import subprocess
@@ -209,3 +210,12 @@ def test_load_model_and_oracle_checks_k(tmp_path):
     norms, vectors, normalised, oracle = bp.load_model_and_oracle(argparse.Namespace(model=path, k=2), [1], "peer_x")
     assert vectors.shape == (3, 3) and not normalised and np.allclose(norms, [5, 1, 1])
     assert isinstance(oracle, bp.Oracle)
+
+
+def test_write_json_writes_the_document(tmp_path):
+    # It once called itself (a name imported from atomic_write and then redefined) and wrote nothing.
+    out = tmp_path / "peers.json"
+    bp.write_json(out, {"device": "x", "n": 3}, [{"name": "peer/a/batch:1", "real_time": 1.5}], "test")
+    doc = json.loads(out.read_text())
+    assert doc["context"] == {"device": "x", "n": "3"}
+    assert doc["benchmarks"][0]["real_time"] == 1.5
