@@ -348,9 +348,16 @@ __global__ void __launch_bounds__(kThreads)
   const unsigned long long kth = n > K ? filter_scan::kth_largest<kThreads>(v, n, K, 0) : 0ull;
   __syncthreads();
   for (long long i = threadIdx.x; i < n; i += kThreads)
-    if (v[i] >= kth) best[atomicAdd(&taken, 1)] = v[i];
+    if (v[i] >= kth) {
+      const int at = atomicAdd(&taken, 1);
+      if (at < K) best[at] = v[i];
+    }
   __syncthreads();
-  const int m = taken;  // min(n, K): the keys are distinct
+  // min(n, K): the keys are distinct. Were they not (a row appended twice), more than K would
+  // reach the K-th: the list keeps K of them and the query goes to the exact fallback, rather than
+  // writing past best[].
+  const int m = min(taken, K);
+  if (threadIdx.x == 0 && taken > K) status[blockIdx.x] = 1;
   float* s = out.s + static_cast<long long>(blockIdx.x) * K;
   int* r = out.r + static_cast<long long>(blockIdx.x) * K;
   for (int e = threadIdx.x; e < K; e += kThreads) {
