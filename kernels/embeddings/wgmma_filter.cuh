@@ -17,6 +17,7 @@
 #include <cutlass/arch/reg_reconfig.h>
 
 #include "kernels/embeddings/mma_filter_scan.cuh"
+#include "kernels/embeddings/stage_ring.hpp"
 
 namespace distancies {
 
@@ -35,17 +36,6 @@ constexpr int kGroup = 4;       // scores behind one branch of the epilogue (8 m
 __device__ __forceinline__ float floor_float(unsigned key) {
   return key == ~0u ? __builtin_huge_valf() : key < 0x00800000u ? -__builtin_huge_valf() : from_ordered_bits(key);
 }
-
-// A place in the ring of stages: item i of a block is in stage i % S at its (i / S)-th turn, whose
-// parity its barriers' waits name. Kept as a running pair: the 64-bit division it replaces sat
-// between a warpgroup's MMA batches.
-struct Ring {
-  int stage = 0;
-  unsigned phase = 0;
-  __device__ __forceinline__ void advance(int n, int S) {
-    for (stage += n; stage >= S; stage -= S) phase ^= 1u;
-  }
-};
 
 // Everything that follows from kQueries: shared-memory layouts (CuTe's 128-byte swizzled K-major
 // atoms, what wgmma and TMA both read), the MMA (64 x kQueries x 16, fp32 accumulators), the ring
@@ -140,7 +130,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       Tensor mR = tma_rows.get_tma_tensor(make_shape(a.rows, a.ldg));
       Tensor gR = local_tile(mR, Shape<Int<kRowTile>, Int<kKBlock>>{}, make_coord(_, _));  // (64, 64, tile, kb)
       auto [tRg, tRs] = tma_partition(tma_rows, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sR), group_modes<0, 2>(gR));
-      Ring ring;
+      StageRing ring;
       for (long long t = part; t < tiles; t += parts) {
         const int tile = static_cast<int>(t * tile_stride);
         for (int kb = 0; kb < kblocks; ++kb, ring.advance(1, S)) {
@@ -165,7 +155,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
     const int me = threadIdx.x;  // 0 ... 255: a consumer thread
     Full::wait(&sm.queries_full, 0);
 
-    Ring ring;
+    StageRing ring;
     ring.advance(c * kblocks, S);  // warpgroup 1 starts at the block's second tile
     for (long long t = part + c * parts; t < tiles; t += 2 * parts) {
       const long long r0 = t * tile_stride * kRowTile + warp * 16 + g;  // this thread's rows r0 and r0 + 8
