@@ -228,8 +228,8 @@ TEST(BatchSearch, FilteredScanGemmWalkMatchesOracle) {
                         {{9001, 50, 0, 0, 0}, 513, 16},
                         {{7777, 320, 0, 0, 0}, 129, 10},
                         {{70001, 300, 0, 0, 0}, 1024, 10},
-                        // Too few rows to seed: every score is a candidate, so each tile's
-                        // appends overflow the warpgroup's staged buffer into the direct path.
+                        // Too few rows to seed: every score is a candidate, so a thread's
+                        // appends take many rounds of its stack every tile.
                         {{2003, 100, 0, 0, 0}, 200, 10}};
   for (const Case& c : cases) {
     const std::uint32_t seed = fresh_seed();

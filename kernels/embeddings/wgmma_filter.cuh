@@ -29,7 +29,6 @@ constexpr int kMaxKBlocks = 5;  // the queries' resident columns: rows of at mos
 constexpr int kThreads = 384;   // two consumer warpgroups and a producer warpgroup
 constexpr std::size_t kSmemLimit = 227 * 1024;
 constexpr int kStack = 4;       // passing scores a consumer thread collects per round (shared memory)
-constexpr int kGroup = 4;       // scores behind one branch of the epilogue (8 measured slower)
 
 // A threshold key as the float no score below which can reach it (score_key's order is the
 // float order): keys of negative NaNs let everything through, ~0u (no query) nothing.
@@ -198,27 +197,27 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
         asm volatile("" : "+f"(inv[0]), "+f"(inv[1]));
         // The floors loaded 8 pairs at a time, ahead of the stack's stores (which the compiler
         // cannot tell apart from them: loaded one pair before each branch, every branch waited on
-        // its load); one branch for kGroup scores (predicated pushes without it measured slower).
+        // its load); one branch for 4 scores (predicated pushes without it, or a branch for 8,
+        // measured slower).
 #pragma unroll
         for (int jg = 0; jg < kQueries / 64; ++jg) {
           float2 f[8];
 #pragma unroll
           for (int u = 0; u < 8; ++u) f[u] = sm.floor_pairs[4 * (8 * jg + u) + t4];
 #pragma unroll
-          for (int u = 0; u < 8; u += kGroup / 4) {
-            bool pass[kGroup], any = false;
+          for (int u = 0; u < 8; ++u) {
+            const int i0 = 4 * (8 * jg + u);  // the 4 scores of query pair 8 jg + u, rows r0 and r0 + 8
+            bool pass[4], any = false;
 #pragma unroll
-            for (int e = 0; e < kGroup; ++e) {
-              const float2 fu = f[u + e / 4];
-              pass[e] = !(acc(4 * (8 * jg + u) + e) * inv[(e >> 1) & 1] < ((e & 1) ? fu.y : fu.x));
+            for (int e = 0; e < 4; ++e) {
+              pass[e] = !(acc(i0 + e) * inv[e >> 1] < ((e & 1) ? f[u].y : f[u].x));
               any |= pass[e];
             }
             if (any) {
 #pragma unroll
-              for (int e = 0; e < kGroup; ++e) {
-                const int i = 4 * (8 * jg + u) + e;
+              for (int e = 0; e < 4; ++e) {
                 const unsigned slot = seen - done;
-                if (pass[e] && slot < kStack) sm.stack[slot][me] = make_float2(acc(i), __int_as_float(i));
+                if (pass[e] && slot < kStack) sm.stack[slot][me] = make_float2(acc(i0 + e), __int_as_float(i0 + e));
                 seen += pass[e];
               }
             }
