@@ -41,3 +41,48 @@ def test_missing_model_is_one_error_line(tmp_path):
     r = subprocess.run([sys.executable, SCRIPT, "--model", str(tmp_path / "absent.bin")], capture_output=True, text=True)
     assert r.returncode != 0
     assert r.stderr.strip().count("\n") == 0 and "cannot read" in r.stderr
+
+
+sys.path.insert(0, os.path.dirname(HERE))
+import eight_bit_certification as ebc  # noqa: E402
+
+
+@pytest.mark.parametrize("dim", [7, 50, 300])
+def test_batch_bounds_hold(dim):
+    # Random rows with a zero row, a one-spike row and rows of very different norms; queries
+    # normalised in fp32 as the kernels would have them: every |exact - approx| within its bound.
+    rng = np.random.default_rng(dim)
+    x = rng.standard_normal((400, dim)).astype(np.float32)
+    x[3] = 0
+    x[4] = 0
+    x[4, 0] = 1e-3
+    x[5:50] *= np.float32(1e-4)
+    x[50:60] *= np.float32(1e4)
+    norm = np.sqrt((x.astype(np.float64) ** 2).sum(axis=1))
+    safe = np.where(norm > 0, norm, 1.0)
+    c8, sc8 = ebc.int8_codes(x)
+    e8, se8 = ebc.e4m3_codes(x)
+    dec = e8 * se8[:, None]
+    for _ in range(20):
+        q = rng.standard_normal(dim)
+        qh = (q / np.linalg.norm(q)).astype(np.float32)
+        exact = x.astype(np.float64) @ qh.astype(np.float64) / safe
+        a8, E8 = ebc.batch_int8_keys(qh, c8, sc8, np.abs(c8).sum(axis=1), safe, dim)
+        assert np.all(np.abs(exact - a8) <= E8)
+        af, Ef = ebc.batch_e4m3_keys(qh, dec, se8, np.sqrt((dec ** 2).sum(axis=1)), np.abs(dec).sum(axis=1), safe, dim)
+        assert np.all(np.abs(exact - af) <= Ef)
+        # the int8 bound is the tighter on rows of one scale: most of e4m3's is its mantissa
+        assert np.median(E8[60:]) < np.median(Ef[60:])
+
+
+def test_batch_section_in_the_json(tmp_path):
+    model, out = tmp_path / "m.bin", tmp_path / "out.json"
+    write_w2v(model)
+    subprocess.run([sys.executable, SCRIPT, "--model", str(model), "--queries", "40", "--out", str(out)], check=True,
+                   capture_output=True)
+    b = json.loads(out.read_text())["batch_tensor_core"]
+    for k in ("k11", "k100"):
+        assert 0.0 <= b["certified_fraction"]["e4m3"][k] <= b["certified_fraction"]["int8"][k] <= 1.0
+    assert 0 < b["bound_median"]["int8"] < b["bound_median"]["e4m3"]
+    for c in ("int8", "e4m3", "fp16_reference"):
+        assert 64 <= b["candidates_K64"][c]["median"] <= b["candidates_K64"][c]["max"] <= 2000
