@@ -56,23 +56,37 @@ def load_w2v(path):
     return vecs
 
 
-def int8_copy(x):
+def int8_codes(x):
+    """Per-row int8 codes (float64) and scales of rows x, s = max |x| / 127 (the copy's rule)."""
     m = np.abs(x).max(axis=1).astype(np.float32)
     s = (m / np.float32(127)).astype(np.float32)
     safe = np.where(s > 0, s, 1).astype(np.float32)
     codes = np.clip(np.rint(x / safe[:, None]), -127, 127)
     codes[s == 0] = 0
-    return codes.astype(np.float64) * s.astype(np.float64)[:, None], s.astype(np.float64)
+    return codes.astype(np.float64), s.astype(np.float64)
 
 
-def e4m3_copy(x):
+def e4m3_codes(x):
+    """Per-row e4m3 values (float64, before the scale) and scales, s = max |x| / 448."""
     import ml_dtypes
     m = np.abs(x).max(axis=1).astype(np.float32)
     s = (m / np.float32(448)).astype(np.float32)
     safe = np.where(s > 0, s, 1).astype(np.float32)
     y = (x / safe[:, None]).astype(ml_dtypes.float8_e4m3fn).astype(np.float64)
     y[s == 0] = 0
-    return y * s.astype(np.float64)[:, None], s.astype(np.float64)
+    return y, s.astype(np.float64)
+
+
+def int8_copy(x):
+    """The decoded int8 copy s c (float64) and its scales."""
+    codes, s = int8_codes(x)
+    return codes * s[:, None], s
+
+
+def e4m3_copy(x):
+    """The decoded e4m3 copy s e (float64) and its scales."""
+    values, s = e4m3_codes(x)
+    return values * s[:, None], s
 
 
 def split_query(q):
@@ -101,27 +115,6 @@ def bound_int8(dim, q, qn):
 def bound_e4m3(dim):
     u = 2.0 ** -4
     return (u * (1 + gamma(dim)) + 2 * gamma(dim) * (1 + u) + 16 * EPS) * (1 + 1e-6)
-
-
-def int8_codes(x):
-    """Per-row int8 codes (float64) and scales of rows x, s = max |x| / 127 (the copy's rule)."""
-    m = np.abs(x).max(axis=1).astype(np.float32)
-    s = (m / np.float32(127)).astype(np.float32)
-    safe = np.where(s > 0, s, 1).astype(np.float32)
-    codes = np.clip(np.rint(x / safe[:, None]), -127, 127)
-    codes[s == 0] = 0
-    return codes.astype(np.float64), s.astype(np.float64)
-
-
-def e4m3_codes(x):
-    """Per-row e4m3 values (float64, before the scale) and scales, s = max |x| / 448."""
-    import ml_dtypes
-    m = np.abs(x).max(axis=1).astype(np.float32)
-    s = (m / np.float32(448)).astype(np.float32)
-    safe = np.where(s > 0, s, 1).astype(np.float32)
-    y = (x / safe[:, None]).astype(ml_dtypes.float8_e4m3fn).astype(np.float64)
-    y[s == 0] = 0
-    return y, s.astype(np.float64)
 
 
 # The batch tensor-core copies (issue 15, item 2): the queries are 8-bit too (one MMA a k-step,
