@@ -78,11 +78,13 @@ struct Config {
 // all of them; more: the sample that refines the thresholds): the qgroups blocks of a part read
 // the same tiles at about the same time, so each tile comes from DRAM once and from L2 for the
 // others (L2 prefetches ahead of the loads measured no faster). kblocks: 64-column blocks of a
-// row (ceil(ldg / 64) <= kMaxKBlocks). The filter and refine passes only (the sample pass writes
-// every key at its position and runs on another walk).
+// row (ceil(ldg / 64) <= kMaxKBlocks); last_ksteps: the 16-column MMA steps of the last one that
+// reach the row's end (D = 300, ldg = 304: 3 of 4, a twentieth of the MMAs skipped; the columns
+// past ldg are TMA's zeros, so the skipped steps would add only zeros). The filter and refine passes only (the sample pass writes every key
+// at its position and runs on another walk).
 template <int kQueries, class TmaRows, class TmaQueries>
 __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
-    wgmma_filter_kernel(FilterScanArgs a, int kblocks, int tile_stride, CUTE_GRID_CONSTANT TmaRows const tma_rows,
+    wgmma_filter_kernel(FilterScanArgs a, int kblocks, int last_ksteps, int tile_stride, CUTE_GRID_CONSTANT TmaRows const tma_rows,
                         CUTE_GRID_CONSTANT TmaQueries const tma_queries) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // wgmma and setmaxnreg are sm_90a's; the host runs this walk on 9.0 devices only
@@ -169,8 +171,10 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
         warpgroup_arrive();
 #pragma unroll
         for (int k = 0; k < size<2>(tCrR); ++k) {
-          cute::gemm(mma, tCrR(_, _, k, s), tCrQ(_, _, k, kb), acc);
-          mma.accumulate_ = GMMA::ScaleOut::One;
+          if (kb + 1 < kblocks || k < last_ksteps) {  // warp-uniform
+            cute::gemm(mma, tCrR(_, _, k, s), tCrQ(_, _, k, kb), acc);
+            mma.accumulate_ = GMMA::ScaleOut::One;
+          }
         }
         warpgroup_commit_batch();
         warpgroup_wait<1>();  // the previous stage's MMAs are done: release it

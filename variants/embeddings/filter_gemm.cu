@@ -4,6 +4,7 @@
 #include "variants/embeddings/filter_gemm.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "harness/runtime/launch.hpp"
@@ -24,6 +25,10 @@ void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   using C = wgmma_filter::Config<kQueries>;
   f.qgroups = ceil_div(f.nq, kQueries);
   const int kblocks = ceil_div(f.ldg, wgmma_filter::kKBlock);
+  // The last block's 16-column MMA steps that reach ldg (DISTANCIES_GEMM_FULL_K=1: all four, to
+  // measure what skipping the rest saves).
+  static const bool full_k = std::getenv("DISTANCIES_GEMM_FULL_K") != nullptr;
+  const int last_ksteps = full_k ? wgmma_filter::kKBlock / 16 : ceil_div(f.ldg - (kblocks - 1) * wgmma_filter::kKBlock, 16);
   auto model = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.model)), make_shape(f.rows, f.ldg),
                            make_stride(f.ldg, Int<1>{}));
   auto queries = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.queries)), make_shape(f.nq, f.ldg),
@@ -37,7 +42,7 @@ void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
   // One block an SM (the shared memory), a multiple of the query groups.
   const int parts = std::max(1, device_status().props.multiProcessorCount / f.qgroups);
-  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, tile_stride, tma_rows,
+  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, last_ksteps, tile_stride, tma_rows,
                                                                     tma_queries);
   CUDA_CHECK_LAUNCH();
 }
@@ -50,7 +55,19 @@ bool filter_gemm_fits(int ldg, int major, int minor) {
 
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
-  if (f.nq <= 128)  // one block's queries: 128 where they hold the launch, else 256
+  // One block's queries: 64 or 128 where they hold the launch, else 256 (DISTANCIES_GEMM_QUERIES
+  // = 64, 128 or 256 forces one, to measure the others).
+  static const int forced = [] {
+    const char* env = std::getenv("DISTANCIES_GEMM_QUERIES");
+    if (env == nullptr) return 0;
+    const std::string v(env);
+    if (v != "64" && v != "128" && v != "256") throw Error("DISTANCIES_GEMM_QUERIES must be 64, 128 or 256, not '" + v + "'");
+    return std::stoi(v);
+  }();
+  const int block_queries = forced != 0 ? forced : f.nq <= 64 ? 64 : f.nq <= 128 ? 128 : 256;
+  if (block_queries == 64)
+    launch<64>(f, tile_stride, s);
+  else if (block_queries == 128)
     launch<128>(f, tile_stride, s);
   else
     launch<256>(f, tile_stride, s);
