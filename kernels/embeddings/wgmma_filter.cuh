@@ -64,6 +64,7 @@ struct Config {
     alignas(8) uint64_t full[kStages];  // a stage's box landed (TMA transaction bytes)
     uint64_t empty[kStages];            // its warpgroup's MMAs are done with it (128 arrivals)
     uint64_t queries_full;
+    uint64_t mma_turn[2];               // warpgroup c may issue its tile's MMAs (the other's are issued)
     unsigned floors[kQueries];          // the block's queries' thresholds (~0u past the batch)
     float2 floor_pairs[kQueries / 2];   // as floats: a score below its query's never reaches it
     float2 stack[kStack][256];          // [slot][consumer thread]: (score, accumulator index)
@@ -78,13 +79,13 @@ struct Config {
 // all of them; more: the sample that refines the thresholds): the qgroups blocks of a part read
 // the same tiles at about the same time, so each tile comes from DRAM once and from L2 for the
 // others (L2 prefetches ahead of the loads measured no faster). kblocks: 64-column blocks of a
-// row (ceil(ldg / 64) <= kMaxKBlocks); last_ksteps: the 16-column MMA steps of the last one that
-// reach the row's end (D = 300, ldg = 304: 3 of 4, a twentieth of the MMAs skipped; the columns
-// past ldg are TMA's zeros, so the skipped steps would add only zeros). The filter and refine passes only (the sample pass writes every key
+// row (ceil(ldg / 64) <= kMaxKBlocks); kLastSteps: the 16-column MMA steps taken in the last one
+// (D = 300, ldg = 304: 3 of 4, a twentieth of the MMAs skipped; 4 covers any row, the columns
+// past ldg being TMA's zeros). The filter and refine passes only (the sample pass writes every key
 // at its position and runs on another walk).
-template <int kQueries, class TmaRows, class TmaQueries>
+template <int kQueries, int kLastSteps, class TmaRows, class TmaQueries>
 __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
-    wgmma_filter_kernel(FilterScanArgs a, int kblocks, int last_ksteps, int tile_stride, CUTE_GRID_CONSTANT TmaRows const tma_rows,
+    wgmma_filter_kernel(FilterScanArgs a, int kblocks, int tile_stride, int ordered, CUTE_GRID_CONSTANT TmaRows const tma_rows,
                         CUTE_GRID_CONSTANT TmaQueries const tma_queries) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // wgmma and setmaxnreg are sm_90a's; the host runs this walk on 9.0 devices only
@@ -113,6 +114,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) Full::init(&sm.full[s], 1), Empty::init(&sm.empty[s], 128);
     Full::init(&sm.queries_full, 1);
+    Empty::init(&sm.mma_turn[0], 128), Empty::init(&sm.mma_turn[1], 128);
     cutlass::arch::fence_barrier_init();
   }
   __syncthreads();
@@ -158,30 +160,40 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
 
     StageRing ring;
     ring.advance(c * kblocks, S);  // warpgroup 1 starts at the block's second tile
+    unsigned turns = 0;            // tiles this warpgroup has multiplied
     for (long long t = part + c * parts; t < tiles; t += 2 * parts) {
       const long long r0 = t * tile_stride * kRowTile + warp * 16 + g;  // this thread's rows r0 and r0 + 8
       const float inv0 = r0 < a.rows ? __ldg(a.inv_norms + r0) : 0.0f;
       const float inv1 = r0 + 8 < a.rows ? __ldg(a.inv_norms + r0 + 8) : 0.0f;
+      // ordered: the warpgroups take turns issuing a tile's MMAs (CUTLASS's ping-pong order), so
+      // that one's run whole on the tensor cores while the other filters, not interleaved with it.
+      if (ordered && (c == 1 || turns > 0)) Empty::wait(&sm.mma_turn[c], (c == 1 ? turns : turns - 1) & 1u);
       mma.accumulate_ = GMMA::ScaleOut::Zero;
       int prev = -1;
-      for (int kb = 0; kb < kblocks; ++kb, ring.advance(1, S)) {
+      // One stage's MMAs (kSteps of its 16-column steps), straight-line code: a condition around
+      // a wgmma, even a warp-uniform one, makes ptxas serialise every wgmma of the kernel
+      // (C7520; measured 3.6 against 3.2 ms at B = 1,024).
+      auto stage = [&](int kb, auto steps) {
         const int s = ring.stage;
         Full::wait(&sm.full[s], ring.phase);
         warpgroup_fence_operand(acc);
         warpgroup_arrive();
 #pragma unroll
-        for (int k = 0; k < size<2>(tCrR); ++k) {
-          if (kb + 1 < kblocks || k < last_ksteps) {  // warp-uniform
-            cute::gemm(mma, tCrR(_, _, k, s), tCrQ(_, _, k, kb), acc);
-            mma.accumulate_ = GMMA::ScaleOut::One;
-          }
+        for (int k = 0; k < decltype(steps)::value; ++k) {
+          cute::gemm(mma, tCrR(_, _, k, s), tCrQ(_, _, k, kb), acc);
+          mma.accumulate_ = GMMA::ScaleOut::One;
         }
         warpgroup_commit_batch();
         warpgroup_wait<1>();  // the previous stage's MMAs are done: release it
         warpgroup_fence_operand(acc);
         if (prev >= 0) Empty::arrive(&sm.empty[prev]);
         prev = s;
-      }
+        ring.advance(1, S);
+      };
+      for (int kb = 0; kb + 1 < kblocks; ++kb) stage(kb, Int<kKBlock / 16>{});
+      stage(kblocks - 1, Int<kLastSteps>{});
+      if (ordered) Empty::arrive(&sm.mma_turn[1 - c]);
+      ++turns;
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc);
       Empty::arrive(&sm.empty[prev]);

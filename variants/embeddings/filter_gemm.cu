@@ -25,10 +25,12 @@ void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   using C = wgmma_filter::Config<kQueries>;
   f.qgroups = ceil_div(f.nq, kQueries);
   const int kblocks = ceil_div(f.ldg, wgmma_filter::kKBlock);
-  // The last block's 16-column MMA steps that reach ldg (DISTANCIES_GEMM_FULL_K=1: all four, to
-  // measure what skipping the rest saves).
+  // The last block's 16-column MMA steps that reach ldg: 3 where that saves one (D = 297 ... 304,
+  // so D = 300), else all 4 (DISTANCIES_GEMM_FULL_K=1: 4 always, to measure what it saves).
   static const bool full_k = std::getenv("DISTANCIES_GEMM_FULL_K") != nullptr;
-  const int last_ksteps = full_k ? wgmma_filter::kKBlock / 16 : ceil_div(f.ldg - (kblocks - 1) * wgmma_filter::kKBlock, 16);
+  // DISTANCIES_GEMM_ORDER=1: the warpgroups take turns at the MMAs (measuring).
+  static const int ordered = std::getenv("DISTANCIES_GEMM_ORDER") != nullptr ? 1 : 0;
+  const bool three = !full_k && ceil_div(f.ldg - (kblocks - 1) * wgmma_filter::kKBlock, 16) == 3;
   auto model = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.model)), make_shape(f.rows, f.ldg),
                            make_stride(f.ldg, Int<1>{}));
   auto queries = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.queries)), make_shape(f.nq, f.ldg),
@@ -37,13 +39,13 @@ void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
                                 Shape<Int<wgmma_filter::kRowTile>, Int<wgmma_filter::kKBlock>>{});
   auto tma_queries = make_tma_atom(SM90_TMA_LOAD{}, queries, typename C::QueryLayout{}(_, _, 0),
                                    Shape<Int<kQueries>, Int<wgmma_filter::kKBlock>>{});
-  auto* kernel = &wgmma_filter_kernel<kQueries, decltype(tma_rows), decltype(tma_queries)>;
+  auto* kernel = three ? &wgmma_filter_kernel<kQueries, 3, decltype(tma_rows), decltype(tma_queries)>
+                       : &wgmma_filter_kernel<kQueries, 4, decltype(tma_rows), decltype(tma_queries)>;
   const std::size_t smem = sizeof(typename C::Smem);
   allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
   // One block an SM (the shared memory), a multiple of the query groups.
   const int parts = std::max(1, device_status().props.multiProcessorCount / f.qgroups);
-  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, last_ksteps, tile_stride, tma_rows,
-                                                                    tma_queries);
+  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, tile_stride, ordered, tma_rows, tma_queries);
   CUDA_CHECK_LAUNCH();
 }
 
