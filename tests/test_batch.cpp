@@ -212,10 +212,11 @@ TEST(BatchSearch, SeededThresholdsKeepEveryAnswer) {
   }
 }
 
-// The filtered scan's wgmma walk (kernels/embeddings/wgmma_filter.cuh; B > 64 on a 9.0 device):
-// one and several query groups of 128 and 256 (B = 129, 300, 513, 1,024), D = 300, 50 and 320
-// (one to five 64-column blocks, the last zero-filled past the row), rows not a multiple of its
-// 64-row tile, zero rows, and 41 copies of row 7 spread over the tiles that query 5 asks for.
+// The filtered scan's wgmma walk (kernels/embeddings/wgmma_filter.cuh; B >= 17 on a 9.0 device):
+// blocks of 64, 128 and 256 queries, one and several query groups (B = 40, 100, 129, 300, 513,
+// 1,024), D = 300 (the last block's fourth MMA step skipped), 50 and 320 (one to five 64-column
+// blocks, the last zero-filled past the row), rows not a multiple of its 64-row tile, zero rows,
+// and 41 copies of row 7 spread over the tiles that query 5 asks for.
 TEST(BatchSearch, FilteredScanGemmWalkMatchesOracle) {
   DISTANCIES_REQUIRE_GPU();
   const cudaDeviceProp& p = device_status().props;
@@ -228,6 +229,8 @@ TEST(BatchSearch, FilteredScanGemmWalkMatchesOracle) {
                         {{9001, 50, 0, 0, 0}, 513, 16},
                         {{7777, 320, 0, 0, 0}, 129, 10},
                         {{70001, 300, 0, 0, 0}, 1024, 10},
+                        {{30011, 300, 0, 16, 0}, 40, 10},
+                        {{12007, 50, 0, 0, 0}, 100, 20},
                         // Too few rows to seed: every score is a candidate, so a thread's
                         // appends take many rounds of its stack every tile.
                         {{2003, 100, 0, 0, 0}, 200, 10}};
@@ -255,12 +258,25 @@ TEST(BatchSearch, FilteredScanGemmWalkMatchesOracle) {
   }
 }
 
-// The walk is refused where it cannot run: D > 320 and B <= 64 take the mma.sync walks.
+// The walk is refused where it cannot run or is slower: D > 320 and B <= 16 take the mma.sync
+// walks; on a 9.0 device (the walk's sm_90a code) B = 17 and 64 take it.
 TEST(BatchSearch, FilteredScanGemmWalkOnlyWhereItFits) {
   DISTANCIES_REQUIRE_GPU();
   EXPECT_NE(filter_scan_walk(300, 321), "gemm");
-  EXPECT_NE(filter_scan_walk(64, 300), "gemm");
+  if (std::getenv("DISTANCIES_FILTER_WALK") != nullptr) {
+    std::cout << "[ NOTE     ] a walk forced (DISTANCIES_FILTER_WALK): the batch sizes' walks not checked\n";
+    return;
+  }
   EXPECT_NE(filter_scan_walk(16, 300), "gemm");
+  EXPECT_NE(filter_scan_walk(1, 300), "gemm");
+  const cudaDeviceProp& p = device_status().props;
+  if (p.major == 9 && p.minor == 0) {
+    EXPECT_EQ(filter_scan_walk(17, 300), "gemm");
+    EXPECT_EQ(filter_scan_walk(64, 300), "gemm");
+  } else {
+    EXPECT_NE(filter_scan_walk(64, 300), "gemm");
+    std::cout << "[ NOTE     ] not a 9.0 device: B = 17 ... 64 not checked to take the gemm walk\n";
+  }
 }
 
 // Every row the same: every score reaches the seeded threshold, so each query's candidate

@@ -223,18 +223,22 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
 #pragma unroll
           for (int u = 0; u < 8; ++u) {
             const int i0 = 4 * (8 * jg + u);  // the 4 scores of query pair 8 jg + u, rows r0 and r0 + 8
-            bool pass[4], any = false;
+            bool any = false;
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              pass[e] = !(acc(i0 + e) * inv[e >> 1] < ((e & 1) ? f[u].y : f[u].x));
-              any |= pass[e];
-            }
-            if (any) {
+            for (int e = 0; e < 4; ++e) any |= !(acc(i0 + e) * inv[e >> 1] < ((e & 1) ? f[u].y : f[u].x));
+            // One vote a warp: a uniform branch (no reconvergence to pay for), taken by a warp with
+            // a passing score among its 128, where each compare is made again: opaque scores, so
+            // that the compiler does not keep four more predicates from the compare above (that
+            // doubled its compares).
+            if (__any_sync(~0u, any)) {
 #pragma unroll
               for (int e = 0; e < 4; ++e) {
+                float x = acc(i0 + e);
+                asm volatile("" : "+f"(x));
+                const bool pass = !(x * inv[e >> 1] < ((e & 1) ? f[u].y : f[u].x));
                 const unsigned slot = seen - done;
-                if (pass[e] && slot < kStack) sm.stack[slot][me] = make_float2(acc(i0 + e), __int_as_float(i0 + e));
-                seen += pass[e];
+                if (pass && slot < kStack) sm.stack[slot][me] = make_float2(x, __int_as_float(i0 + e));
+                seen += pass;
               }
             }
           }
@@ -262,7 +266,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
         for (int e = 0; e < kStack; ++e)
           if (at[e] < a.capacity) a.cand[static_cast<long long>(query[e]) * a.capacity + at[e]] = key[e];
         done += kStack;
-      } while (seen > done);
+      } while (__any_sync(~0u, seen > done));  // the warp's rounds together (its votes need every lane)
     }
   }
 #endif

@@ -28,8 +28,12 @@ void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   // The last block's 16-column MMA steps that reach ldg: 3 where that saves one (D = 297 ... 304,
   // so D = 300), else all 4 (DISTANCIES_GEMM_FULL_K=1: 4 always, to measure what it saves).
   static const bool full_k = std::getenv("DISTANCIES_GEMM_FULL_K") != nullptr;
-  // DISTANCIES_GEMM_ORDER=1: the warpgroups take turns at the MMAs (measuring).
-  static const int ordered = std::getenv("DISTANCIES_GEMM_ORDER") != nullptr ? 1 : 0;
+  // The warpgroups take turns at the MMAs (DISTANCIES_GEMM_ORDER=0: not, to measure what that
+  // gains).
+  static const int ordered = [] {
+    const char* env = std::getenv("DISTANCIES_GEMM_ORDER");
+    return env != nullptr && std::string(env) == "0" ? 0 : 1;
+  }();
   const bool three = !full_k && ceil_div(f.ldg - (kblocks - 1) * wgmma_filter::kKBlock, 16) == 3;
   auto model = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.model)), make_shape(f.rows, f.ldg),
                            make_stride(f.ldg, Int<1>{}));

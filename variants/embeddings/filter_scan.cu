@@ -72,8 +72,8 @@ int refine_stride() {
 using Kernel = void (*)(FilterScanArgs);
 
 // The walk over the rows (DISTANCIES_FILTER_WALK forces one where it can run, for measuring):
-//   gemm:   the filter pass with 8 query tiles on a 9.0 device, rows of at most 320 columns
-//           (wgmma_filter.cuh, CUTLASS); its sample pass takes the walk below;
+//   gemm:   the filter pass from kGemmMinQueries queries on a 9.0 device, rows of at most 320
+//           columns (wgmma_filter.cuh, CUTLASS); its sample pass takes the walk below;
 //   shared: 8 query tiles, a row's chunks at most kSharedChunks and sm_90 (mma_filter_shared.cuh);
 //   rows:   up to kRowsMaxTiles query tiles where the ring fits (mma_filter_rows.cuh);
 //   chunks: everything else (mma_filter_scan_kernel).
@@ -91,10 +91,10 @@ int forced_walk() {
   }();
   return forced;
 }
-bool gemm_walk(int tiles, int ldg) {
+bool gemm_walk(int batch, int ldg) {
   const int forced = forced_walk();
   const cudaDeviceProp& p = device_status().props;
-  return (forced == 3 || (forced < 0 && tiles == Policy::kMaxTiles)) && filter_gemm_fits(ldg, p.major, p.minor);
+  return (forced == 3 || (forced < 0 && batch >= Policy::kGemmMinQueries)) && filter_gemm_fits(ldg, p.major, p.minor);
 }
 Walk walk_for(int tiles, int dim) {
   const int forced = forced_walk() == 3 ? -1 : forced_walk();
@@ -192,7 +192,7 @@ long long filter_scan_capacity(long long rows, int K) {
 
 std::string filter_scan_walk(int batch, int dim) {
   const int tiles = tiles_for(std::min(batch, Policy::kMaxQueries), dim);
-  if (gemm_walk(tiles, reduced_leading_dim(dim))) return "gemm";
+  if (gemm_walk(batch, reduced_leading_dim(dim))) return "gemm";
   switch (walk_for(tiles, dim)) {
     case Walk::Shared: return "shared";
     case Walk::Rows: return "rows";
@@ -249,7 +249,7 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     } else {
       CUDA_CHECK(cudaMemsetAsync(thresholds, 0, f.nq * sizeof(unsigned), s));
     }
-    const bool gemm = gemm_walk(tiles, a.ldg);
+    const bool gemm = gemm_walk(a.batch, a.ldg);
     if (gemm && seeded && refine_stride() > 1) {
       // The wgmma walk's refinement: a filter pass over every refine_stride-th tile raises each
       // threshold to the K-th best it found (refine_seed_kernel), so that the whole pass appends

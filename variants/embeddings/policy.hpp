@@ -79,6 +79,10 @@ struct Sm90 {
     // The wgmma walk (wgmma_filter.cuh): its thresholds, once seeded, raised by a pass over
     // every kGemmRefineStride-th 64-row tile.
     static constexpr int kGemmRefineStride = 32;
+    // The wgmma walk from this batch on (64-query blocks up to B = 64): on an H100 it took B = 32
+    // and 64 in 0.58 and 0.59 ms where the rows walk took 0.72 and 0.96, but B = 16 in 0.57
+    // where the rows walk took 0.54 (run 35, 2026-11-25).
+    static constexpr int kGemmMinQueries = 17;
   };
   // Streaming from pinned host memory (variants/embeddings/stream_policy.hpp): chunk size and
   // slots from the stream_sweep/* fixtures (docs/scale.md); the share of a GPU memory budget the
