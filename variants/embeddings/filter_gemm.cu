@@ -26,15 +26,14 @@ void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   f.qgroups = ceil_div(f.nq, kQueries);
   const int kblocks = ceil_div(f.ldg, wgmma_filter::kKBlock);
   // The last block's 16-column MMA steps that reach ldg: 3 where that saves one (D = 297 ... 304,
-  // so D = 300), else all 4 (DISTANCIES_GEMM_FULL_K=1: 4 always, to measure what it saves).
-  static const bool full_k = std::getenv("DISTANCIES_GEMM_FULL_K") != nullptr;
+  // so D = 300), else all 4.
+  const bool three = ceil_div(f.ldg - (kblocks - 1) * wgmma_filter::kKBlock, 16) == 3;
   // The warpgroups take turns at the MMAs (DISTANCIES_GEMM_ORDER=0: not, to measure what that
-  // gains).
+  // gains: 3.22 against 2.92 ms at B = 1,024, run 36).
   static const int ordered = [] {
     const char* env = std::getenv("DISTANCIES_GEMM_ORDER");
     return env != nullptr && std::string(env) == "0" ? 0 : 1;
   }();
-  const bool three = !full_k && ceil_div(f.ldg - (kblocks - 1) * wgmma_filter::kKBlock, 16) == 3;
   auto model = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.model)), make_shape(f.rows, f.ldg),
                            make_stride(f.ldg, Int<1>{}));
   auto queries = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.queries)), make_shape(f.nq, f.ldg),
@@ -61,16 +60,9 @@ bool filter_gemm_fits(int ldg, int major, int minor) {
 
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
-  // One block's queries: 64 or 128 where they hold the launch, else 256 (DISTANCIES_GEMM_QUERIES
-  // = 64, 128 or 256 forces one, to measure the others).
-  static const int forced = [] {
-    const char* env = std::getenv("DISTANCIES_GEMM_QUERIES");
-    if (env == nullptr) return 0;
-    const std::string v(env);
-    if (v != "64" && v != "128" && v != "256") throw Error("DISTANCIES_GEMM_QUERIES must be 64, 128 or 256, not '" + v + "'");
-    return std::stoi(v);
-  }();
-  const int block_queries = forced != 0 ? forced : f.nq <= 64 ? 64 : f.nq <= 128 ? 128 : 256;
+  // One block's queries: 64 or 128 where they hold the launch, else 256 (128 at B = 1,024: 4.50
+  // against 3.62 ms, run 34).
+  const int block_queries = f.nq <= 64 ? 64 : f.nq <= 128 ? 128 : 256;
   if (block_queries == 64)
     launch<64>(f, tile_stride, s);
   else if (block_queries == 128)
