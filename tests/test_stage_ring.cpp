@@ -1,10 +1,8 @@
-// The wgmma walk's ring and tile bookkeeping (kernels/embeddings/stage_ring.hpp), replayed on the CPU: the
+// The wgmma walk's ring bookkeeping (kernels/embeddings/stage_ring.hpp), replayed on the CPU: the
 // producer's running (stage, phase) and each consumer warpgroup's, which skips the other's tiles,
 // must name item i's stage i % S and parity (i / S) & 1 for every item they touch, for the ring
 // depths and column-block counts the walk uses (and a few it does not).
 #include <gtest/gtest.h>
-
-#include <vector>
 
 #include "kernels/embeddings/stage_ring.hpp"
 
@@ -55,30 +53,3 @@ TEST(StageRing, AdvancingByNothingStaysAndByTwoTurnsKeepsTheParity) {
 }
 
 }  // namespace
-
-// The filter pass's two parts: every stride-th tile, then the rest: together every tile of the
-// model once, each part in increasing order, and count() the number walked.
-TEST(TileWalk, TwoPartsTakeEveryTileOnce) {
-  using distancies::TileWalk;
-  for (int stride : {2, 3, 4, 8, 32})
-    for (long long all : {0ll, 1ll, 2ll, 3ll, 4ll, 5ll, 31ll, 32ll, 33ll, 34313ll}) {
-      std::vector<int> seen(static_cast<std::size_t>(all), 0);
-      for (bool rest : {false, true}) {
-        const TileWalk w{stride, rest};
-        long long prev = -1;
-        for (long long v = 0; v < w.count(all); ++v) {
-          const long long t = w.tile(v);
-          ASSERT_GE(t, 0);
-          ASSERT_LT(t, all) << "stride " << stride << ", rest " << rest << ", v " << v;
-          EXPECT_GT(t, prev);
-          EXPECT_EQ(t % stride == 0, !rest);
-          prev = t;
-          ++seen[static_cast<std::size_t>(t)];
-        }
-      }
-      for (long long t = 0; t < all; ++t) EXPECT_EQ(seen[static_cast<std::size_t>(t)], 1) << "tile " << t << " of " << all;
-    }
-  const distancies::TileWalk whole{};
-  EXPECT_EQ(whole.count(7), 7);
-  EXPECT_EQ(whole.tile(6), 6);
-}

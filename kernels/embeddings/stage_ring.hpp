@@ -17,23 +17,4 @@ struct StageRing {
   }
 };
 
-// Which of a model's 64-row tiles a pass of the walk takes: every stride-th (tiles 0, stride,
-// 2 stride, ...), or, with rest, the others (1, 2, ..., stride - 1, stride + 1, ...), so that two
-// passes split the model between them (the filter pass in two parts, thresholds raised between).
-// 32-bit arithmetic: a tile index fits (rows are an int), and it runs once a tile.
-struct TileWalk {
-  int stride = 1;
-  bool rest = false;  // needs stride >= 2
-  // Tiles walked of `all`.
-  DISTANCIES_HD long long count(long long all) const {
-    const long long every = (all + stride - 1) / stride;
-    return rest ? all - every : every;
-  }
-  // The v-th tile walked.
-  DISTANCIES_HD long long tile(long long v) const {
-    const unsigned u = static_cast<unsigned>(v), s = static_cast<unsigned>(stride);
-    return rest ? static_cast<long long>(u / (s - 1) * s + u % (s - 1) + 1) : static_cast<long long>(u) * s;
-  }
-};
-
 }  // namespace distancies

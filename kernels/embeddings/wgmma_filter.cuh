@@ -75,8 +75,8 @@ struct Config {
 }  // namespace wgmma_filter
 
 // Block b serves query group b % qgroups (kQueries queries from qgroup * kQueries) and the row
-// tiles part, part + parts, ... (part = b / qgroups) of those `walk` takes (every tile; every
-// stride-th, the sample that refines the thresholds or the filter pass's first part; the rest): the qgroups blocks of a part read
+// tiles part, part + parts, ... (part = b / qgroups) of the model's every tile_stride-th tile (1:
+// all of them; more: the sample that refines the thresholds): the qgroups blocks of a part read
 // the same tiles at about the same time, so each tile comes from DRAM once and from L2 for the
 // others (L2 prefetches ahead of the loads measured no faster). kblocks: 64-column blocks of a
 // row (ceil(ldg / 64) <= kMaxKBlocks); kLastSteps: the 16-column MMA steps taken in the last one
@@ -85,7 +85,7 @@ struct Config {
 // at its position and runs on another walk).
 template <int kQueries, int kLastSteps, class TmaRows, class TmaQueries>
 __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
-    wgmma_filter_kernel(FilterScanArgs a, int kblocks, TileWalk walk, int ordered, CUTE_GRID_CONSTANT TmaRows const tma_rows,
+    wgmma_filter_kernel(FilterScanArgs a, int kblocks, int tile_stride, int ordered, CUTE_GRID_CONSTANT TmaRows const tma_rows,
                         CUTE_GRID_CONSTANT TmaQueries const tma_queries) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // wgmma and setmaxnreg are sm_90a's; the host runs this walk on 9.0 devices only
@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
   const int qgroup = static_cast<int>(blockIdx.x) % a.qgroups;
   const long long part = blockIdx.x / a.qgroups, parts = gridDim.x / a.qgroups;
   const long long all_tiles = (static_cast<long long>(a.rows) + kRowTile - 1) / kRowTile;
-  const long long tiles = walk.count(all_tiles);  // walked: the v-th is walk.tile(v)
+  const long long tiles = (all_tiles + tile_stride - 1) / tile_stride;  // walked: tile v is v * tile_stride
   for (int i = threadIdx.x; i < kQueries; i += kThreads) {
     const int q = qgroup * kQueries + i;
     sm.floors[i] = q < a.nq ? a.thresholds[q] : ~0u;
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       auto [tRg, tRs] = tma_partition(tma_rows, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sR), group_modes<0, 2>(gR));
       StageRing ring;
       for (long long t = part; t < tiles; t += parts) {
-        const int tile = static_cast<int>(walk.tile(t));
+        const int tile = static_cast<int>(t * tile_stride);
         for (int kb = 0; kb < kblocks; ++kb, ring.advance(1, S)) {
           Empty::wait(&sm.empty[ring.stage], ring.phase ^ 1u);  // first turn: free
           Full::arrive_and_expect_tx(&sm.full[ring.stage], static_cast<uint32_t>(C::kStageBytes));
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
     ring.advance(c * kblocks, S);  // warpgroup 1 starts at the block's second tile
     unsigned turns = 0;            // tiles this warpgroup has multiplied
     for (long long t = part + c * parts; t < tiles; t += 2 * parts) {
-      const long long r0 = walk.tile(t) * kRowTile + warp * 16 + g;  // this thread's rows r0 and r0 + 8
+      const long long r0 = t * tile_stride * kRowTile + warp * 16 + g;  // this thread's rows r0 and r0 + 8
       const float inv0 = r0 < a.rows ? __ldg(a.inv_norms + r0) : 0.0f;
       const float inv1 = r0 + 8 < a.rows ? __ldg(a.inv_norms + r0 + 8) : 0.0f;
       // ordered: the warpgroups take turns issuing a tile's MMAs (CUTLASS's ping-pong order), so

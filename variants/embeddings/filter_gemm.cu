@@ -20,7 +20,7 @@ namespace distancies {
 namespace {
 
 template <int kQueries>
-void launch(FilterScanArgs f, TileWalk walk, cudaStream_t s) {
+void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   using namespace cute;
   using C = wgmma_filter::Config<kQueries>;
   f.qgroups = ceil_div(f.nq, kQueries);
@@ -48,7 +48,7 @@ void launch(FilterScanArgs f, TileWalk walk, cudaStream_t s) {
   allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
   // One block an SM (the shared memory), a multiple of the query groups.
   const int parts = std::max(1, device_status().props.multiProcessorCount / f.qgroups);
-  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, walk, ordered, tma_rows, tma_queries);
+  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, tile_stride, ordered, tma_rows, tma_queries);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -58,24 +58,23 @@ bool filter_gemm_fits(int ldg, int major, int minor) {
   return major == 9 && minor == 0 && ceil_div(ldg, wgmma_filter::kKBlock) <= wgmma_filter::kMaxKBlocks;
 }
 
-void filter_gemm_scan(FilterScanArgs f, TileWalk walk, cudaStream_t s) {
-  if (walk.stride < 1 || (walk.rest && walk.stride < 2)) throw Error("the wgmma walk's tile stride must be at least 1 (2 for the rest)");
-  if (walk.count(ceil_div(static_cast<long long>(f.rows), static_cast<long long>(wgmma_filter::kRowTile))) == 0) return;
+void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
+  if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
   // One block's queries: 64 or 128 where they hold the launch, else 256 (128 at B = 1,024: 4.50
   // against 3.62 ms, run 34).
   const int block_queries = f.nq <= 64 ? 64 : f.nq <= 128 ? 128 : 256;
   if (block_queries == 64)
-    launch<64>(f, walk, s);
+    launch<64>(f, tile_stride, s);
   else if (block_queries == 128)
-    launch<128>(f, walk, s);
+    launch<128>(f, tile_stride, s);
   else
-    launch<256>(f, walk, s);
+    launch<256>(f, tile_stride, s);
 }
 
 #else  // no CUTLASS headers at configure time: the walk is not built
 
 bool filter_gemm_fits(int, int, int) { return false; }
-void filter_gemm_scan(FilterScanArgs, TileWalk, cudaStream_t) {
+void filter_gemm_scan(FilterScanArgs, int, cudaStream_t) {
   throw Error("the filtered scan's wgmma walk was not built (no CUTLASS headers at configure time)");
 }
 

@@ -5,7 +5,6 @@
 #include <cuda_runtime.h>
 
 #include "kernels/embeddings/mma_filter_scan.cuh"
-#include "kernels/embeddings/stage_ring.hpp"
 
 namespace distancies {
 
@@ -13,8 +12,8 @@ namespace distancies {
 // compiled in (CUTLASS present), a 9.0 device (sm_90a code runs there only), rows of at most 320
 // columns.
 bool filter_gemm_fits(int ldg, int major, int minor);
-// A filter pass of `f` (thresholds set, counts as the pass should find them) through the walk over
-// the 64-row tiles `walk` takes (TileWalk{}: the whole model); f.qgroups is set here.
-void filter_gemm_scan(FilterScanArgs f, TileWalk walk, cudaStream_t s);
+// A filter pass of `f` (thresholds set, counts zeroed) through the walk over every tile_stride-th
+// 64-row tile of the model (1: the whole model); f.qgroups is set here.
+void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s);
 
 }  // namespace distancies

@@ -69,20 +69,6 @@ int refine_stride() {
   return stride;
 }
 
-// The wgmma walk's filter pass in two parts (every split-th tile, then the rest), the thresholds
-// raised between them from the first part's candidates (the policy's, or DISTANCIES_GEMM_SPLIT,
-// 1 ... 64, 1 for one pass, to measure others without a rebuild).
-int gemm_split() {
-  static const int split = [] {
-    const char* env = std::getenv("DISTANCIES_GEMM_SPLIT");
-    if (env == nullptr) return Policy::kGemmSplit;
-    const int v = std::atoi(env);
-    if (v < 1 || v > 64 || std::to_string(v) != env) throw Error(std::string("DISTANCIES_GEMM_SPLIT must be 1 ... 64, not '") + env + "'");
-    return v;
-  }();
-  return split;
-}
-
 using Kernel = void (*)(FilterScanArgs);
 
 // The walk over the rows (DISTANCIES_FILTER_WALK forces one where it can run, for measuring):
@@ -264,36 +250,24 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
       CUDA_CHECK(cudaMemsetAsync(thresholds, 0, f.nq * sizeof(unsigned), s));
     }
     const bool gemm = gemm_walk(a.batch, a.ldg);
-    // Each threshold raised to the K-th best candidate so far, less the margin (the candidates
-    // stay: a lower bound, as the seed's).
-    auto raise = [&] {
-      const std::size_t refine_smem = filter_scan::select_smem(a.capacity);
-      allow_dynamic_smem(refine_seed_kernel<kSelect>, refine_smem, "refine_seed_kernel");
-      refine_seed_kernel<kSelect><<<f.nq, kSelect, refine_smem, s>>>(a.candidates, a.capacity, a.counts, a.K, margin,
-                                                                    thresholds);
-      CUDA_CHECK_LAUNCH();
-    };
     if (gemm && seeded && refine_stride() > 1) {
       // The wgmma walk's refinement: a filter pass over every refine_stride-th tile raises each
       // threshold to the K-th best it found (refine_seed_kernel), so that the whole pass appends
       // about K refine_stride candidates a query instead of K rows / sampled rows.
       CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
-      filter_gemm_scan(f, TileWalk{refine_stride(), false}, s);
-      raise();
+      filter_gemm_scan(f, refine_stride(), s);
+      const std::size_t refine_smem = filter_scan::select_smem(a.capacity);
+      allow_dynamic_smem(refine_seed_kernel<kSelect>, refine_smem, "refine_seed_kernel");
+      refine_seed_kernel<kSelect><<<f.nq, kSelect, refine_smem, s>>>(a.candidates, a.capacity, a.counts, a.K, margin,
+                                                                    thresholds);
+      CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
     f.groups = ceil_div(rows, 16ll);
     f.stride = 1;
-    if (gemm && seeded && gemm_split() > 1) {
-      // In two parts: the first's candidates (about K refine_stride / split a query) raise the
-      // thresholds for the rest (then about K (split - 1) more), where one pass would append
-      // about K refine_stride; the buffer keeps both parts' candidates for the select.
-      filter_gemm_scan(f, TileWalk{gemm_split(), false}, s);
-      raise();
-      filter_gemm_scan(f, TileWalk{gemm_split(), true}, s);
-    } else if (gemm) {
-      filter_gemm_scan(f, TileWalk{}, s);
-    } else
+    if (gemm)
+      filter_gemm_scan(f, 1, s);
+    else
       launch_scan(kernel_of<false>(tiles, units, walk), f, smem, s);
     const std::size_t first = static_cast<std::size_t>(q0) * a.K;
     const std::size_t select_bytes = filter_scan::select_smem(a.capacity);

@@ -83,9 +83,6 @@ struct Sm90 {
     // and 64 in 0.58 and 0.59 ms where the rows walk took 0.72 and 0.96, but B = 16 in 0.57
     // where the rows walk took 0.54 (run 35, 2026-11-25).
     static constexpr int kGemmMinQueries = 17;
-    // Its filter pass in two parts, every kGemmSplit-th tile and then the rest, the thresholds
-    // raised between them (1: one pass).
-    static constexpr int kGemmSplit = 4;
   };
   // Streaming from pinned host memory (variants/embeddings/stream_policy.hpp): chunk size and
   // slots from the stream_sweep/* fixtures (docs/scale.md); the share of a GPU memory budget the
