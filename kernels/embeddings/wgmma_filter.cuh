@@ -26,6 +26,7 @@ namespace wgmma_filter {
 constexpr int kRowTile = 64;    // rows a consumer warpgroup multiplies at a time (the wgmma's M)
 constexpr int kKBlock = 64;     // columns of a stage: one 128-byte swizzle atom of fp16
 constexpr int kMaxKBlocks = 5;  // the queries' resident columns: rows of at most 320 (D <= 320)
+constexpr int kThreads = 384;   // two consumer warpgroups and a producer warpgroup
 constexpr std::size_t kSmemLimit = 227 * 1024;
 constexpr int kStack = 4;       // passing scores a consumer thread collects per round (shared memory)
 
@@ -35,22 +36,16 @@ __device__ __forceinline__ float floor_float(unsigned key) {
   return key == ~0u ? __builtin_huge_valf() : key < 0x00800000u ? -__builtin_huge_valf() : from_ordered_bits(key);
 }
 
-// Everything that follows from kQueries: the consumer warpgroups (three at 192 queries, whose 96
-// accumulators a thread leave room for a third; else two), shared-memory layouts (CuTe's 128-byte
-// swizzled K-major atoms, what wgmma and TMA both read), the MMA (64 x kQueries x 16, fp32
-// accumulators), the ring depth that fills the shared memory, and the shared storage.
+// Everything that follows from kQueries: shared-memory layouts (CuTe's 128-byte swizzled K-major
+// atoms, what wgmma and TMA both read), the MMA (64 x kQueries x 16, fp32 accumulators), the ring
+// depth that fills the shared memory, and the shared storage.
 template <int kQueries>
 struct Config {
-  static constexpr int kConsumers = kQueries == 192 ? 3 : 2;
-  static constexpr int kThreads = 128 * (kConsumers + 1);  // and a producer warpgroup
-  // Registers a consumer thread takes from the producer's (setmaxnreg: multiples of 8, the SM's
-  // 64 K shared out with the producer left 24 a thread).
-  static constexpr int kConsumerRegisters = kConsumers == 3 ? 160 : 232;
   static constexpr std::size_t kQueryBytes = std::size_t(kQueries) * kKBlock * kMaxKBlocks * 2;
   static constexpr std::size_t kStageBytes = std::size_t(kRowTile) * kKBlock * 2;
   // The epilogue's shared memory: the queries' keys and float floors, each consumer thread's
   // stack of kStack passing scores, the barriers (rounded up).
-  static constexpr std::size_t kEpilogueBytes = std::size_t(kQueries) * 8 + kStack * 128 * kConsumers * 8 + 1024;
+  static constexpr std::size_t kEpilogueBytes = std::size_t(kQueries) * 8 + kStack * 256 * 8 + 1024;
   static constexpr int kStages = static_cast<int>((kSmemLimit - kQueryBytes - kEpilogueBytes) / kStageBytes);
   static_assert(kStages >= 4, "the ring must hold more than a row tile's columns");
   using QueryLayout = decltype(cute::tile_to_shape(
@@ -69,10 +64,10 @@ struct Config {
     alignas(8) uint64_t full[kStages];  // a stage's box landed (TMA transaction bytes)
     uint64_t empty[kStages];            // its warpgroup's MMAs are done with it (128 arrivals)
     uint64_t queries_full;
-    uint64_t mma_turn[kConsumers];      // warpgroup c may issue its tile's MMAs (c - 1's are issued)
+    uint64_t mma_turn[2];               // warpgroup c may issue its tile's MMAs (the other's are issued)
     unsigned floors[kQueries];          // the block's queries' thresholds (~0u past the batch)
     float2 floor_pairs[kQueries / 2];   // as floats: a score below its query's never reaches it
-    float2 stack[kStack][128 * kConsumers];  // [slot][consumer thread]: (score, accumulator index)
+    float2 stack[kStack][256];          // [slot][consumer thread]: (score, accumulator index)
   };
   static_assert(sizeof(Smem) <= kSmemLimit, "the block's shared memory");
 };
@@ -89,7 +84,7 @@ struct Config {
 // past ldg being TMA's zeros). The filter and refine passes only (the sample pass writes every key
 // at its position and runs on another walk).
 template <int kQueries, int kLastSteps, class TmaRows, class TmaQueries>
-__global__ void __launch_bounds__(wgmma_filter::Config<kQueries>::kThreads, 1)
+__global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
     wgmma_filter_kernel(FilterScanArgs a, int kblocks, int tile_stride, int ordered, CUTE_GRID_CONSTANT TmaRows const tma_rows,
                         CUTE_GRID_CONSTANT TmaQueries const tma_queries) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -100,7 +95,7 @@ __global__ void __launch_bounds__(wgmma_filter::Config<kQueries>::kThreads, 1)
   using C = Config<kQueries>;
   using Full = cutlass::arch::ClusterTransactionBarrier;
   using Empty = cutlass::arch::ClusterBarrier;
-  constexpr int S = C::kStages, kConsumers = C::kConsumers, kThreads = C::kThreads;
+  constexpr int S = C::kStages;
   extern __shared__ __align__(1024) unsigned char wgmma_filter_smem[];
   auto& sm = *reinterpret_cast<typename C::Smem*>(wgmma_filter_smem);
   Tensor sQ = make_tensor(make_smem_ptr(sm.queries.begin()), typename C::QueryLayout{});  // (queries, 64, kb)
@@ -119,16 +114,16 @@ __global__ void __launch_bounds__(wgmma_filter::Config<kQueries>::kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) Full::init(&sm.full[s], 1), Empty::init(&sm.empty[s], 128);
     Full::init(&sm.queries_full, 1);
-    for (int c = 0; c < kConsumers; ++c) Empty::init(&sm.mma_turn[c], 128);
+    Empty::init(&sm.mma_turn[0], 128), Empty::init(&sm.mma_turn[1], 128);
     cutlass::arch::fence_barrier_init();
   }
   __syncthreads();
 
   // Item i of a block: column block i % kblocks of its (i / kblocks)-th row tile, in stage i % S
   // at the (i / S)-th turn of the ring (the barriers' parity).
-  if (wg == kConsumers) {
-    cutlass::arch::warpgroup_reg_dealloc<kConsumers == 3 ? 24 : 40>();
-    if (threadIdx.x == 128 * kConsumers) {
+  if (wg == 2) {
+    cutlass::arch::warpgroup_reg_dealloc<40>();
+    if (threadIdx.x == 256) {
       Tensor mQ = tma_queries.get_tma_tensor(make_shape(a.nq, a.ldg));
       Tensor gQ = local_tile(mQ, Shape<Int<kQueries>, Int<kKBlock>>{}, make_coord(qgroup, _));  // (queries, 64, kb)
       auto [tQg, tQs] = tma_partition(tma_queries, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
@@ -149,8 +144,8 @@ __global__ void __launch_bounds__(wgmma_filter::Config<kQueries>::kThreads, 1)
       }
     }
   } else {
-    cutlass::arch::warpgroup_reg_alloc<C::kConsumerRegisters>();
-    const int c = wg;  // this warpgroup takes the block's row tiles c, c + kConsumers, ...
+    cutlass::arch::warpgroup_reg_alloc<232>();
+    const int c = wg;  // this warpgroup takes the block's row tiles c, c + 2, ...
     const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32, g = lane / 4, t4 = lane % 4;
     typename C::Mma mma;
     auto thr = mma.get_thread_slice(threadIdx.x % 128);
@@ -160,19 +155,19 @@ __global__ void __launch_bounds__(wgmma_filter::Config<kQueries>::kThreads, 1)
 
     // The accumulators' places (the PTX ISA's wgmma D layout, as CuTe's CLayout_64xN): value i
     // of a thread is row 16 warp + g + 8 ((i >> 1) & 1), query 8 (i >> 2) + 2 t4 + (i & 1).
-    const int me = threadIdx.x;  // 0 ... 128 kConsumers - 1: a consumer thread
+    const int me = threadIdx.x;  // 0 ... 255: a consumer thread
     Full::wait(&sm.queries_full, 0);
 
     StageRing ring;
-    ring.advance(c * kblocks, S);  // warpgroup c starts at the block's (c + 1)-th tile
+    ring.advance(c * kblocks, S);  // warpgroup 1 starts at the block's second tile
     unsigned turns = 0;            // tiles this warpgroup has multiplied
-    for (long long t = part + c * parts; t < tiles; t += kConsumers * parts) {
+    for (long long t = part + c * parts; t < tiles; t += 2 * parts) {
       const long long r0 = t * tile_stride * kRowTile + warp * 16 + g;  // this thread's rows r0 and r0 + 8
       const float inv0 = r0 < a.rows ? __ldg(a.inv_norms + r0) : 0.0f;
       const float inv1 = r0 + 8 < a.rows ? __ldg(a.inv_norms + r0 + 8) : 0.0f;
       // ordered: the warpgroups take turns issuing a tile's MMAs (CUTLASS's ping-pong order), so
       // that one's run whole on the tensor cores while the other filters, not interleaved with it.
-      if (ordered && (c > 0 || turns > 0)) Empty::wait(&sm.mma_turn[c], (c > 0 ? turns : turns - 1) & 1u);
+      if (ordered && (c == 1 || turns > 0)) Empty::wait(&sm.mma_turn[c], (c == 1 ? turns : turns - 1) & 1u);
       mma.accumulate_ = GMMA::ScaleOut::Zero;
       int prev = -1;
       // One stage's MMAs (kSteps of its 16-column steps), straight-line code: a condition around
@@ -197,12 +192,12 @@ __global__ void __launch_bounds__(wgmma_filter::Config<kQueries>::kThreads, 1)
       };
       for (int kb = 0; kb + 1 < kblocks; ++kb) stage(kb, Int<kKBlock / 16>{});
       stage(kblocks - 1, Int<kLastSteps>{});
-      if (ordered) Empty::arrive(&sm.mma_turn[(c + 1) % kConsumers]);
+      if (ordered) Empty::arrive(&sm.mma_turn[1 - c]);
       ++turns;
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc);
       Empty::arrive(&sm.empty[prev]);
-      ring.advance((kConsumers - 1) * kblocks, S);  // past the other warpgroups' tiles
+      ring.advance(kblocks, S);  // past the other warpgroup's tile
 
       // Each score against its query's float floor (one multiply and one compare, the code kept
       // short: a fully unrolled offer() a score made the kernel's code outgrow the instruction

@@ -48,7 +48,7 @@ void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
   // One block an SM (the shared memory), a multiple of the query groups.
   const int parts = std::max(1, device_status().props.multiProcessorCount / f.qgroups);
-  kernel<<<parts * f.qgroups, C::kThreads, smem, s>>>(f, kblocks, tile_stride, ordered, tma_rows, tma_queries);
+  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, tile_stride, ordered, tma_rows, tma_queries);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -61,18 +61,9 @@ bool filter_gemm_fits(int ldg, int major, int minor) {
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
   // One block's queries: 64 or 128 where they hold the launch, else 256 (128 at B = 1,024: 4.50
-  // against 3.62 ms, run 34). DISTANCIES_GEMM_QUERIES=192: 192 (three consumer warpgroups) from
-  // 129 queries on, to measure.
-  static const bool q192 = [] {
-    const char* env = std::getenv("DISTANCIES_GEMM_QUERIES");
-    if (env == nullptr) return false;
-    if (std::string(env) != "192") throw Error(std::string("DISTANCIES_GEMM_QUERIES must be 192, not '") + env + "'");
-    return true;
-  }();
-  const int block_queries = f.nq <= 64 ? 64 : f.nq <= 128 ? 128 : q192 ? 192 : 256;
-  if (block_queries == 192)
-    launch<192>(f, tile_stride, s);
-  else if (block_queries == 64)
+  // against 3.62 ms, run 34).
+  const int block_queries = f.nq <= 64 ? 64 : f.nq <= 128 ? 128 : 256;
+  if (block_queries == 64)
     launch<64>(f, tile_stride, s);
   else if (block_queries == 128)
     launch<128>(f, tile_stride, s);
