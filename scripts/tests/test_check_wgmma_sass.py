@@ -1,0 +1,47 @@
+"""scripts/check_wgmma_sass.py on SASS as cuobjdump prints it: the walk's pipelined mainloop passes,
+the serialised one (C7520: each HGMMA waited on at once, as in run 34) fails."""
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(os.path.dirname(HERE), "check_wgmma_sass.py")
+
+
+def sass(name, body):
+    lines = [f"\t\tFunction : {name}"]
+    for n, text in enumerate(body):
+        lines.append(f"        /*{16 * n:04x}*/                   {text} ;   /* 0x000000000000 */")
+        lines.append("                                                                   /* 0x000000000000 */")
+    return "\n".join(lines) + "\n"
+
+
+PIPELINED = ["WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, UP0", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24",
+             "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, gsb0", "WARPGROUP.DEPBAR.LE gsb0, 0x1", "IADD3 R1, R1, 0x1, RZ",
+             "WARPGROUP.DEPBAR.LE gsb0, 0x0"]
+SERIALISED = ["WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, UP0, gsb0", "WARPGROUP.DEPBAR.LE gsb0, 0x0",
+              "WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, gsb0", "WARPGROUP.DEPBAR.LE gsb0, 0x0"]
+
+
+def run(tmp_path, text, *args):
+    path = tmp_path / "dump.txt"
+    path.write_text(text)
+    return subprocess.run([sys.executable, SCRIPT, "--sass", str(path), *args], capture_output=True, text=True)
+
+
+def test_pipelined_passes_and_serialised_fails(tmp_path):
+    ok = sass("_Z19wgmma_filter_kernelILi256E", PIPELINED) + sass("_Z5otherv", SERIALISED)
+    p = run(tmp_path, ok)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "pipelined" in p.stdout and "3 HGMMAs" in p.stdout and "other" not in p.stdout
+    bad = ok + sass("_Z19wgmma_filter_kernelILi128E", SERIALISED)
+    p = run(tmp_path, bad)
+    assert p.returncode == 1
+    assert "SERIALISED _Z19wgmma_filter_kernelILi128E" in p.stdout and "waited on at once" in p.stdout
+
+
+def test_no_matching_function_is_an_error_not_a_pass(tmp_path):
+    p = run(tmp_path, sass("_Z5otherv", PIPELINED))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    p = run(tmp_path, sass("_Z5otherv", PIPELINED), "--pattern", "other")
+    assert p.returncode == 0
