@@ -1,32 +1,20 @@
 #!/usr/bin/env bash
 # Run 34 (84e4ab6): the skipped MMA steps (A/B), 128-query blocks at B = 1024, the gemm walk at
 # B <= 64 (forced), the filter tests (default and forced gemm), the stride-24 failure hunt, ncu.
-set -u
-mkdir -p /tmp/pp && tar xzf .carry/portable.tgz -C /tmp/pp
-P=/tmp/pp/portable; . $P/gpu_env.sh
-O=/tmp/o34; mkdir -p $O
-save() { tar czf $OUT/o34.tgz -C /tmp o34; }
-B=$P/distancies-bench
-run() { # name, env..., filter
-  local name=$1; shift; local filter=${!#}; local envs=("${@:1:$#-1}")
-  env "${envs[@]}" timeout 60 $B --benchmark_filter="$filter" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-    --benchmark_out=$O/$name.json --benchmark_out_format=json > $O/$name.txt 2>&1
-  echo "== $name rc=$?"; grep -E "median|rror" $O/$name.txt | awk '{print $1, $2, $3}' | head -8
-}
+# (Rewritten onto scripts/device_ab.sh after the run: the same commands.)
+. scripts/device_ab.sh o34 .carry/portable.tgz
+B=$NEW
 L='^batch/batch_f16_filter/batch:(128|256|1024)/'
-run skipk X=1 "$L"
-run fullk DISTANCIES_GEMM_FULL_K=1 "$L"
-run q128 DISTANCIES_GEMM_QUERIES=128 '^batch/batch_f16_filter/batch:1024/'
-run skipk2 X=1 "$L"
+run skipk $NEW X=1 "$L"
+run fullk $NEW DISTANCIES_GEMM_FULL_K=1 "$L"
+run q128 $NEW DISTANCIES_GEMM_QUERIES=128 '^batch/batch_f16_filter/batch:1024/'
+run skipk2 $NEW X=1 "$L"
 S='^batch/batch_f16_filter/batch:(1|4|16|32|64)/'
-run small-default X=1 "$S"
-run small-gemm DISTANCIES_FILTER_WALK=gemm "$S"
+run small-default $NEW X=1 "$S"
+run small-gemm $NEW DISTANCIES_FILTER_WALK=gemm "$S"
 save
-T=$P/test_batch
-timeout 150 $T --gtest_filter='*ilter*:*Gemm*:*Seeded*:*Ties*:*Uncertif*' > $O/test_filter.log 2>&1; echo "rc=$?" >> $O/test_filter.log
-echo "== tests"; tail -3 $O/test_filter.log
-DISTANCIES_FILTER_WALK=gemm timeout 90 $T --gtest_filter='Registry/*batch_f16_filter*:*Seeded*:*Ties*:*Overflow*' > $O/test_filter_gemm.log 2>&1; echo "rc=$?" >> $O/test_filter_gemm.log
-echo "== tests forced gemm"; tail -3 $O/test_filter_gemm.log; save
+gtest test_filter 150 "$FILTER_TESTS"
+gtest test_filter_gemm 90 'Registry/*batch_f16_filter*:*Seeded*:*Ties*:*Overflow*' DISTANCIES_FILTER_WALK=gemm
 for i in 1 2 3; do
   DISTANCIES_GEMM_REFINE=24 timeout 40 $B --benchmark_filter='^batch/batch_f16_filter/batch:256/' --benchmark_repetitions=10 \
     --benchmark_report_aggregates_only=true > $O/refine24-$i.txt 2>&1

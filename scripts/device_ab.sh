@@ -1,0 +1,34 @@
+# Helpers for a run script on the GPU host (sourced from the repository root there), so that each
+# run script says only what it measures (results/batch/logs/*/run*.sh):
+#   . scripts/device_ab.sh NAME PACK.tgz [OLD.tgz]
+# unpacks PACK (scripts/pack_portable.sh's portable/ folder, tarred) to /tmp/pp and OLD, a build of
+# an earlier commit to compare with in the same call, to /tmp/old; sources gpu_env.sh; sets
+#   P (the unpacked folder), NEW and OLD (their distancies-bench), T (test_batch), O=/tmp/NAME
+# and defines
+#   save                                   # O as $OUT/NAME.tgz (what comes back from the call)
+#   run LABEL BINARY [ENV=VALUE ...] FILTER  # distancies-bench, 3 repetitions: O/LABEL.{txt,json},
+#                                          # its medians and fallback counters on stdout
+set -u
+ab_name=$1
+mkdir -p /tmp/pp && tar xzf "$2" -C /tmp/pp
+if [ $# -ge 3 ]; then mkdir -p /tmp/old && tar xzf "$3" -C /tmp/old; fi
+P=/tmp/pp/portable; . $P/gpu_env.sh
+NEW=$P/distancies-bench OLD=/tmp/old/portable/distancies-bench T=$P/test_batch
+O=/tmp/$ab_name; mkdir -p $O
+save() { tar czf $OUT/$ab_name.tgz -C /tmp $ab_name; }
+run() {
+  local name=$1 bin=$2; shift 2; local filter=${!#}; local envs=("${@:1:$#-1}")
+  env "${envs[@]}" LD_LIBRARY_PATH=$(dirname $bin):${LD_LIBRARY_PATH:-} timeout 60 $bin --benchmark_filter="$filter" \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    --benchmark_out=$O/$name.json --benchmark_out_format=json > $O/$name.txt 2>&1
+  echo "== $name rc=$?"; grep -E "median|rror" $O/$name.txt | awk '{print $1, $2, $3}' | head -8
+  grep -o "fallbacks=[0-9.e+-]*" $O/$name.txt | sort | uniq -c | tr '\n' ' '; echo
+}
+#   gtest LABEL SECONDS FILTER [ENV=VALUE ...]  # test_batch's FILTER: O/LABEL.log, its verdict on stdout
+# and FILTER_TESTS, the filtered scan's tests (every walk it can take, the oracle cases, the seeds).
+FILTER_TESTS='*ilter*:*Gemm*:*Seeded*:*Ties*:*Uncertif*'
+gtest() {
+  local name=$1 secs=$2 filter=$3; shift 3
+  env X=1 "$@" timeout $secs $T --gtest_filter="$filter" > $O/$name.log 2>&1; echo "rc=$?" >> $O/$name.log
+  echo "== $name"; grep -E "FAILED|PASSED|rc=" $O/$name.log | head; save
+}
