@@ -1,21 +1,22 @@
 # Helpers for a run script on the GPU host (sourced from the repository root there), so that each
 # run script says only what it measures (results/batch/logs/*/run*.sh):
 #   . scripts/device_ab.sh NAME PACK.tgz [OLD.tgz]
-# unpacks PACK (scripts/pack_portable.sh's portable/ folder, tarred) to /tmp/pp and OLD, a build of
-# an earlier commit to compare with in the same call, to /tmp/old; sources gpu_env.sh; sets
-#   P (the unpacked folder), NEW and OLD (their distancies-bench), T (test_batch), O=/tmp/NAME
+# unpacks PACK (scripts/pack_portable.sh's portable/ folder, tarred) to $AB_ROOT/pp and OLD, a
+# build of an earlier commit to compare with in the same call, to $AB_ROOT/old (AB_ROOT: /tmp
+# unless set); sources gpu_env.sh; sets
+#   P (the unpacked folder), NEW and OLD (their distancies-bench), T (test_batch), O=$AB_ROOT/NAME
 # and defines
 #   save                                   # O as $OUT/NAME.tgz (what comes back from the call)
 #   run LABEL BINARY [ENV=VALUE ...] FILTER  # distancies-bench, 3 repetitions: O/LABEL.{txt,json},
 #                                          # its medians and fallback counters on stdout
 set -u
-ab_name=$1
-mkdir -p /tmp/pp && tar xzf "$2" -C /tmp/pp
-if [ $# -ge 3 ]; then mkdir -p /tmp/old && tar xzf "$3" -C /tmp/old; fi
-P=/tmp/pp/portable; . $P/gpu_env.sh
-NEW=$P/distancies-bench OLD=/tmp/old/portable/distancies-bench T=$P/test_batch
-O=/tmp/$ab_name; mkdir -p $O
-save() { tar czf $OUT/$ab_name.tgz -C /tmp $ab_name; }
+ab_name=$1 ab_root=${AB_ROOT:-/tmp}
+mkdir -p $ab_root/pp && tar xzf "$2" -C $ab_root/pp
+if [ $# -ge 3 ]; then mkdir -p $ab_root/old && tar xzf "$3" -C $ab_root/old; fi
+P=$ab_root/pp/portable; . $P/gpu_env.sh
+NEW=$P/distancies-bench OLD=$ab_root/old/portable/distancies-bench T=$P/test_batch
+O=$ab_root/$ab_name; mkdir -p $O
+save() { tar czf $OUT/$ab_name.tgz -C $ab_root $ab_name; }
 run() {
   local name=$1 bin=$2; shift 2; local filter=${!#}; local envs=("${@:1:$#-1}")
   env "${envs[@]}" LD_LIBRARY_PATH=$(dirname $bin):${LD_LIBRARY_PATH:-} timeout 60 $bin --benchmark_filter="$filter" \
