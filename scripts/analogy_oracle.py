@@ -12,12 +12,13 @@ oracle's, its fallbacks and device time, and writes one JSON object.
     python scripts/analogy_oracle.py MODEL.bin BATCH.txt RESULTS.jsonl... --out check.json
 """
 import argparse
-import json
 import sys
 
 import numpy as np
 
+from analogy import read_results  # noqa: E402  (scripts/analogy.py: the answers' reader)
 from atomic_write import write_json  # noqa: E402  (scripts/atomic_write.py)
+from w2v_binary import read_w2v  # noqa: E402
 
 
 def fail(msg):
@@ -27,26 +28,11 @@ def fail(msg):
 def load_w2v_words(path):
     """(words, float32 rows) of a word2vec binary file; one error line if it is not one."""
     try:
-        with open(path, "rb") as f:
-            head = f.readline().split()
-            data = f.read()
+        return read_w2v(path)
     except OSError as e:
         fail(f"{path}: {e.strerror}")
-    if len(head) != 2 or not all(h.isdigit() for h in head):
-        fail(f"{path}: not a word2vec binary file (no 'rows dim' header)")
-    rows, dim = map(int, head)
-    vecs = np.empty((rows, dim), dtype=np.float32)
-    words, pos = [], 0
-    for i in range(rows):
-        sp = data.find(b" ", pos)
-        if sp < 0 or sp + 1 + 4 * dim > len(data):
-            fail(f"{path}: cut short at row {i} of {rows}")
-        words.append(data[pos:sp].decode("utf-8", errors="replace"))
-        vecs[i] = np.frombuffer(data, dtype="<f4", count=dim, offset=sp + 1)
-        pos = sp + 1 + 4 * dim
-        if data[pos:pos + 1] == b"\n":
-            pos += 1
-    return words, vecs
+    except ValueError as e:
+        fail(f"{path}: {e}")
 
 
 def parse_terms(line):
@@ -80,29 +66,6 @@ def oracle_top1(vecs, queries, excluded, block=256):
         second = sims.max(axis=1)
         out.extend(zip(best.tolist(), top.tolist(), second.tolist()))
     return out
-
-
-def read_answers(path, n):
-    """{line: top-1 word or None} and the summary object of one pipeline's JSON lines."""
-    got, summary = {}, None
-    try:
-        with open(path, encoding="utf-8") as f:
-            for text in f:
-                if not text.strip():
-                    continue
-                obj = json.loads(text)
-                if "summary" in obj:
-                    summary = obj["summary"]
-                elif "error" in obj:
-                    got[obj["line"]] = None
-                else:
-                    res = obj["results"]
-                    got[obj["line"]] = res[0]["word"] if res else None
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
-        fail(f"{path}: {e}")
-    if summary is None or len(got) != n:
-        fail(f"{path}: {len(got)} answers of {n} lines{'' if summary else ', no summary line'}")
-    return got, summary
 
 
 def main(argv=None):
@@ -144,7 +107,8 @@ def main(argv=None):
     report = {"context": context, "model": a.model, "batch": a.batch, "queries": len(lines),
               "unknown_words": sum(1 for k in known if not k), "pipelines": []}
     for path in a.results:
-        got, summary = read_answers(path, len(lines))
+        answers, summary = read_results(path, len(lines))
+        got = {line: word for line, (_, word, _) in answers.items()}  # None where it failed
         same, differ = 0, []
         for i in range(len(lines)):
             want = words[oracle[i][0]] if known[i] else None

@@ -34,6 +34,8 @@ import sys
 
 import numpy as np
 
+from w2v_binary import read_w2v  # noqa: E402  (scripts/w2v_binary.py)
+
 EPS = 2.0 ** -24
 # The 16-bit filter's E at D = 50 on GloVe 6B (scripts/filter_candidates.py's default): the
 # reference the 8-bit candidate counts are set against.
@@ -41,19 +43,8 @@ FP16_BOUND = 1.1e-3
 
 
 def load_w2v(path):
-    with open(path, "rb") as f:
-        rows, dim = map(int, f.readline().split())
-        data = f.read()
-    vecs = np.empty((rows, dim), dtype=np.float32)
-    pos = 0
-    for i in range(rows):
-        sp = data.index(b" ", pos)
-        pos = sp + 1
-        vecs[i] = np.frombuffer(data, dtype="<f4", count=dim, offset=pos)
-        pos += 4 * dim
-        if pos < len(data) and data[pos:pos + 1] == b"\n":
-            pos += 1
-    return vecs
+    """The float32 rows of a word2vec binary file."""
+    return read_w2v(path)[1]
 
 
 def int8_codes(x):
