@@ -62,10 +62,9 @@ void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
   // One block's queries: 64 or 128 where they hold the launch, else 256 (128 at B = 1,024: 4.50
   // against 3.62 ms, run 34).
-  const int block_queries = f.nq <= 64 ? 64 : f.nq <= 128 ? 128 : 256;
-  if (block_queries == 64)
+  if (f.nq <= 64)
     launch<64>(f, tile_stride, s);
-  else if (block_queries == 128)
+  else if (f.nq <= 128)
     launch<128>(f, tile_stride, s);
   else
     launch<256>(f, tile_stride, s);
