@@ -43,7 +43,7 @@ struct BatchSearcher::Buffers {
     std::size_t list_entries = 0;
     long long capacity = 0;  // the filtered scan's candidates a query
     DeviceBuffer queries, norms, queries_g, scores[2], lists_s, lists_r, thresholds, candidates, counts, out_s, out_r,
-        status;
+        status, i8_queries, i8_bounds;
   } pass;
   PinnedBuffer pinned;
   CublasHandle cublas;
@@ -197,7 +197,7 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   const std::size_t entries = static_cast<std::size_t>(n) * batch_slices(p.scan, n, tile, model_.dim, BatchPolicy::candidates(kk)) *
                               BatchPolicy::candidates(kk);
   const long long capacity =
-      p.scan == BatchScan::FilteredMma ? filter_scan_capacity(model_.rows, BatchPolicy::candidates(kk)) : 0;
+      filtered_scan(p.scan) ? filter_scan_capacity(model_.rows, BatchPolicy::candidates(kk)) : 0;
   if (w.input == p.input && w.scores_type == p.scores && w.scan == p.scan && w.batch >= n && w.k == kk &&
       w.tile == tile && w.list_entries >= entries && w.capacity >= capacity)
     return;
@@ -219,7 +219,11 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   w.lists_s = DeviceBuffer(w.list_entries * sizeof(float), "candidate lists");
   w.lists_r = DeviceBuffer(w.list_entries * sizeof(int), "candidate lists");
   w.thresholds = DeviceBuffer(N * sizeof(unsigned), "shared thresholds");
-  if (p.scan == BatchScan::FilteredMma) {
+  if (p.scan == BatchScan::FilteredI8) {
+    w.i8_queries = DeviceBuffer(N * filter_scan_i8_ldg(dim), "int8 queries");
+    w.i8_bounds = DeviceBuffer(N * sizeof(float4), "int8 queries' bounds");
+  }
+  if (filtered_scan(p.scan)) {
     const std::size_t Q = static_cast<std::size_t>(filter_scan_queries(n));
     w.candidates = DeviceBuffer(Q * capacity * sizeof(unsigned long long), "candidate buffers");
     w.counts = DeviceBuffer(Q * sizeof(unsigned), "candidate counts");
@@ -290,6 +294,16 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
   a.counts = w.counts.as<unsigned>();
   a.capacity = w.capacity;
   a.error_bound = bound;
+  if (p.scan == BatchScan::FilteredI8) {
+    const DeviceModel::TiledI8& t = model_.tiled_i8();
+    a.i8.codes = t.codes.get();
+    a.i8.order = t.order.as<int>();
+    a.i8.tiles = t.tiles.as<float4>();
+    a.i8.ldg = t.ldg;
+    a.i8.queries = w.i8_queries.get();
+    a.i8.query_bounds = w.i8_bounds.as<float4>();
+    a.i8.fp32_bound = i8_walk_fp32_bound(dim, model_.norm_range().min_norm);
+  }
   a.out_s = w.out_s.as<float>();
   a.out_r = w.out_r.as<int>();
   a.status = w.status.as<int>();

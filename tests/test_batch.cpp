@@ -112,9 +112,15 @@ TEST_P(BatchPipelineTest, EveryQueryMatchesOracleAndFused) {
   const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), s.batch, s.k, &bd);
   expect_batch_exact(m, dm, b, got, s.k);
   // Random data leaves wide gaps below the k-th: the tiles' scores alone must certify it (a
-  // wrong score would only show as a fallback, which would still answer exactly).
+  // wrong score would only show as a fallback, which would still answer exactly). The int8 walk's
+  // bound (~0.014 at D = 300) is wider than the gap from the 64th to the 128th of 20,011 random
+  // rows: checked up to k = 16 (K = 64); where it refuses the model (D > 320), every query is
+  // refused and answered by the fallback.
   const BatchPipeline& p = batch_pipeline(name);
-  if (!p.per_query && s.k <= 64 && p.input != GemmInput::BF16) {
+  const bool i8 = p.scan == BatchScan::FilteredI8;
+  if (i8 && !batch_scan_refusal(p.scan, s.spec.dim, BatchPolicy::candidates(s.k), 9).empty()) {
+    EXPECT_EQ(bs.last_refused(), s.batch);
+  } else if (!p.per_query && s.k <= (i8 ? 16 : 64) && p.input != GemmInput::BF16) {
     EXPECT_EQ(bs.last_fallbacks(), 0) << "the certificate failed on well-separated random data";
   }
   EXPECT_GT(bd.total_ms, 0.0f);
@@ -139,7 +145,7 @@ TEST(BatchSearch, UncertifiableQueriesFallBackToExact) {
   Batch b = random_batch(m, 3, seed);
   std::memcpy(b.q.data(), m.row(0), m.dim * sizeof(float));  // query 0 sits on the ties
   b.norms[0] = m.norms[0];
-  for (const char* name : {"batch_tf32", "batch_bf16", "batch_sgemm", "batch_f16_fused", "batch_f16_filter"}) {
+  for (const char* name : {"batch_tf32", "batch_bf16", "batch_sgemm", "batch_f16_fused", "batch_f16_filter", "batch_i8_filter"}) {
     SCOPED_TRACE(name);
     const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), 3, 10);
     EXPECT_GE(bs.last_fallbacks(), 1) << "the tie cannot be certified";
@@ -202,7 +208,7 @@ TEST(BatchSearch, SeededThresholdsKeepEveryAnswer) {
     std::memcpy(b.q.data() + static_cast<std::size_t>(q) * m.dim, m.row(7), m.dim * sizeof(float));
     b.norms[q] = m.norms[7];
   }
-  for (const char* name : {"batch_f16_fused", "batch_f16_filter"}) {
+  for (const char* name : {"batch_f16_fused", "batch_f16_filter", "batch_i8_filter"}) {
     SCOPED_TRACE(name);
     const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), batch, k);
     expect_batch_exact(m, dm, b, got, k);
@@ -252,9 +258,14 @@ TEST(BatchSearch, FilteredScanGemmWalkMatchesOracle) {
     Batch b = random_batch(m, c.batch, seed);
     std::memcpy(b.q.data() + 5 * m.dim, m.row(7), m.dim * sizeof(float));
     b.norms[5] = m.norms[7];
-    const auto got = bs.search(batch_pipeline("batch_f16_filter"), b.q.data(), b.norms.data(), c.batch, c.k);
-    expect_batch_exact(m, dm, b, got, c.k);
-    for (int r = 0; r < c.k; ++r) EXPECT_EQ(got[5][r].row, copies[r]) << "rank " << r;
+    // The int8 walk (wgmma_filter_i8.cuh) over the same cases: 64-, 128- and 256-query blocks,
+    // one to three 128-column blocks (D = 50, 100, 300, 320; two MMA steps in the last or four).
+    for (const char* name : {"batch_f16_filter", "batch_i8_filter"}) {
+      SCOPED_TRACE(name);
+      const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), c.batch, c.k);
+      expect_batch_exact(m, dm, b, got, c.k);
+      for (int r = 0; r < c.k; ++r) EXPECT_EQ(got[5][r].row, copies[r]) << "rank " << r;
+    }
   }
 }
 
@@ -296,11 +307,14 @@ TEST(BatchSearch, FilteredScanOverflowFallsBackToExact) {
   const DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   const Batch b = random_batch(m, 3, seed);
-  const auto got = bs.search(batch_pipeline("batch_f16_filter"), b.q.data(), b.norms.data(), 3, 10);
-  EXPECT_EQ(bs.last_fallbacks(), 3);
-  expect_batch_exact(m, dm, b, got, 10);
-  for (int q = 0; q < 3; ++q)
-    for (int r = 0; r < 10; ++r) EXPECT_EQ(got[q][r].row, r) << "query " << q;
+  for (const char* name : {"batch_f16_filter", "batch_i8_filter"}) {
+    SCOPED_TRACE(name);
+    const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), 3, 10);
+    EXPECT_EQ(bs.last_fallbacks(), 3);
+    expect_batch_exact(m, dm, b, got, 10);
+    for (int q = 0; q < 3; ++q)
+      for (int r = 0; r < 10; ++r) EXPECT_EQ(got[q][r].row, r) << "query " << q;
+  }
 }
 
 // A row longer than the fused or filtered scan's shared memory holds: its queries are refused,
@@ -316,7 +330,7 @@ TEST(BatchSearch, FusedScanRefusesRowsTooLongForSharedMemory) {
   const DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   const Batch b = random_batch(m, 3, seed);
-  for (const char* name : {"batch_f16_fused", "batch_f16_filter"}) {
+  for (const char* name : {"batch_f16_fused", "batch_f16_filter", "batch_i8_filter"}) {
     SCOPED_TRACE(name);
     const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), 3, 10);
     EXPECT_EQ(bs.last_fallbacks(), 3);
@@ -520,4 +534,89 @@ TEST(FilterScanPolicy, SampleCapacityAndRefusal) {
   EXPECT_TRUE(filter_scan_refusal(5000).empty());
   EXPECT_FALSE(filter_scan_refusal(6000).empty());  // 188 KB of one tile's fragments
   EXPECT_NE(filter_scan_refusal(7000).find("7000-dimensional"), std::string::npos);
+}
+
+// The tiled int8 copy (kernels/embeddings/tiled_i8.cuh) and the int8 queries: for every query and
+// every row, the fp64 cosine of the normalised query with the row lies within the bound the int8
+// walk assumes: s_q I / U (U_lo or U_hi, whichever is further) -/+ (A_q nu_max + B_q), I the
+// codes' dot product. Rows: random, zero, one-hot, spiky (one element 1,000 x the rest), of norms
+// 1e-20 ... 1e20; D = 300 (codes padded to 304 with zeros) and 7. The order is a permutation,
+// every code within +-127.
+TEST(TiledI8Copy, EveryScoreWithinItsBound) {
+  DISTANCIES_REQUIRE_GPU();
+  for (const int dim : {300, 7}) {
+    const std::uint32_t seed = fresh_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", D = " + std::to_string(dim));
+    Model m = random_model({1000, dim, seed, 16, 0});
+    std::mt19937 rng(seed);
+    for (long long r = 100; r < 400; ++r) {
+      float* v = m.vectors.data() + r * m.ld;
+      if (r < 150) {  // one-hot
+        for (int j = 0; j < dim; ++j) v[j] = j == static_cast<int>(r % dim) ? 1.0f : 0.0f;
+      } else if (r < 200) {  // spiky
+        v[r % dim] *= 1000.0f;
+      } else {  // norms from 1e-20 to 1e20
+        const float scale = std::pow(10.0f, -20.0f + 40.0f * static_cast<float>(r - 200) / 199.0f);
+        for (int j = 0; j < dim; ++j) v[j] *= scale;
+      }
+      m.norms[r] = vector_norm(v, dim);
+    }
+    const DeviceModel dm = upload_model(m);
+    const DeviceModel::TiledI8& t = dm.tiled_i8();
+    const int ldg = t.ldg, rows = static_cast<int>(m.rows), tiles = (rows + 63) / 64;
+    ASSERT_EQ(ldg, filter_scan_i8_ldg(dim));
+    std::vector<signed char> codes(static_cast<std::size_t>(rows) * ldg);
+    std::vector<int> order(rows);
+    std::vector<float4> tile(tiles);
+    ASSERT_EQ(cudaMemcpy(codes.data(), t.codes.get(), codes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(order.data(), t.order.get(), rows * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(tile.data(), t.tiles.get(), tiles * sizeof(float4), cudaMemcpyDeviceToHost), cudaSuccess);
+    std::vector<int> seen(rows, 0);
+    for (int r : order) {
+      ASSERT_TRUE(r >= 0 && r < rows);
+      ++seen[r];
+    }
+    for (int r = 0; r < rows; ++r) ASSERT_EQ(seen[r], 1) << "row " << r << " not once in the order";
+    for (int r = 0; r < rows; ++r)
+      for (int j = 0; j < ldg; ++j) {
+        const int c = codes[static_cast<std::size_t>(r) * ldg + j];
+        ASSERT_TRUE(c >= -127 && c <= 127);
+        if (j >= dim) ASSERT_EQ(c, 0) << "padding";
+      }
+    for (const float4& u : tile) ASSERT_LE(u.x, u.y);
+
+    const int nq = 24;
+    Batch b = random_batch(m, nq, seed);
+    std::memcpy(b.q.data(), m.row(120), dim * sizeof(float));  // a one-hot query
+    b.norms[0] = m.norms[120];
+    DeviceBuffer dq(b.q.size() * 4, "queries"), dn(nq * 4, "norms"), dc(static_cast<std::size_t>(nq) * ldg, "codes"),
+        db(nq * sizeof(float4), "bounds");
+    ASSERT_EQ(cudaMemcpy(dq.get(), b.q.data(), b.q.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(dn.get(), b.norms.data(), nq * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    tiled_i8_queries(dq.as<float>(), dn.as<float>(), nq, dim, ldg, dc.get(), db.as<float4>(), 0);
+    std::vector<signed char> qc(static_cast<std::size_t>(nq) * ldg);
+    std::vector<float4> qb(nq);
+    ASSERT_EQ(cudaMemcpy(qc.data(), dc.get(), qc.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(qb.data(), db.get(), nq * sizeof(float4), cudaMemcpyDeviceToHost), cudaSuccess);
+    long long checked = 0;
+    for (int q = 0; q < nq; ++q) {
+      const float inv = 1.0f / b.norms[q];
+      for (int r = 0; r < rows; ++r) {
+        const float* x = m.row(order[r]);
+        double dot = 0, xx = 0;
+        for (int j = 0; j < dim; ++j) dot += static_cast<double>(b.q[q * dim + j] * inv) * x[j], xx += double(x[j]) * x[j];
+        if (xx == 0) continue;  // a zero row scores 0 on every path
+        long long I = 0;
+        for (int j = 0; j < ldg; ++j) I += qc[q * ldg + j] * codes[static_cast<std::size_t>(r) * ldg + j];
+        const float4 u = tile[r / 64];
+        const double s = qb[q].x, e = double(qb[q].y) * u.z + qb[q].z;
+        const double cosine = dot / std::sqrt(xx);
+        const double hi = s * I / (I >= 0 ? u.x : u.y) + e, lo = s * I / (I >= 0 ? u.y : u.x) - e;
+        ASSERT_LE(cosine, hi + 1e-12) << "query " << q << ", sorted row " << r;
+        ASSERT_GE(cosine, lo - 1e-12) << "query " << q << ", sorted row " << r;
+        ++checked;
+      }
+    }
+    EXPECT_GT(checked, nq * (rows - 64));
+  }
 }

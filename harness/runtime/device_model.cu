@@ -5,10 +5,13 @@
 #include <cstring>
 #include <limits>
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/convert_reduced.cuh"
 #include "kernels/embeddings/norm_range.cuh"
 #include "kernels/embeddings/synthetic_fill.cuh"
+#include "kernels/embeddings/tiled_i8.cuh"
 
 namespace distancies {
 
@@ -36,7 +39,7 @@ DeviceModel DeviceModel::view(const float* vectors, const float* norms, std::int
   return dm;
 }
 
-void DeviceModel::rows_changed() { have_f16_ = have_bf16_ = have_i8_ = false; }
+void DeviceModel::rows_changed() { have_f16_ = have_bf16_ = have_i8_ = have_tiled_i8_ = false; }
 
 NormRange host_norm_range(const float* norms, std::int64_t rows) {
   NormRange r;
@@ -167,6 +170,42 @@ const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
   r = std::move(fresh);
   have = true;
   return r;
+}
+
+const DeviceModel::TiledI8& DeviceModel::tiled_i8() const {
+  if (have_tiled_i8_) return tiled_i8_;
+  TiledI8 fresh;  // filled in, then kept: a throw part-way keeps nothing
+  fresh.ldg = (dim + 15) / 16 * 16;
+  const std::size_t n = static_cast<std::size_t>(std::max<std::int64_t>(rows, 1));
+  const std::size_t tiles = (n + tiled_i8::kTileRows - 1) / tiled_i8::kTileRows;
+  fresh.codes = reuse_or_allocate(std::move(tiled_i8_.codes), n * fresh.ldg, "the model's tiled int8 copy");
+  fresh.order = reuse_or_allocate(std::move(tiled_i8_.order), n * sizeof(int), "the tiled int8 copy's order");
+  fresh.tiles = reuse_or_allocate(std::move(tiled_i8_.tiles), tiles * sizeof(float4), "the tiled int8 copy's tiles");
+  if (rows > 0) {
+    if (rows > INT32_MAX) throw Error("the tiled int8 copy holds at most 2^31 - 1 rows");
+    const int count = static_cast<int>(rows);
+    DeviceBuffer keys(n * sizeof(float) * 2, "the tiled int8 copy's sort keys");
+    DeviceBuffer index(n * sizeof(int), "the tiled int8 copy's sort");
+    float* key_in = keys.as<float>();
+    float* key_out = key_in + n;
+    tiled_i8_keys_kernel<<<blocks_for(rows * 32, kElementThreads), kElementThreads>>>(d_vectors(), rows, dim, ld, key_in,
+                                                                                     index.as<int>());
+    CUDA_CHECK_LAUNCH();
+    std::size_t temp_bytes = 0;
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, key_in, key_out, index.as<int>(),
+                                               fresh.order.as<int>(), count));
+    DeviceBuffer temp(std::max<std::size_t>(temp_bytes, 1), "the tiled int8 copy's sort scratch");
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, key_in, key_out, index.as<int>(),
+                                               fresh.order.as<int>(), count));
+    tiled_i8_codes_kernel<<<static_cast<unsigned>(tiles), tiled_i8::kThreads>>>(
+        d_vectors(), rows, dim, ld, fresh.order.as<int>(), key_out, fresh.ldg, fresh.codes.as<signed char>(),
+        fresh.tiles.as<float4>());
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaStreamSynchronize(0));  // before the scratch goes
+  }
+  tiled_i8_ = std::move(fresh);
+  have_tiled_i8_ = true;
+  return tiled_i8_;
 }
 
 const NormRange& DeviceModel::norm_range() const {

@@ -36,6 +36,20 @@ struct DeviceModel {
     return s == Storage::F16 ? have_f16_ : s == Storage::BF16 ? have_bf16_ : s == Storage::I8 ? have_i8_ : true;
   }
 
+  // The batched int8 walk's copy (kernels/embeddings/tiled_i8.cuh): rows sorted by
+  // 127 |x| / max |x|, int8 codes a row (ldg = the dimension rounded up to 16 bytes, padding zero)
+  // with a scale that makes |x| / s the same across each 64-row tile, the sorted rows' places in
+  // the model, and per tile U_lo, U_hi, nu_max. Built on first use (a CUB radix sort of the keys)
+  // and kept, as the reduced copies are.
+  struct TiledI8 {
+    DeviceBuffer codes;  // rows x ldg int8
+    DeviceBuffer order;  // rows int: sorted row -> model row
+    DeviceBuffer tiles;  // ceil(rows / 64) float4
+    int ldg = 0;
+    std::size_t bytes() const { return codes.bytes() + order.bytes() + tiles.bytes(); }
+  };
+  const TiledI8& tiled_i8() const;
+
   // Smallest positive and largest row norm, and whether all are finite: computed on first use
   // and kept (the range guard of harness/precision.hpp).
   const NormRange& norm_range() const;
@@ -52,6 +66,8 @@ struct DeviceModel {
  private:
   mutable Reduced f16_, bf16_, i8_;
   mutable bool have_f16_ = false, have_bf16_ = false, have_i8_ = false;
+  mutable TiledI8 tiled_i8_;
+  mutable bool have_tiled_i8_ = false;
   mutable NormRange range_;
   mutable bool have_range_ = false;
 };

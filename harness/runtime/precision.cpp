@@ -59,6 +59,11 @@ float reduced_error_bound(Storage s, int dim, const float* query, float query_no
   return static_cast<float>(bound * (1 + 1e-6));
 }
 
+float i8_walk_fp32_bound(int dim, float min_norm) {
+  const double stored_norm = 2.0 * (dim + 5) * std::ldexp(1.0, -24);
+  return static_cast<float>((gemm_error_bound(GemmInput::F32, dim, min_norm) + stored_norm) * (1 + 1e-6));
+}
+
 bool i8_query_in_range(int dim, const float* query) {
   float m = 0;
   for (int j = 0; j < dim; ++j) m = std::fmax(m, std::fabs(query[j]));

@@ -47,4 +47,10 @@ bool i8_query_in_range(int dim, const float* query);
 // are rounded to fp16 before the selection reads them.
 float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores = Storage::F32);
 
+// The int8 walk's fp32 part (docs/batch.md, "8-bit tiles"): the largest |q . x / |x| - the fp32
+// scan's similarity| for the normalised query q and the row's exact norm |x| (the int8 bound
+// covers the rest): the fp32 GEMM bound, which holds it (its normalisation, scan and scaling
+// terms), plus (D + 5) 2^-23 for |x| against the stored fp32 norm.
+float i8_walk_fp32_bound(int dim, float min_norm);
+
 }  // namespace distancies

@@ -6,6 +6,7 @@
 #include "harness/runtime/cublas_check.hpp"
 #include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/batch_select.cuh"
+#include "kernels/embeddings/tiled_i8.cuh"
 #include "variants/embeddings/batch_scan.hpp"
 
 namespace distancies {
@@ -45,7 +46,8 @@ int BatchPolicy::slices(int batch, int tile_rows) {
 int batch_slices(BatchScan scan, int batch, int tile_rows, int dim, int K) {
   switch (scan) {
     case BatchScan::FusedTensorCore: return tensor_scan_blocks(batch, dim, K);
-    case BatchScan::FilteredMma: return 1;  // its select leaves one list a query
+    case BatchScan::FilteredMma:
+    case BatchScan::FilteredI8: return 1;  // its select leaves one list a query
     default: return BatchPolicy::slices(batch, tile_rows);
   }
 }
@@ -54,9 +56,10 @@ int BatchPolicy::candidates(int k) { return static_cast<int>(std::min<long long>
 
 std::string batch_scan_refusal(BatchScan scan, int dim, int K, int cc_major) {
   if (scan == BatchScan::FusedTensorCore) return tensor_scan_refusal(dim, K);
-  if (scan == BatchScan::FilteredMma) {
+  if (filtered_scan(scan)) {
     std::string why = filter_scan_refusal(dim);
     if (why.empty() && cc_major > 0 && cc_major < 8) why = "the filtered scan needs compute capability 8.0 (mma.sync m16n8k16)";
+    if (why.empty() && scan == BatchScan::FilteredI8) why = filter_scan_i8_refusal(dim, cc_major);
     return why;
   }
   return {};
@@ -69,14 +72,16 @@ std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int di
   const std::size_t K = static_cast<std::size_t>(BatchPolicy::candidates(k));
   const std::size_t S = static_cast<std::size_t>(batch_slices(scan, batch, tile_rows, dim, static_cast<int>(K)));
   const std::size_t score_tiles = scan == BatchScan::GemmTiles ? 2 : 0;
-  const std::size_t filter = scan == BatchScan::FilteredMma
+  const std::size_t filter = filtered_scan(scan)
                                  ? filter_scan_queries(batch) * (static_cast<std::size_t>(filter_scan_capacity(rows, static_cast<int>(K))) * 8 + 4)
                                  : 0;
+  const std::size_t i8_queries = scan == BatchScan::FilteredI8 ? B * (filter_scan_i8_ldg(dim) + sizeof(float4)) : 0;
   return B * dim * 4 + B * 4                        // queries and their norms
          + B * ldg * element_bytes(g)               // normalised queries
          + score_tiles * B * static_cast<std::size_t>(tile_rows) * (scores == Storage::F32 ? 4 : 2)  // tiles of scores
          + B * S * K * 8 + B * 4                    // candidate lists, shared thresholds
          + filter                                   // the filtered scan's candidate buffers
+         + i8_queries                               // the int8 walk's query codes and bounds
          + B * static_cast<std::size_t>(k) * 8 + B * 4;     // results and status
 }
 
@@ -99,7 +104,9 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
       break;
   }
   CUDA_CHECK_LAUNCH();
-  if (a.scan == BatchScan::FilteredMma) return;  // its select writes every list whole, its scan the thresholds
+  if (a.scan == BatchScan::FilteredI8)  // and the int8 codes of the same normalised queries
+    tiled_i8_queries(a.queries, a.query_norms, a.batch, a.exact.dim, a.i8.ldg, a.i8.queries, a.i8.query_bounds, s);
+  if (filtered_scan(a.scan)) return;  // its select writes every list whole, its scan the thresholds
   if (a.scan == BatchScan::FusedTensorCore) {  // its blocks write every list whole
     CUDA_CHECK(cudaMemsetAsync(a.thresholds, 0, static_cast<std::size_t>(a.batch) * sizeof(unsigned), s));
     return;
@@ -175,6 +182,10 @@ void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s,
   if (!a.gemm_only && t > 0) CUDA_CHECK(cudaStreamWaitEvent(s, ev.selected[(t - 1) % 2], 0));
 }
 
+// What the certificate adds to the last candidate's key: the keys' error bound, or nothing where
+// the keys are upper bounds of the fp32 similarity already (the int8 walk's).
+float certificate_bound(const BatchScanArgs& a) { return a.scan == BatchScan::FilteredI8 ? 0.0f : a.error_bound; }
+
 void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
   if (a.batch == 0) return;
   constexpr int kWarps = BatchPolicy::kRerankWarps;
@@ -182,7 +193,14 @@ void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
   allow_dynamic_smem(batch_rerank_kernel<kWarps>, smem, "batch_rerank_kernel");
   batch_rerank_kernel<kWarps><<<a.batch, kWarps * 32, smem, s>>>(a.exact, a.queries, a.query_norms,
                                                                  SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, a.k,
-                                                                 a.error_bound, a.out_s, a.out_r, a.status);
+                                                                 certificate_bound(a), a.out_s, a.out_r, a.status);
+  CUDA_CHECK_LAUNCH();
+}
+
+void tiled_i8_queries(const float* queries, const float* norms, int batch, int dim, int ldg, void* codes,
+                      float4* bounds, cudaStream_t s) {
+  if (batch == 0) return;
+  tiled_i8_queries_kernel<<<batch, 128, 0, s>>>(queries, norms, dim, ldg, static_cast<signed char*>(codes), bounds);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -55,6 +55,18 @@ struct BatchScanArgs {
   unsigned* counts = nullptr;                // and their fill, filter_scan_queries
   long long capacity = 0;
   float error_bound = 0;
+  // The int8 walk (BatchScan::FilteredI8): the model's tiled int8 copy, and this pass's int8
+  // queries (batch x ldg codes, batch bounds: batch_prepare fills them); fp32_bound: the distance
+  // of the re-rank's fp32 similarity from the normalised query's dot product over |x|.
+  struct I8Copy {
+    const void* codes = nullptr;  // rows x ldg int8, rows sorted
+    const int* order = nullptr;
+    const float4* tiles = nullptr;
+    int ldg = 0;
+    void* queries = nullptr;
+    float4* query_bounds = nullptr;
+    float fp32_bound = 0;
+  } i8;
   float* out_s = nullptr;  // batch x k
   int* out_r = nullptr;
   int* status = nullptr;   // batch; 1 where not certified
@@ -91,6 +103,10 @@ void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s);
 // The filtered mma scan (variants/embeddings/filter_scan.cu): why it cannot run a model of this
 // dimension (the queries' fragments must fit in shared memory), or empty.
 std::string filter_scan_refusal(int dim);
+// Why its int8 last pass cannot run a model of this dimension on a device of compute capability
+// major cc_major (0: not known, not checked), or empty; and the int8 codes' leading dimension.
+std::string filter_scan_i8_refusal(int dim, int cc_major);
+int filter_scan_i8_ldg(int dim);
 // Whether it seeds the thresholds from a sample of about sqrt(K x rows) rows.
 bool filter_scan_seeds(long long rows, int K);
 // Candidate entries a query's buffer holds; the most queries one launch serves (a larger batch
@@ -123,6 +139,14 @@ void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s,
 
 // 1 / |x| per row (zero rows: 0), once per model.
 void launch_inverse_norms(const float* norms, long long rows, float* inv, cudaStream_t s);
+
+// The int8 walk's queries (kernels/embeddings/tiled_i8.cuh): batch x ldg codes of each query
+// normalised as batch_prepare does, and per query s_q, A_q, B_q (device pointers).
+void tiled_i8_queries(const float* queries, const float* norms, int batch, int dim, int ldg, void* codes,
+                      float4* bounds, cudaStream_t s);
+
+// What the certificate adds to the last candidate's key (the error bound, 0 for upper-bound keys).
+float certificate_bound(const BatchScanArgs& a);
 
 // Merges each query's lists and re-ranks the K candidates in fp32; sets status where the
 // bound cannot certify the top k.

@@ -133,11 +133,13 @@ registry::Family family_of(const Table<Row>& t, std::function<std::vector<std::s
 std::vector<std::pair<std::string, std::string>> batch_traits(const BatchPipeline& b) {
   if (b.per_query) return {{"scan", "per_query"}, {"precision", "fp32"}, {"queries_per_model_read", "1"}};
   const int per_read = b.scan == BatchScan::FusedTensorCore ? tensor_scan_max_queries()
-                       : b.scan == BatchScan::FilteredMma   ? filter_scan_max_queries()
+                       : filtered_scan(b.scan)              ? filter_scan_max_queries()
                                                             : 0;
+  // The int8 scan's last pass, which reads the whole model, is on the int8 copy.
+  const bool i8 = b.scan == BatchScan::FilteredI8;
   std::vector<std::pair<std::string, std::string>> t = {{"scan", batch_scan_name(b.scan)},
-                                                        {"precision", gemm_input_name(b.input)},
-                                                        {"copy", storage_name(gemm_storage(b.input))},
+                                                        {"precision", i8 ? "int8" : gemm_input_name(b.input)},
+                                                        {"copy", i8 ? "i8" : storage_name(gemm_storage(b.input))},
                                                         {"queries_per_model_read", std::to_string(per_read)}};
   if (b.scan == BatchScan::GemmTiles) t.push_back({"scores", storage_name(b.scores)});
   return t;

@@ -1,6 +1,7 @@
 // The filtered scan's warpgroup-MMA walk, host side: the TMA descriptors of the model and the
 // queries (CuTe builds them through the runtime's driver entry point: no libcuda link), the
-// block's shape from the batch, the launch. Compiled for sm_90a alone (wgmma, setmaxnreg).
+// block's shape from the batch, the launch; for the fp16 copy and for the tiled int8 copy.
+// Compiled for sm_90a alone (wgmma, setmaxnreg).
 #include "variants/embeddings/filter_gemm.hpp"
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 
 #if DISTANCIES_HAVE_CUTLASS
 #include "kernels/embeddings/wgmma_filter.cuh"
+#include "kernels/embeddings/wgmma_filter_f16.cuh"
+#include "kernels/embeddings/wgmma_filter_i8.cuh"
 #endif
 
 namespace distancies {
@@ -19,62 +22,89 @@ namespace distancies {
 
 namespace {
 
-template <int kQueries>
-void launch(FilterScanArgs f, int tile_stride, cudaStream_t s) {
-  using namespace cute;
-  using C = wgmma_filter::Config<kQueries>;
-  f.qgroups = ceil_div(f.nq, kQueries);
-  const int kblocks = ceil_div(f.ldg, wgmma_filter::kKBlock);
-  // The last block's 16-column MMA steps that reach ldg: 3 where that saves one (D = 297 ... 304,
-  // so D = 300), else all 4.
-  const bool three = ceil_div(f.ldg - (kblocks - 1) * wgmma_filter::kKBlock, 16) == 3;
-  // The warpgroups take turns at the MMAs (DISTANCIES_GEMM_ORDER=0: not, to measure what that
-  // gains: 3.22 against 2.92 ms at B = 1,024, run 36).
+// The warpgroups take turns at the MMAs (DISTANCIES_GEMM_ORDER=0: not, to measure what that
+// gains: 3.22 against 2.92 ms at B = 1,024, run 36).
+int mma_order() {
   static const int ordered = [] {
     const char* env = std::getenv("DISTANCIES_GEMM_ORDER");
     return env != nullptr && std::string(env) == "0" ? 0 : 1;
   }();
-  auto model = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.model)), make_shape(f.rows, f.ldg),
-                           make_stride(f.ldg, Int<1>{}));
-  auto queries = make_tensor(make_gmem_ptr(reinterpret_cast<const half_t*>(f.queries)), make_shape(f.nq, f.ldg),
-                             make_stride(f.ldg, Int<1>{}));
-  auto tma_rows = make_tma_atom(SM90_TMA_LOAD{}, model, typename C::RowLayout{}(_, _, 0),
-                                Shape<Int<wgmma_filter::kRowTile>, Int<wgmma_filter::kKBlock>>{});
-  auto tma_queries = make_tma_atom(SM90_TMA_LOAD{}, queries, typename C::QueryLayout{}(_, _, 0),
-                                   Shape<Int<kQueries>, Int<wgmma_filter::kKBlock>>{});
-  auto* kernel = three ? &wgmma_filter_kernel<kQueries, 3, decltype(tma_rows), decltype(tma_queries)>
-                       : &wgmma_filter_kernel<kQueries, 4, decltype(tma_rows), decltype(tma_queries)>;
+  return ordered;
+}
+
+// The kernel for a last column block of `steps` MMA steps: kShort where that is enough (saves
+// the all-zero steps of D = 300: fp16 3 of 4, int8 2 of 4), else all 4.
+template <class Epi, int kQueries, int kShort, class TmaRows, class TmaQueries>
+auto kernel_for(int steps) {
+  return steps <= kShort ? &wgmma_filter_kernel<Epi, kQueries, kShort, TmaRows, TmaQueries>
+                         : &wgmma_filter_kernel<Epi, kQueries, Epi::kKBlock / Epi::kKStep, TmaRows, TmaQueries>;
+}
+
+template <class Epi, int kQueries, int kShort>
+void launch(FilterScanArgs f, const typename Epi::Args& x, const void* model, const void* queries, int tile_stride,
+            cudaStream_t s) {
+  using namespace cute;
+  using C = wgmma_filter::Config<Epi, kQueries>;
+  using E = typename Epi::Element;
+  f.qgroups = ceil_div(f.nq, kQueries);
+  const int kblocks = ceil_div(f.ldg, Epi::kKBlock);
+  const int steps = ceil_div(f.ldg - (kblocks - 1) * Epi::kKBlock, Epi::kKStep);
+  auto mmodel = make_tensor(make_gmem_ptr(static_cast<const E*>(model)), make_shape(f.rows, f.ldg), make_stride(f.ldg, Int<1>{}));
+  auto mqueries = make_tensor(make_gmem_ptr(static_cast<const E*>(queries)), make_shape(f.nq, f.ldg), make_stride(f.ldg, Int<1>{}));
+  auto tma_rows = make_tma_atom(SM90_TMA_LOAD{}, mmodel, typename C::RowLayout{}(_, _, 0),
+                                Shape<Int<wgmma_filter::kRowTile>, Int<Epi::kKBlock>>{});
+  auto tma_queries = make_tma_atom(SM90_TMA_LOAD{}, mqueries, typename C::QueryLayout{}(_, _, 0),
+                                   Shape<Int<kQueries>, Int<Epi::kKBlock>>{});
+  auto* kernel = kernel_for<Epi, kQueries, kShort, decltype(tma_rows), decltype(tma_queries)>(steps);
   const std::size_t smem = sizeof(typename C::Smem);
   allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
   // One block an SM (the shared memory), a multiple of the query groups.
   const int parts = std::max(1, device_status().props.multiProcessorCount / f.qgroups);
-  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, kblocks, tile_stride, ordered, tma_rows, tma_queries);
+  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, x, kblocks, tile_stride, mma_order(), tma_rows,
+                                                                  tma_queries);
   CUDA_CHECK_LAUNCH();
+}
+
+// One block's queries: 64 or 128 where they hold the launch, else 256 (128 at B = 1,024: 4.50
+// against 3.62 ms, run 34).
+template <class Epi, int kShort>
+void launch_for_batch(const FilterScanArgs& f, const typename Epi::Args& x, const void* model, const void* queries,
+                      int tile_stride, cudaStream_t s) {
+  if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
+  if (f.nq <= 64)
+    launch<Epi, 64, kShort>(f, x, model, queries, tile_stride, s);
+  else if (f.nq <= 128)
+    launch<Epi, 128, kShort>(f, x, model, queries, tile_stride, s);
+  else
+    launch<Epi, 256, kShort>(f, x, model, queries, tile_stride, s);
 }
 
 }  // namespace
 
 bool filter_gemm_fits(int ldg, int major, int minor) {
-  return major == 9 && minor == 0 && ceil_div(ldg, wgmma_filter::kKBlock) <= wgmma_filter::kMaxKBlocks;
+  return major == 9 && minor == 0 && ceil_div(ldg, wgmma_filter::F16Filter::kKBlock) <= wgmma_filter::F16Filter::kMaxKBlocks;
+}
+bool filter_gemm_i8_fits(int ldg, int major, int minor) {
+  return major == 9 && minor == 0 && ceil_div(ldg, wgmma_filter::I8Filter::kKBlock) <= wgmma_filter::I8Filter::kMaxKBlocks;
 }
 
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
-  if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
-  // One block's queries: 64 or 128 where they hold the launch, else 256 (128 at B = 1,024: 4.50
-  // against 3.62 ms, run 34).
-  if (f.nq <= 64)
-    launch<64>(f, tile_stride, s);
-  else if (f.nq <= 128)
-    launch<128>(f, tile_stride, s);
-  else
-    launch<256>(f, tile_stride, s);
+  launch_for_batch<wgmma_filter::F16Filter, 3>(f, {}, f.model, f.queries, tile_stride, s);
+}
+
+void filter_gemm_scan_i8(FilterScanArgs f, const I8FilterArgs& x, const void* codes, const void* query_codes, cudaStream_t s) {
+  launch_for_batch<wgmma_filter::I8Filter, 2>(f, x, codes, query_codes, 1, s);
 }
 
 #else  // no CUTLASS headers at configure time: the walk is not built
 
 bool filter_gemm_fits(int, int, int) { return false; }
+bool filter_gemm_i8_fits(int, int, int) { return false; }
 void filter_gemm_scan(FilterScanArgs, int, cudaStream_t) {
   throw Error("the filtered scan's wgmma walk was not built (no CUTLASS headers at configure time)");
+}
+void filter_gemm_scan_i8(FilterScanArgs, const I8FilterArgs&, const void*, const void*, cudaStream_t) {
+  throw Error("the filtered scan's int8 wgmma walk was not built (no CUTLASS headers at configure time)");
 }
 
 #endif

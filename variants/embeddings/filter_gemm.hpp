@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/embeddings/mma_filter_scan.cuh"
+#include "kernels/embeddings/tiled_i8.cuh"
 
 namespace distancies {
 
@@ -15,5 +16,13 @@ bool filter_gemm_fits(int ldg, int major, int minor);
 // A filter pass of `f` (thresholds set, counts zeroed) through the walk over every tile_stride-th
 // 64-row tile of the model (1: the whole model); f.qgroups is set here.
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s);
+
+// The int8 walk (wgmma_filter_i8.cuh) over the tiled int8 copy: whether it can run (rows of at
+// most 384 columns, a 9.0 device), and a filter pass of every tile. f.ldg and f.rows are the
+// copy's; f.thresholds the fp16 passes' (x.seed_bound converts them); the candidates appended
+// carry the model's row numbers and upper-bound keys.
+bool filter_gemm_i8_fits(int ldg, int major, int minor);
+void filter_gemm_scan_i8(FilterScanArgs f, const I8FilterArgs& x, const void* codes, const void* query_codes,
+                         cudaStream_t s);
 
 }  // namespace distancies

@@ -175,6 +175,16 @@ void launch_scan(Kernel kernel, FilterScanArgs f, std::size_t smem, cudaStream_t
 
 }  // namespace
 
+int filter_scan_i8_ldg(int dim) { return round_up(dim, 16); }
+
+std::string filter_scan_i8_refusal(int dim, int cc_major) {
+  if (cc_major > 0 && cc_major != 9) return "the int8 walk needs a compute capability 9.0 device (wgmma s8)";
+  // The thresholds come from the fp16 wgmma walk's refine pass: both walks must take the rows.
+  if (!filter_gemm_i8_fits(filter_scan_i8_ldg(dim), 9, 0) || !filter_gemm_fits(reduced_leading_dim(dim), 9, 0))
+    return "the int8 walk takes rows of at most 320 columns (and needs CUTLASS at build time)";
+  return {};
+}
+
 std::string filter_scan_refusal(int dim) {
   if (tile_smem(dim) <= Policy::kMaxQuerySmem) return {};
   return "a " + std::to_string(dim) + "-dimensional model's query fragments do not fit the filtered scan's shared memory";
@@ -206,6 +216,9 @@ int filter_scan_queries(int batch) { return std::min(batch, filter_scan_max_quer
 void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
   if (a.batch == 0) return;
   if (a.input != GemmInput::F16) throw Error("the filtered scan reads the fp16 copy");
+  const bool i8 = a.scan == BatchScan::FilteredI8;
+  if (i8 && !filter_scan_i8_refusal(a.exact.dim, device_status().props.major).empty())
+    throw Error(filter_scan_i8_refusal(a.exact.dim, device_status().props.major));
   const std::string why = filter_scan_refusal(a.exact.dim);
   if (!why.empty()) throw Error(why);
   const long long rows = a.exact.rows;
@@ -249,7 +262,9 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     } else {
       CUDA_CHECK(cudaMemsetAsync(thresholds, 0, f.nq * sizeof(unsigned), s));
     }
-    const bool gemm = gemm_walk(a.batch, a.ldg);
+    // The int8 scan refines on the fp16 walk at every batch size (its last pass needs thresholds
+    // near the K-th: a pass seeded from the sample alone would append K rows / sampled rows).
+    const bool gemm = i8 || gemm_walk(a.batch, a.ldg);
     if (gemm && seeded && refine_stride() > 1) {
       // The wgmma walk's refinement: a filter pass over every refine_stride-th tile raises each
       // threshold to the K-th best it found (refine_seed_kernel), so that the whole pass appends
@@ -265,7 +280,12 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
     f.groups = ceil_div(rows, 16ll);
     f.stride = 1;
-    if (gemm)
+    if (i8) {
+      FilterScanArgs g = f;
+      g.ldg = a.i8.ldg;
+      const I8FilterArgs x{a.i8.order, a.i8.tiles, a.i8.query_bounds + q0, margin / 2, a.i8.fp32_bound};
+      filter_gemm_scan_i8(g, x, a.i8.codes, static_cast<const signed char*>(a.i8.queries) + static_cast<std::size_t>(q0) * a.i8.ldg, s);
+    } else if (gemm)
       filter_gemm_scan(f, 1, s);
     else
       launch_scan(kernel_of<false>(tiles, units, walk), f, smem, s);

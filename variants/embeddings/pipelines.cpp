@@ -90,6 +90,11 @@ Table<BatchPipeline>& batch_table() {
        "each row of the fp16 copy read once into mma.sync fragments against the batch's queries; scores below a "
        "threshold seeded from a sample are dropped in registers, the rest selected per query + exact fp32 re-rank",
        "beyond the study", GemmInput::F16, nullptr, "batch_sgemm", Storage::F32, BatchScan::FilteredMma},
+      {"batch_i8_filter",
+       "batch_f16_filter's thresholds (fp16 sample and refine passes), then its last pass over a tiled int8 copy on "
+       "the INT8 tensor cores (wgmma s8): one integer compare a score, candidates keyed by their upper bound + exact "
+       "fp32 re-rank",
+       "beyond the study", GemmInput::F16, nullptr, "batch_sgemm", Storage::F32, BatchScan::FilteredI8},
   });
   static const bool linked = [] {
     for (const BatchPipeline& b : table.rows()) link(const_cast<BatchPipeline&>(b), table);

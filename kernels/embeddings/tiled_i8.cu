@@ -1,0 +1,117 @@
+// The tiled int8 copy's kernels (declared and explained in tiled_i8.cuh).
+#include "kernels/embeddings/tiled_i8.cuh"
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/warp/warp_reduce.cuh>
+
+namespace distancies {
+
+namespace {
+// Rounded outward from a double computed within a few units of 2^-53 (2^-40 is room).
+__device__ __forceinline__ float up(double v) { return __double2float_ru(v * (1 + 0x1p-40)); }
+__device__ __forceinline__ float down(double v) { return __double2float_rd(v * (1 - 0x1p-40)); }
+}  // namespace
+
+__global__ void tiled_i8_keys_kernel(const float* x, long long rows, int dim, int ld, float* key, int* order) {
+  const long long r = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (r >= rows) return;
+  const float* v = x + r * ld;
+  float m = 0, ss = 0;
+  for (int j = lane; j < dim; j += 32) m = fmaxf(m, fabsf(v[j]));
+  for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(~0u, m, o));
+  // |x| / max |x| from the scaled row: no overflow or underflow whatever the norm.
+  for (int j = lane; j < dim && m > 0; j += 32) ss = fmaf(v[j] / m, v[j] / m, ss);
+  for (int o = 16; o > 0; o /= 2) ss += __shfl_xor_sync(~0u, ss, o);
+  if (lane == 0) {
+    key[r] = m > 0 && m <= 3.0e38f ? 127.0f * sqrtf(ss) : __builtin_huge_valf();
+    order[r] = static_cast<int>(r);
+  }
+}
+
+__global__ void __launch_bounds__(tiled_i8::kThreads)
+    tiled_i8_codes_kernel(const float* x, long long rows, int dim, int ld, const int* order, const float* sorted_key,
+                          int ldg, signed char* codes, float4* tiles) {
+  using namespace tiled_i8;
+  using Reduce = cub::BlockReduce<double, kThreads>;
+  using WarpSum = cub::WarpReduce<double>;
+  __shared__ typename Reduce::TempStorage tmp;
+  __shared__ typename WarpSum::TempStorage warp_tmp[kThreads / 32];
+  const long long first = static_cast<long long>(blockIdx.x) * kTileRows;
+  const float key0 = sorted_key[first];
+  const float U = key0 <= 3.0e38f ? key0 : 1.0f;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  double u_lo = 1e300, u_hi = 0, nu = 0;
+  for (int i = warp; i < kTileRows; i += kThreads / 32) {
+    const long long r = first + i;
+    if (r >= rows) break;
+    const float* v = x + static_cast<long long>(order[r]) * ld;
+    signed char* out = codes + r * ldg;
+    double ss = 0;
+    for (int j = lane; j < dim; j += 32) ss += static_cast<double>(v[j]) * v[j];
+    const double n = sqrt(WarpSum(warp_tmp[warp]).Sum(ss));
+    const double n_all = __shfl_sync(~0u, n, 0);
+    const float s = n_all > 0 ? __double2float_rn(n_all / U) : 1.0f;
+    double ee = 0;
+    for (int j = lane; j < ldg; j += 32) {
+      float c = 0;
+      if (j < dim && n_all > 0) c = fminf(fmaxf(rintf(v[j] / s), -127.0f), 127.0f);
+      out[j] = static_cast<signed char>(c);
+      if (j < dim) {
+        const double e = static_cast<double>(v[j]) - static_cast<double>(s) * c;
+        ee += e * e;
+      }
+    }
+    const double e_all = __shfl_sync(~0u, WarpSum(warp_tmp[warp]).Sum(ee), 0);
+    if (n_all > 0) {
+      const double u = n_all / s;
+      u_lo = fmin(u_lo, u), u_hi = fmax(u_hi, u), nu = fmax(nu, sqrt(e_all) / n_all);
+    }
+  }
+  // Lane 0 of each warp holds its rows' figures (the same in every lane): reduce over the block.
+  const double lo = Reduce(tmp).Reduce(lane == 0 ? u_lo : 1e300, [](double a, double b) { return fmin(a, b); });
+  __syncthreads();
+  const double hi = Reduce(tmp).Reduce(lane == 0 ? u_hi : 0.0, [](double a, double b) { return fmax(a, b); });
+  __syncthreads();
+  const double nmax = Reduce(tmp).Reduce(lane == 0 ? nu : 0.0, [](double a, double b) { return fmax(a, b); });
+  if (threadIdx.x == 0)
+    tiles[blockIdx.x] = hi > 0 ? make_float4(down(lo), up(hi), up(nmax), 0.0f) : make_float4(1.0f, 1.0f, 0.0f, 0.0f);
+}
+
+__global__ void __launch_bounds__(128)
+    tiled_i8_queries_kernel(const float* queries, const float* norms, int dim, int ldg, signed char* codes,
+                            float4* meta) {
+  using Max = cub::BlockReduce<float, 128>;
+  using Sum = cub::BlockReduce<double, 128>;
+  __shared__ typename Max::TempStorage max_tmp;
+  __shared__ typename Sum::TempStorage sum_tmp;
+  __shared__ float s_shared;
+  const int b = blockIdx.x;
+  const float inv = 1.0f / norms[b];
+  const float* q = queries + static_cast<long long>(b) * dim;
+  float m = 0;
+  for (int j = threadIdx.x; j < dim; j += 128) m = fmaxf(m, fabsf(q[j] * inv));
+  m = Max(max_tmp).Reduce(m, [](float a, float c) { return fmaxf(a, c); });
+  if (threadIdx.x == 0) s_shared = m > 0 && m <= 3.0e38f ? m / 127.0f : 0.0f;
+  __syncthreads();
+  const float s = s_shared;
+  double cc = 0, ee = 0;
+  for (int j = threadIdx.x; j < ldg; j += 128) {
+    float c = 0;
+    if (j < dim && s > 0) {
+      const float v = q[j] * inv;
+      c = fminf(fmaxf(rintf(v / s), -127.0f), 127.0f);
+      const double e = static_cast<double>(v) - static_cast<double>(s) * c;
+      cc += static_cast<double>(c) * c, ee += e * e;
+    }
+    codes[static_cast<long long>(b) * ldg + j] = static_cast<signed char>(c);
+  }
+  cc = Sum(sum_tmp).Sum(cc);
+  __syncthreads();
+  ee = Sum(sum_tmp).Sum(ee);
+  if (threadIdx.x == 0)
+    meta[b] = s > 0 ? make_float4(s, up(s * sqrt(cc)), up(sqrt(ee)), 0.0f)
+                    : make_float4(1.0f, 0.0f, 0.0f, 0.0f);
+}
+
+}  // namespace distancies

@@ -1,0 +1,167 @@
+// The int8 epilogue of the wgmma walk (wgmma_filter.cuh): the tiled int8 copy's rows
+// (tiled_i8.cuh) against int8 queries, scores exact int32 dot products of the codes. A row's
+// similarity to a query lies within E(q, tile) of s_q I / u_r, u_r = |x| / s_r being the same
+// for every row of a 64-row tile to within [U_lo, U_hi] (the copy sorts the rows by it), so the
+// test "upper bound >= the query's threshold" becomes one integer compare a score, I >= T(q, tile),
+// with T worked out once a tile per query (docs/batch.md, "8-bit tiles"). The few that pass get
+// their upper bound as the candidate key (the certificate then needs no bound of its own) and
+// are appended under the model's row number.
+#pragma once
+#include "kernels/embeddings/tiled_i8.cuh"
+#include "kernels/embeddings/wgmma_filter.cuh"
+#include "kernels/embeddings/wgmma_filter_f16.cuh"
+
+namespace distancies {
+
+namespace wgmma_filter {
+
+struct I8Filter {
+  using Element = int8_t;
+  using Acc = int32_t;
+  static constexpr int kKBlock = 128;    // a 128-byte box of int8
+  static constexpr int kKStep = 32;
+  static constexpr int kMaxKBlocks = 3;  // rows of at most 384 columns
+  using Args = I8FilterArgs;
+
+  template <int kQueries>
+  struct Smem {
+    float theta[kQueries];             // a lower bound on the query's K-th best fp32 similarity
+    unsigned theta_key[kQueries];      // its key (~0u past the batch)
+    float4 query[kQueries];            // s_q, A_q, B_q
+    int2 floor_pairs[2][2][kQueries / 2];  // [warpgroup][tile parity]: T(q, tile) by query pairs
+    int2 stack[kStack][256];           // [slot][consumer thread]: (score, accumulator index)
+  };
+
+  template <int kQueries>
+  __device__ static void load(Smem<kQueries>& sm, const FilterScanArgs& a, const Args& x, int qgroup) {
+    for (int i = threadIdx.x; i < kQueries; i += kThreads) {
+      const int q = qgroup * kQueries + i;
+      float theta = __builtin_huge_valf();
+      if (q < a.nq) {
+        // The fp16 passes' threshold t: at least K rows have fp16 keys >= t, so fp32 similarities
+        // >= t - seed_bound (rounded down). A NaN key lets everything through.
+        theta = __fsub_rd(floor_float(a.thresholds[q]), x.seed_bound);
+        if (theta != theta) theta = -__builtin_huge_valf();
+        sm.query[i] = x.queries[q];
+      } else {
+        sm.query[i] = make_float4(1.0f, 0.0f, 0.0f, 0.0f);
+      }
+      sm.theta[i] = theta;
+      sm.theta_key[i] = q < a.nq ? ordered_bits(theta) : ~0u;
+    }
+  }
+
+  struct Tile {
+    long long r0;  // this thread's (sorted) rows r0 and r0 + 8
+    float4 u;      // the tile's U_lo, U_hi, nu_max
+  };
+  __device__ static Tile begin_tile(const FilterScanArgs&, const Args& x, long long tile) {
+    const AccPlace p;
+    return {tile * kRowTile + p.warp * 16 + p.g, __ldg(x.tiles + tile)};
+  }
+
+  // E(q, tile): the bound on |row's similarity - s_q I / u_r| for every row of the tile, with room
+  // for the double arithmetic.
+  __device__ static double bound(const float4& q, const float4& u, const Args& x) {
+    return fma(static_cast<double>(q.y), static_cast<double>(u.z), static_cast<double>(q.z)) +
+           static_cast<double>(x.fp32_bound) + 0x1p-40;
+  }
+
+  // T(q, tile) for the warpgroup's next tile, two queries a thread, into shared memory; then the
+  // warpgroup's named barrier (1 + c), after which the filter reads them. Two buffers a
+  // warpgroup: a thread writes the next tile's only after every thread has passed this tile's
+  // barrier, so after it has read the previous one.
+  template <int kQueries>
+  __device__ static void after_issue(Smem<kQueries>& sm, const FilterScanArgs&, const Args& x, const Tile& tile,
+                                     int c, unsigned turn) {
+    int* T = reinterpret_cast<int*>(sm.floor_pairs[c][turn & 1]);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int i = 2 * (threadIdx.x % 128) + h;
+      if (i >= kQueries) break;
+      const float4 q = sm.query[i];
+      // upper = s_q I / u + E >= theta  <=>  I >= (theta - E) u / s_q, u being U_lo or U_hi as
+      // theta - E is positive or not; an integer I passes a floor of it, less one for rounding.
+      const double d = static_cast<double>(sm.theta[i]) - bound(q, tile.u, x);
+      const double t = d * static_cast<double>(d >= 0 ? tile.u.x : tile.u.y) / static_cast<double>(q.x);
+      T[i] = t != t ? -(1 << 30) : static_cast<int>(fmin(fmax(floor(t) - 1.0, -0x1p30), 0x1p30));
+    }
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+  }
+
+  // The upper bound of a passing score as a key (rounded up; -0 as +0).
+  __device__ static unsigned upper_key(int I, const float4& q, const float4& u, const Args& x) {
+    const double upper = static_cast<double>(q.x) * I / static_cast<double>(I >= 0 ? u.x : u.y) + bound(q, u, x);
+    const unsigned k = ordered_bits(__double2float_ru(upper));
+    return k == 0x7fffffffu ? 0x80000000u : k;
+  }
+
+  // As the fp16 epilogue: one integer compare a score, a warp vote a 4, the few that pass through
+  // the thread's stack to the exact key compare and the append.
+  template <int kQueries, class AccTensor>
+  __device__ static void filter(AccTensor& acc, Smem<kQueries>& sm, const FilterScanArgs& a, const Args& x,
+                                const Tile& tile, int qgroup, int c, unsigned turn) {
+    const AccPlace p;
+    const int t4 = p.t4, me = p.me;
+    const long long r0 = tile.r0;
+    const int q0 = qgroup * kQueries;
+    const int2* floors = sm.floor_pairs[c][turn & 1];
+    unsigned done = 0, seen;
+    do {
+      seen = 0;
+#pragma unroll
+      for (int jg = 0; jg < kQueries / 64; ++jg) {
+        int2 f[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) f[u] = floors[4 * (8 * jg + u) + t4];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int i0 = 4 * (8 * jg + u);  // the 4 scores of query pair 8 jg + u, rows r0 and r0 + 8
+          bool any = false;
+#pragma unroll
+          for (int e = 0; e < 4; ++e) any |= acc(i0 + e) >= ((e & 1) ? f[u].y : f[u].x);
+          if (__any_sync(~0u, any)) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              int v = acc(i0 + e);
+              asm volatile("" : "+r"(v));
+              const bool pass = v >= ((e & 1) ? f[u].y : f[u].x);
+              const unsigned slot = seen - done;
+              if (pass && slot < kStack) sm.stack[slot][me] = make_int2(v, i0 + e);
+              seen += pass;
+            }
+          }
+        }
+      }
+      const unsigned n = seen > done ? min(seen - done, static_cast<unsigned>(kStack)) : 0u;
+      unsigned long long key[kStack];
+      unsigned at[kStack];
+      int query[kStack];
+#pragma unroll
+      for (int e = 0; e < kStack; ++e) {
+        at[e] = ~0u;
+        if (e < n) {
+          const int2 v = sm.stack[e][me];
+          const int i = v.y, h = (i >> 1) & 1, col = 8 * (i >> 2) + 2 * t4 + (i & 1);
+          const long long row = r0 + 8 * h;
+          if (row < a.rows) {
+            const unsigned k = upper_key(v.x, sm.query[col], tile.u, x);
+            query[e] = q0 + col;
+            if (k >= sm.theta_key[col]) {
+              key[e] = filter_scan::candidate_key(k, __ldg(x.order + row));
+              at[e] = atomicAdd(a.counts + query[e], 1u);
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int e = 0; e < kStack; ++e)
+        if (at[e] < a.capacity) a.cand[static_cast<long long>(query[e]) * a.capacity + at[e]] = key[e];
+      done += kStack;
+    } while (__any_sync(~0u, seen > done));
+  }
+};
+
+}  // namespace wgmma_filter
+
+}  // namespace distancies
