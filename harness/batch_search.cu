@@ -43,7 +43,7 @@ struct BatchSearcher::Buffers {
     std::size_t list_entries = 0;
     long long capacity = 0;  // the filtered scan's candidates a query
     DeviceBuffer queries, norms, queries_g, scores[2], lists_s, lists_r, thresholds, candidates, counts, out_s, out_r,
-        status, i8_queries, i8_bounds;
+        status, i8_queries, i8_bounds, i8_seg_counts;
   } pass;
   PinnedBuffer pinned;
   CublasHandle cublas;
@@ -222,6 +222,8 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   if (p.scan == BatchScan::FilteredI8) {
     w.i8_queries = DeviceBuffer(N * filter_scan_i8_ldg(dim), "int8 queries");
     w.i8_bounds = DeviceBuffer(N * sizeof(float4), "int8 queries' bounds");
+    w.i8_seg_counts = DeviceBuffer(static_cast<std::size_t>(filter_scan_queries(n)) * tiled_i8::kMaxSegments * 4,
+                                   "int8 walk's segment counts");
   }
   if (filtered_scan(p.scan)) {
     const std::size_t Q = static_cast<std::size_t>(filter_scan_queries(n));
@@ -302,6 +304,7 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
     a.i8.ldg = t.ldg;
     a.i8.queries = w.i8_queries.get();
     a.i8.query_bounds = w.i8_bounds.as<float4>();
+    a.i8.seg_counts = w.i8_seg_counts.as<unsigned>();
     a.i8.fp32_bound = i8_walk_fp32_bound(dim, model_.norm_range().min_norm);
   }
   a.out_s = w.out_s.as<float>();

@@ -21,7 +21,16 @@ struct I8FilterArgs {
   const float4* queries;  // per query: s_q, A_q (rounded up), B_q (rounded up), 0
   float seed_bound;       // the thresholds' keys are fp16 keys: within this of the fp32 similarity
   float fp32_bound;       // |normalised query . x / |x| - the re-rank's fp32 similarity| at most
+  // Appends: block part p of query q writes its candidates at cand[q capacity + p seg ...],
+  // counted in shared memory (no global atomic a candidate, no round trip), and leaves its count
+  // at seg_counts[q kMaxSegments + p]; compact_segments_kernel then packs each query's buffer.
+  long long seg;
+  unsigned* seg_counts;
 };
+
+namespace tiled_i8 {
+constexpr int kMaxSegments = 256;  // parts of a launch (one a multiprocessor, a multiple of the query groups)
+}  // namespace tiled_i8
 
 namespace tiled_i8 {
 

@@ -17,7 +17,8 @@
 //   load(sm, a, x, qgroup)                  every thread, once, before the block's barrier;
 //   tile = begin_tile(a, x, t)              a consumer thread, before its tile's MMAs;
 //   after_issue(sm, a, x, tile, c, turn)    the same, once its tile's MMAs are issued;
-//   filter(acc, sm, a, x, tile, qgroup, c, turn)  the scores, once the MMAs are done.
+//   filter(acc, sm, a, x, tile, qgroup, c, turn)  the scores, once the MMAs are done;
+//   finish(sm, a, x, qgroup)                every consumer thread, after its last tile.
 #pragma once
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
@@ -188,6 +189,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       Epi::template filter<kQueries>(acc, sm.epi, a, x, tile, qgroup, c, turns);
       ++turns;
     }
+    Epi::template finish<kQueries>(sm.epi, a, x, qgroup);
   }
 #endif
 }

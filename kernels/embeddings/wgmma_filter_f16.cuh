@@ -58,6 +58,8 @@ struct F16Filter {
   }
   template <int kQueries>
   __device__ static void after_issue(Smem<kQueries>&, const FilterScanArgs&, const Args&, const Tile&, int, unsigned) {}
+  template <int kQueries>
+  __device__ static void finish(Smem<kQueries>&, const FilterScanArgs&, const Args&, int) {}
 
   // Each score against its query's float floor (one multiply and one compare, the code kept
   // short: a fully unrolled offer() a score made the kernel's code outgrow the instruction

@@ -5,7 +5,7 @@
 // test "upper bound >= the query's threshold" becomes one integer compare a score, I >= T(q, tile),
 // with T worked out once a tile per query (docs/batch.md, "8-bit tiles"). The few that pass get
 // their upper bound as the candidate key (the certificate then needs no bound of its own) and
-// are appended under the model's row number.
+// are appended under the model's row number to the block's segment of the query's buffer.
 #pragma once
 #include "kernels/embeddings/tiled_i8.cuh"
 #include "kernels/embeddings/wgmma_filter.cuh"
@@ -27,6 +27,7 @@ struct I8Filter {
   struct Smem {
     float theta[kQueries];             // a lower bound on the query's K-th best fp32 similarity
     unsigned theta_key[kQueries];      // its key (~0u past the batch)
+    unsigned count[kQueries];          // candidates this block appended for the query
     float4 query[kQueries];            // s_q, A_q, B_q
     int2 floor_pairs[2][2][kQueries / 2];  // [warpgroup][tile parity]: T(q, tile) by query pairs
     int2 stack[kStack][256];           // [slot][consumer thread]: (score, accumulator index)
@@ -48,23 +49,26 @@ struct I8Filter {
       }
       sm.theta[i] = theta;
       sm.theta_key[i] = q < a.nq ? ordered_bits(theta) : ~0u;
+      sm.count[i] = 0;
     }
   }
 
   struct Tile {
-    long long r0;  // this thread's (sorted) rows r0 and r0 + 8
-    float4 u;      // the tile's U_lo, U_hi, nu_max
+    long long r0;   // this thread's (sorted) rows r0 and r0 + 8
+    float4 u;       // the tile's U_lo, U_hi, nu_max
+    float r_lo;     // 1 / U_lo rounded up, 1 / U_hi rounded down
+    float r_hi;
   };
   __device__ static Tile begin_tile(const FilterScanArgs&, const Args& x, long long tile) {
     const AccPlace p;
-    return {tile * kRowTile + p.warp * 16 + p.g, __ldg(x.tiles + tile)};
+    const float4 u = __ldg(x.tiles + tile);
+    return {tile * kRowTile + p.warp * 16 + p.g, u, __frcp_ru(u.x), __frcp_rd(u.y)};
   }
 
-  // E(q, tile): the bound on |row's similarity - s_q I / u_r| for every row of the tile, with room
-  // for the double arithmetic.
-  __device__ static double bound(const float4& q, const float4& u, const Args& x) {
-    return fma(static_cast<double>(q.y), static_cast<double>(u.z), static_cast<double>(q.z)) +
-           static_cast<double>(x.fp32_bound) + 0x1p-40;
+  // E(q, tile), rounded up: the bound on |row's similarity - s_q I / u_r| for every row of the
+  // tile (fp32 arithmetic rounded outward throughout, so the bound is the bound).
+  __device__ static float bound(const float4& q, const float4& u, const Args& x) {
+    return __fadd_ru(__fmaf_ru(q.y, u.z, q.z), x.fp32_bound);
   }
 
   // T(q, tile) for the warpgroup's next tile, two queries a thread, into shared memory; then the
@@ -81,30 +85,33 @@ struct I8Filter {
       if (i >= kQueries) break;
       const float4 q = sm.query[i];
       // upper = s_q I / u + E >= theta  <=>  I >= (theta - E) u / s_q, u being U_lo or U_hi as
-      // theta - E is positive or not; an integer I passes a floor of it, less one for rounding.
-      const double d = static_cast<double>(sm.theta[i]) - bound(q, tile.u, x);
-      const double t = d * static_cast<double>(d >= 0 ? tile.u.x : tile.u.y) / static_cast<double>(q.x);
-      T[i] = t != t ? -(1 << 30) : static_cast<int>(fmin(fmax(floor(t) - 1.0, -0x1p30), 0x1p30));
+      // theta - E is positive or not; rounded down throughout, an integer I passes its floor.
+      const float d = __fsub_rd(sm.theta[i], bound(q, tile.u, x));
+      const float t = __fdiv_rd(__fmul_rd(d, d >= 0 ? tile.u.x : tile.u.y), q.x);
+      T[i] = t != t ? -(1 << 30) : static_cast<int>(fminf(fmaxf(floorf(t) - 1.0f, -0x1p30f), 0x1p30f));
     }
     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
   }
 
-  // The upper bound of a passing score as a key (rounded up; -0 as +0).
-  __device__ static unsigned upper_key(int I, const float4& q, const float4& u, const Args& x) {
-    const double upper = static_cast<double>(q.x) * I / static_cast<double>(I >= 0 ? u.x : u.y) + bound(q, u, x);
-    const unsigned k = ordered_bits(__double2float_ru(upper));
+  // The upper bound of a passing score as a key, rounded up (-0 as +0): s_q I / u is at most
+  // s_q I / U_lo for I >= 0 and s_q I / U_hi below (|I| < 2^24: exact as a float).
+  __device__ static unsigned upper_key(int I, const float4& q, const Tile& t, const Args& x) {
+    const float approx = __fmul_ru(__fmul_ru(static_cast<float>(I), q.x), I >= 0 ? t.r_lo : t.r_hi);
+    const unsigned k = ordered_bits(__fadd_ru(approx, bound(q, t.u, x)));
     return k == 0x7fffffffu ? 0x80000000u : k;
   }
 
   // As the fp16 epilogue: one integer compare a score, a warp vote a 4, the few that pass through
-  // the thread's stack to the exact key compare and the append.
+  // the thread's stack to the exact key compare and the append (a shared-memory count a query and
+  // block: no global atomic to wait for).
   template <int kQueries, class AccTensor>
   __device__ static void filter(AccTensor& acc, Smem<kQueries>& sm, const FilterScanArgs& a, const Args& x,
                                 const Tile& tile, int qgroup, int c, unsigned turn) {
     const AccPlace p;
     const int t4 = p.t4, me = p.me;
     const long long r0 = tile.r0;
-    const int q0 = qgroup * kQueries;
+    const long long part = blockIdx.x / a.qgroups;
+    unsigned long long* out = a.cand + static_cast<long long>(qgroup) * kQueries * a.capacity + part * x.seg;
     const int2* floors = sm.floor_pairs[c][turn & 1];
     unsigned done = 0, seen;
     do {
@@ -134,31 +141,29 @@ struct I8Filter {
         }
       }
       const unsigned n = seen > done ? min(seen - done, static_cast<unsigned>(kStack)) : 0u;
-      unsigned long long key[kStack];
-      unsigned at[kStack];
-      int query[kStack];
-#pragma unroll
-      for (int e = 0; e < kStack; ++e) {
-        at[e] = ~0u;
-        if (e < n) {
-          const int2 v = sm.stack[e][me];
-          const int i = v.y, h = (i >> 1) & 1, col = 8 * (i >> 2) + 2 * t4 + (i & 1);
-          const long long row = r0 + 8 * h;
-          if (row < a.rows) {
-            const unsigned k = upper_key(v.x, sm.query[col], tile.u, x);
-            query[e] = q0 + col;
-            if (k >= sm.theta_key[col]) {
-              key[e] = filter_scan::candidate_key(k, __ldg(x.order + row));
-              at[e] = atomicAdd(a.counts + query[e], 1u);
-            }
-          }
-        }
+      for (unsigned e = 0; e < n; ++e) {
+        const int2 v = sm.stack[e][me];
+        const int i = v.y, h = (i >> 1) & 1, col = 8 * (i >> 2) + 2 * t4 + (i & 1);
+        const long long row = r0 + 8 * h;
+        if (row >= a.rows) continue;
+        const unsigned k = upper_key(v.x, sm.query[col], tile, x);
+        if (k < sm.theta_key[col]) continue;
+        const unsigned at = atomicAdd(&sm.count[col], 1u);
+        if (at < x.seg) out[col * a.capacity + at] = filter_scan::candidate_key(k, __ldg(x.order + row));
       }
-#pragma unroll
-      for (int e = 0; e < kStack; ++e)
-        if (at[e] < a.capacity) a.cand[static_cast<long long>(query[e]) * a.capacity + at[e]] = key[e];
       done += kStack;
     } while (__any_sync(~0u, seen > done));
+  }
+
+  // Every consumer thread past its last tile (named barrier 3): the block's counts, one a query.
+  template <int kQueries>
+  __device__ static void finish(Smem<kQueries>& sm, const FilterScanArgs& a, const Args& x, int qgroup) {
+    asm volatile("bar.sync 3, 256;\n" ::: "memory");
+    const long long part = blockIdx.x / a.qgroups;
+    for (int i = threadIdx.x; i < kQueries; i += 256) {
+      const int q = qgroup * kQueries + i;
+      if (q < a.nq) x.seg_counts[static_cast<long long>(q) * tiled_i8::kMaxSegments + part] = sm.count[i];
+    }
   }
 };
 

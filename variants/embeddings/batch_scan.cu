@@ -75,7 +75,10 @@ std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int di
   const std::size_t filter = filtered_scan(scan)
                                  ? filter_scan_queries(batch) * (static_cast<std::size_t>(filter_scan_capacity(rows, static_cast<int>(K))) * 8 + 4)
                                  : 0;
-  const std::size_t i8_queries = scan == BatchScan::FilteredI8 ? B * (filter_scan_i8_ldg(dim) + sizeof(float4)) : 0;
+  const std::size_t i8_queries =
+      scan == BatchScan::FilteredI8
+          ? B * (filter_scan_i8_ldg(dim) + sizeof(float4)) + filter_scan_queries(batch) * tiled_i8::kMaxSegments * 4
+          : 0;
   return B * dim * 4 + B * 4                        // queries and their norms
          + B * ldg * element_bytes(g)               // normalised queries
          + score_tiles * B * static_cast<std::size_t>(tile_rows) * (scores == Storage::F32 ? 4 : 2)  // tiles of scores

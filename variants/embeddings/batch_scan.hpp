@@ -10,6 +10,7 @@
 
 #include "kernels/embeddings/dot_args.cuh"
 #include "kernels/embeddings/storage.hpp"
+#include "kernels/embeddings/tiled_i8.cuh"
 #include "variants/embeddings/policy.hpp"
 
 namespace distancies {
@@ -65,6 +66,7 @@ struct BatchScanArgs {
     int ldg = 0;
     void* queries = nullptr;
     float4* query_bounds = nullptr;
+    unsigned* seg_counts = nullptr;  // filter_scan_queries x tiled_i8::kMaxSegments
     float fp32_bound = 0;
   } i8;
   float* out_s = nullptr;  // batch x k

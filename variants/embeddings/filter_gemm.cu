@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "harness/runtime/launch.hpp"
 
@@ -40,9 +41,10 @@ auto kernel_for(int steps) {
                          : &wgmma_filter_kernel<Epi, kQueries, Epi::kKBlock / Epi::kKStep, TmaRows, TmaQueries>;
 }
 
+// Returns the parts of the launch (blocks a query group).
 template <class Epi, int kQueries, int kShort>
-void launch(FilterScanArgs f, const typename Epi::Args& x, const void* model, const void* queries, int tile_stride,
-            cudaStream_t s) {
+int launch(FilterScanArgs f, typename Epi::Args x, const void* model, const void* queries, int tile_stride,
+           cudaStream_t s) {
   using namespace cute;
   using C = wgmma_filter::Config<Epi, kQueries>;
   using E = typename Epi::Element;
@@ -60,23 +62,25 @@ void launch(FilterScanArgs f, const typename Epi::Args& x, const void* model, co
   allow_dynamic_smem(kernel, smem, "wgmma_filter_kernel");
   // One block an SM (the shared memory), a multiple of the query groups.
   const int parts = std::max(1, device_status().props.multiProcessorCount / f.qgroups);
+  if constexpr (std::is_same_v<Epi, wgmma_filter::I8Filter>) {
+    if (parts > tiled_i8::kMaxSegments) throw Error("the int8 walk's launch has more parts than its counts hold");
+    x.seg = f.capacity / parts;  // each part's segment of a query's buffer
+  }
   kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, x, kblocks, tile_stride, mma_order(), tma_rows,
                                                                   tma_queries);
   CUDA_CHECK_LAUNCH();
+  return parts;
 }
 
 // One block's queries: 64 or 128 where they hold the launch, else 256 (128 at B = 1,024: 4.50
 // against 3.62 ms, run 34).
 template <class Epi, int kShort>
-void launch_for_batch(const FilterScanArgs& f, const typename Epi::Args& x, const void* model, const void* queries,
+int launch_for_batch(const FilterScanArgs& f, const typename Epi::Args& x, const void* model, const void* queries,
                       int tile_stride, cudaStream_t s) {
   if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
-  if (f.nq <= 64)
-    launch<Epi, 64, kShort>(f, x, model, queries, tile_stride, s);
-  else if (f.nq <= 128)
-    launch<Epi, 128, kShort>(f, x, model, queries, tile_stride, s);
-  else
-    launch<Epi, 256, kShort>(f, x, model, queries, tile_stride, s);
+  if (f.nq <= 64) return launch<Epi, 64, kShort>(f, x, model, queries, tile_stride, s);
+  if (f.nq <= 128) return launch<Epi, 128, kShort>(f, x, model, queries, tile_stride, s);
+  return launch<Epi, 256, kShort>(f, x, model, queries, tile_stride, s);
 }
 
 }  // namespace
@@ -92,8 +96,8 @@ void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   launch_for_batch<wgmma_filter::F16Filter, 3>(f, {}, f.model, f.queries, tile_stride, s);
 }
 
-void filter_gemm_scan_i8(FilterScanArgs f, const I8FilterArgs& x, const void* codes, const void* query_codes, cudaStream_t s) {
-  launch_for_batch<wgmma_filter::I8Filter, 2>(f, x, codes, query_codes, 1, s);
+int filter_gemm_scan_i8(FilterScanArgs f, const I8FilterArgs& x, const void* codes, const void* query_codes, cudaStream_t s) {
+  return launch_for_batch<wgmma_filter::I8Filter, 2>(f, x, codes, query_codes, 1, s);
 }
 
 #else  // no CUTLASS headers at configure time: the walk is not built
@@ -103,7 +107,7 @@ bool filter_gemm_i8_fits(int, int, int) { return false; }
 void filter_gemm_scan(FilterScanArgs, int, cudaStream_t) {
   throw Error("the filtered scan's wgmma walk was not built (no CUTLASS headers at configure time)");
 }
-void filter_gemm_scan_i8(FilterScanArgs, const I8FilterArgs&, const void*, const void*, cudaStream_t) {
+int filter_gemm_scan_i8(FilterScanArgs, const I8FilterArgs&, const void*, const void*, cudaStream_t) {
   throw Error("the filtered scan's int8 wgmma walk was not built (no CUTLASS headers at configure time)");
 }
 

@@ -20,9 +20,10 @@ void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s);
 // The int8 walk (wgmma_filter_i8.cuh) over the tiled int8 copy: whether it can run (rows of at
 // most 384 columns, a 9.0 device), and a filter pass of every tile. f.ldg and f.rows are the
 // copy's; f.thresholds the fp16 passes' (x.seed_bound converts them); the candidates appended
-// carry the model's row numbers and upper-bound keys.
+// carry the model's row numbers and upper-bound keys, in segments of f.capacity / parts a block
+// part (x.seg is set here; compact_segments_kernel packs them). Returns the parts.
 bool filter_gemm_i8_fits(int ldg, int major, int minor);
-void filter_gemm_scan_i8(FilterScanArgs f, const I8FilterArgs& x, const void* codes, const void* query_codes,
+int filter_gemm_scan_i8(FilterScanArgs f, const I8FilterArgs& x, const void* codes, const void* query_codes,
                          cudaStream_t s);
 
 }  // namespace distancies
