@@ -329,22 +329,13 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0 && seed == seed) thresholds[blockIdx.x] = max(thresholds[blockIdx.x], ordered_bits(seed));
 }
 
-// One block a query: the best K of its candidates, in rank order, as its one slice list
-// (sentinels past the candidates). A buffer that overflowed lost candidates: status = 1 sends the
-// query to the fallback (its list still holds real rows only). Dynamic shared memory:
-// select_smem(capacity).
+// The best K of a query's n candidates v (every thread of its block), in rank order, as its one
+// slice list (sentinels past the candidates).
 template <int kThreads>
-__global__ void __launch_bounds__(kThreads)
-    select_candidates_kernel(const unsigned long long* cand, long long capacity, const unsigned* counts, int K,
-                             SliceLists out, int* status) {
+__device__ void select_staged(const unsigned long long* v, long long n, int K, SliceLists out, int* status) {
   __shared__ unsigned long long best[WarpTopk::kMaxK];
   __shared__ int taken;
-  const long long n = min(static_cast<long long>(counts[blockIdx.x]), capacity);
-  if (threadIdx.x == 0) {
-    taken = 0;
-    if (counts[blockIdx.x] > capacity) status[blockIdx.x] = 1;
-  }
-  const unsigned long long* v = filter_scan::stage_keys<kThreads>(cand + blockIdx.x * capacity, n);
+  if (threadIdx.x == 0) taken = 0;
   const unsigned long long kth = n > K ? filter_scan::kth_largest<kThreads>(v, n, K, 0) : 0ull;
   __syncthreads();
   for (long long i = threadIdx.x; i < n; i += kThreads)
@@ -357,7 +348,7 @@ __global__ void __launch_bounds__(kThreads)
   // reach the K-th: the list keeps K of them and the query goes to the exact fallback, rather than
   // writing past best[].
   const int m = min(taken, K);
-  if (threadIdx.x == 0 && taken > K) status[blockIdx.x] = 1;
+  if (threadIdx.x == 0 && taken > K) *status = 1;
   float* s = out.s + static_cast<long long>(blockIdx.x) * K;
   int* r = out.r + static_cast<long long>(blockIdx.x) * K;
   for (int e = threadIdx.x; e < K; e += kThreads) {
@@ -371,6 +362,19 @@ __global__ void __launch_bounds__(kThreads)
     s[rank] = filter_scan::candidate_sim(best[e]);
     r[rank] = filter_scan::candidate_row(best[e]);
   }
+}
+
+// One block a query: the best K of its candidates (select_staged). A buffer that overflowed lost
+// candidates: status = 1 sends the query to the fallback (its list still holds real rows only).
+// Dynamic shared memory: select_smem(capacity).
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    select_candidates_kernel(const unsigned long long* cand, long long capacity, const unsigned* counts, int K,
+                             SliceLists out, int* status) {
+  const long long n = min(static_cast<long long>(counts[blockIdx.x]), capacity);
+  if (threadIdx.x == 0 && counts[blockIdx.x] > capacity) status[blockIdx.x] = 1;
+  select_staged<kThreads>(filter_scan::stage_keys<kThreads>(cand + blockIdx.x * capacity, n), n, K, out,
+                          status + blockIdx.x);
 }
 
 }  // namespace distancies

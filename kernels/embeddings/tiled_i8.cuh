@@ -23,7 +23,7 @@ struct I8FilterArgs {
   float fp32_bound;       // |normalised query . x / |x| - the re-rank's fp32 similarity| at most
   // Appends: block part p of query q writes its candidates at cand[q capacity + p seg ...],
   // counted in shared memory (no global atomic a candidate, no round trip), and leaves its count
-  // at seg_counts[q kMaxSegments + p]; compact_segments_kernel then packs each query's buffer.
+  // at seg_counts[q kMaxSegments + p]; select_segments_kernel gathers them.
   long long seg;
   unsigned* seg_counts;
 };

@@ -21,7 +21,7 @@ void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s);
 // most 384 columns, a 9.0 device), and a filter pass of every tile. f.ldg and f.rows are the
 // copy's; f.thresholds the fp16 passes' (x.seed_bound converts them); the candidates appended
 // carry the model's row numbers and upper-bound keys, in segments of f.capacity / parts a block
-// part (x.seg is set here; compact_segments_kernel packs them). Returns the parts.
+// part (x.seg is set here; select_segments_kernel gathers them). Returns the parts.
 bool filter_gemm_i8_fits(int ldg, int major, int minor);
 int filter_gemm_scan_i8(FilterScanArgs f, const I8FilterArgs& x, const void* codes, const void* query_codes,
                          cudaStream_t s);

@@ -13,7 +13,7 @@
 #include "kernels/embeddings/mma_filter_rows.cuh"
 #include "kernels/embeddings/mma_filter_shared.cuh"
 #include "kernels/embeddings/mma_filter_scan.cuh"
-#include "kernels/embeddings/segment_compact.cuh"
+#include "kernels/embeddings/segment_select.cuh"
 #include "variants/embeddings/batch_scan.hpp"
 #include "variants/embeddings/filter_gemm.hpp"
 
@@ -287,9 +287,14 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
       const I8FilterArgs x{a.i8.order, a.i8.tiles, a.i8.query_bounds + q0, margin / 2, a.i8.fp32_bound, 0, a.i8.seg_counts};
       const int parts = filter_gemm_scan_i8(
           g, x, a.i8.codes, static_cast<const signed char*>(a.i8.queries) + static_cast<std::size_t>(q0) * a.i8.ldg, s);
-      compact_segments_kernel<kSelect><<<f.nq, kSelect, 0, s>>>(a.candidates, a.capacity, a.i8.seg_counts, parts,
-                                                              a.capacity / parts, a.counts);
+      const std::size_t first = static_cast<std::size_t>(q0) * a.K;
+      const std::size_t bytes = filter_scan::select_smem(a.capacity);
+      allow_dynamic_smem(select_segments_kernel<kSelect>, bytes, "select_segments_kernel");
+      select_segments_kernel<kSelect><<<f.nq, kSelect, bytes, s>>>(
+          a.candidates, a.capacity, a.i8.seg_counts, parts, a.capacity / parts, a.K,
+          SliceLists{a.lists_s + first, a.lists_r + first, 1, a.K}, a.status + q0);
       CUDA_CHECK_LAUNCH();
+      continue;
     } else if (gemm)
       filter_gemm_scan(f, 1, s);
     else
