@@ -114,6 +114,9 @@ bool filter_scan_seeds(long long rows, int K);
 // Candidate entries a query's buffer holds; the most queries one launch serves (a larger batch
 // reads the model again), and so the queries of a batch whose buffers exist at once.
 long long filter_scan_capacity(long long rows, int K);
+// The int8 scan's (its buffers come in a segment a block part): filter_scan_capacity and a 64-row
+// tile a part more.
+long long filter_scan_i8_capacity(long long rows, int K);
 int filter_scan_max_queries();
 // The walk the filter pass takes for `batch` queries of a `dim`-dimensional model on this device
 // ("gemm", "shared", "rows" or "chunks"; DISTANCIES_FILTER_WALK heeded where it can run).

@@ -193,6 +193,12 @@ std::string filter_scan_refusal(int dim) {
 
 bool filter_scan_seeds(long long rows, int K) { return sample_for(rows, K).groups > 0; }
 
+long long filter_scan_i8_capacity(long long rows, int K) {
+  // A part's segment holds its share and a 64-row tile a part more: every row of a part's tiles
+  // where the model is too short to seed (each appends all its rows).
+  return filter_scan_capacity(rows, K) + 64ll * (tiled_i8::kMaxSegments + 1);
+}
+
 long long filter_scan_capacity(long long rows, int K) {
   const Sample sm = sample_for(rows, K);
   if (sm.groups == 0) return std::max(rows, 1ll);  // no threshold: every row is a candidate
@@ -225,6 +231,10 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
   const long long rows = a.exact.rows;
   if (a.capacity < filter_scan_capacity(rows, a.K)) throw Error("filtered scan: candidate buffers too small");
   const Sample sm = sample_for(rows, a.K);
+  // The thresholds bound the k-th best similarity, not the K-th: every row of the true top k is
+  // still appended, and a row left out scores below the k-th, so a query that appends fewer than
+  // K candidates is answered by those it appended (docs/batch.md, "Thresholds at the k-th").
+  const int rank = a.k;
   // Worth it only with a finite bound to lower the seed by.
   const bool seeded = sm.groups > 0 && std::isfinite(a.error_bound) && a.error_bound >= 0;
   const int tiles = tiles_for(a.batch, a.exact.dim), units = units_for(tiles);
@@ -258,7 +268,7 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
       const std::size_t seed_smem = filter_scan::select_smem(sm.groups * 16);
       allow_dynamic_smem(seed_from_sample_kernel<kSelect>, seed_smem, "seed_from_sample_kernel");
       seed_from_sample_kernel<kSelect><<<f.nq, kSelect, seed_smem, s>>>(
-          a.candidates, a.capacity, sm.groups * 16, a.K, margin, thresholds);
+          a.candidates, a.capacity, sm.groups * 16, rank, margin, thresholds);
       CUDA_CHECK_LAUNCH();
     } else {
       CUDA_CHECK(cudaMemsetAsync(thresholds, 0, f.nq * sizeof(unsigned), s));
@@ -274,7 +284,7 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
       filter_gemm_scan(f, refine_stride(), s);
       const std::size_t refine_smem = filter_scan::select_smem(a.capacity);
       allow_dynamic_smem(refine_seed_kernel<kSelect>, refine_smem, "refine_seed_kernel");
-      refine_seed_kernel<kSelect><<<f.nq, kSelect, refine_smem, s>>>(a.candidates, a.capacity, a.counts, a.K, margin,
+      refine_seed_kernel<kSelect><<<f.nq, kSelect, refine_smem, s>>>(a.candidates, a.capacity, a.counts, rank, margin,
                                                                     thresholds);
       CUDA_CHECK_LAUNCH();
     }
