@@ -331,8 +331,11 @@ __global__ void __launch_bounds__(kThreads)
 
 // The best K of a query's n candidates v (every thread of its block), in rank order, as its one
 // slice list (sentinels past the candidates).
+// `order` (not null): the candidates' rows are sorted rows of the tiled int8 copy, order[] their
+// places in the model.
 template <int kThreads>
-__device__ void select_staged(const unsigned long long* v, long long n, int K, SliceLists out, int* status) {
+__device__ void select_staged(const unsigned long long* v, long long n, int K, SliceLists out, int* status,
+                              const int* order = nullptr) {
   __shared__ unsigned long long best[WarpTopk::kMaxK];
   __shared__ int taken;
   if (threadIdx.x == 0) taken = 0;
@@ -360,7 +363,8 @@ __device__ void select_staged(const unsigned long long* v, long long n, int K, S
     int rank = 0;
     for (int j = 0; j < m; ++j) rank += best[j] > best[e];
     s[rank] = filter_scan::candidate_sim(best[e]);
-    r[rank] = filter_scan::candidate_row(best[e]);
+    const int row = filter_scan::candidate_row(best[e]);
+    r[rank] = order ? order[row] : row;
   }
 }
 

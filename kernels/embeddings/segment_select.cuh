@@ -8,13 +8,14 @@
 namespace distancies {
 
 // One block a query: part p's seg_counts[p] candidates at cand[p seg ...] (at most seg kept),
-// staged into dynamic shared memory (select_smem(capacity)), then select_staged. A segment that
+// staged into dynamic shared memory (select_smem(capacity)), then select_staged (their rows are
+// the copy's sorted rows: order[] maps the K chosen to the model's). A segment that
 // overflowed, or more candidates than shared memory holds: status = 1 (the fallback answers; the
 // list still holds real rows only).
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
     select_segments_kernel(const unsigned long long* cand, long long capacity, const unsigned* seg_counts, int parts,
-                           long long seg, int K, SliceLists out, int* status) {
+                           long long seg, int K, SliceLists out, int* status, const int* order) {
   extern __shared__ unsigned long long staged_keys[];
   __shared__ long long offset[tiled_i8::kMaxSegments + 1];
   const unsigned* counts = seg_counts + static_cast<long long>(blockIdx.x) * tiled_i8::kMaxSegments;
@@ -43,7 +44,7 @@ __global__ void __launch_bounds__(kThreads)
     staged_keys[i] = base[lo * seg + (i - offset[lo])];
   }
   __syncthreads();
-  select_staged<kThreads>(staged_keys, n, K, out, status + blockIdx.x);
+  select_staged<kThreads>(staged_keys, n, K, out, status + blockIdx.x, order);
 }
 
 }  // namespace distancies

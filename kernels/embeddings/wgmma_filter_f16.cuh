@@ -57,7 +57,7 @@ struct F16Filter {
     return {r0, r0 < a.rows ? __ldg(a.inv_norms + r0) : 0.0f, r0 + 8 < a.rows ? __ldg(a.inv_norms + r0 + 8) : 0.0f};
   }
   template <int kQueries>
-  __device__ static void after_issue(Smem<kQueries>&, const FilterScanArgs&, const Args&, const Tile&, int, unsigned) {}
+  __device__ static void after_issue(Smem<kQueries>&, const FilterScanArgs&, const Args&, Tile&, int, unsigned) {}
   template <int kQueries>
   __device__ static void finish(Smem<kQueries>&, const FilterScanArgs&, const Args&, int) {}
 

@@ -302,7 +302,7 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
       allow_dynamic_smem(select_segments_kernel<kSelect>, bytes, "select_segments_kernel");
       select_segments_kernel<kSelect><<<f.nq, kSelect, bytes, s>>>(
           a.candidates, a.capacity, a.i8.seg_counts, parts, a.capacity / parts, a.K,
-          SliceLists{a.lists_s + first, a.lists_r + first, 1, a.K}, a.status + q0);
+          SliceLists{a.lists_s + first, a.lists_r + first, 1, a.K}, a.status + q0, a.i8.order);
       CUDA_CHECK_LAUNCH();
       continue;
     } else if (gemm)
