@@ -29,6 +29,7 @@ struct I8Filter {
     unsigned theta_key[kQueries];      // its key (~0u past the batch)
     unsigned count[kQueries];          // candidates this block appended for the query
     float4 query[kQueries];            // s_q, A_q, B_q
+    float2 slope[kQueries];            // (theta - B_q - fp32_bound) / s_q rounded down, A_q / s_q rounded up
     int2 floor_pairs[2][2][kQueries / 2];  // [warpgroup][tile parity]: T(q, tile) by query pairs
     int2 stack[kStack][256];           // [slot][consumer thread]: (score, accumulator index)
   };
@@ -49,6 +50,8 @@ struct I8Filter {
       }
       sm.theta[i] = theta;
       sm.theta_key[i] = q < a.nq ? ordered_bits(theta) : ~0u;
+      const float4 m = sm.query[i];
+      sm.slope[i] = make_float2(__fdiv_rd(__fsub_rd(__fsub_rd(theta, m.z), x.fp32_bound), m.x), __fdiv_ru(m.y, m.x));
       sm.count[i] = 0;
     }
   }
@@ -86,11 +89,12 @@ struct I8Filter {
     for (int h = 0; h < 2; ++h) {
       const int i = 2 * (threadIdx.x % 128) + h;
       if (i >= kQueries) break;
-      const float4 q = sm.query[i];
-      // upper = s_q I / u + E >= theta  <=>  I >= (theta - E) u / s_q, u being U_lo or U_hi as
-      // theta - E is positive or not; rounded down throughout, an integer I passes its floor.
-      const float d = __fsub_rd(sm.theta[i], bound(q, tile.u, x));
-      const float t = __fdiv_rd(__fmul_rd(d, d >= 0 ? tile.u.x : tile.u.y), q.x);
+      // upper = s_q I / u + E >= theta  <=>  I >= (theta - B_q - fp32_bound - A_q nu) u / s_q,
+      // u being U_lo or U_hi as the bracket is positive or not; rounded down throughout (the
+      // query's part divided once, in load), an integer I passes its floor.
+      const float2 k = sm.slope[i];
+      const float d = __fmaf_rd(-k.y, tile.u.z, k.x);
+      const float t = __fmul_rd(d, d >= 0 ? tile.u.x : tile.u.y);
       T[i] = t != t ? -(1 << 30) : static_cast<int>(fminf(fmaxf(floorf(t) - 1.0f, -0x1p30f), 0x1p30f));
     }
     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
@@ -124,18 +128,24 @@ struct I8Filter {
         int2 f[8];
 #pragma unroll
         for (int u = 0; u < 8; ++u) f[u] = floors[4 * (8 * jg + u) + t4];
+        // One vote for 8 scores (two query pairs): half the votes and branches of the fp16
+        // epilogue's 4, for a taken branch about twice as often (rare still).
 #pragma unroll
-        for (int u = 0; u < 8; ++u) {
-          const int i0 = 4 * (8 * jg + u);  // the 4 scores of query pair 8 jg + u, rows r0 and r0 + 8
-          bool any = false;
+        for (int u = 0; u < 8; u += 2) {
+          const int i0 = 4 * (8 * jg + u);  // the 8 scores of query pairs 8 jg + u and + 1, rows r0 and r0 + 8
+          bool any0 = false, any1 = false;
 #pragma unroll
-          for (int e = 0; e < 4; ++e) any |= acc(i0 + e) >= ((e & 1) ? f[u].y : f[u].x);
-          if (__any_sync(~0u, any)) {
+          for (int e = 0; e < 4; ++e) {
+            any0 |= acc(i0 + e) >= ((e & 1) ? f[u].y : f[u].x);
+            any1 |= acc(i0 + 4 + e) >= ((e & 1) ? f[u + 1].y : f[u + 1].x);
+          }
+          if (__any_sync(~0u, any0 || any1)) {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
+            for (int e = 0; e < 8; ++e) {
               int v = acc(i0 + e);
               asm volatile("" : "+r"(v));
-              const bool pass = v >= ((e & 1) ? f[u].y : f[u].x);
+              const int2 fl = f[u + (e >> 2)];
+              const bool pass = v >= ((e & 1) ? fl.y : fl.x);
               const unsigned slot = seen - done;
               if (pass && slot < kStack) sm.stack[slot][me] = make_int2(v, i0 + e);
               seen += pass;
