@@ -64,13 +64,21 @@ TEST(AutoPlan, SkipsScansThatRefuseTheModelOrTheDevice) {
     EXPECT_TRUE(batch_scan_refusal(wide.many->scan, 7000, BatchPolicy::candidates(10), 9).empty()) << wide.many->name;
     const AutoChoice old = auto_batch(b, 10, true, 300, 7);
     ASSERT_NE(old.many, nullptr) << b;
-    EXPECT_NE(old.many->scan, BatchScan::FilteredMma) << "compute capability 7 has no mma.sync m16n8k16";
+    EXPECT_FALSE(filtered_scan(old.many->scan)) << "compute capability 7 has no mma.sync m16n8k16";
+    // The int8 walk is sm_90a code: an 8.x device gets another pipeline, a 9.0 one with rows
+    // of more than 320 columns too.
+    EXPECT_NE(auto_batch(b, 10, true, 300, 8).many->scan, BatchScan::FilteredI8) << b;
+    EXPECT_NE(auto_batch(b, 10, true, 400, 9).many->scan, BatchScan::FilteredI8) << b;
   }
-  // And the table's choice where nothing refuses: the filtered scan leads small batches on the H100.
-  bool filter_chosen = false;
-  for (int b = 1; b <= 128; b *= 2) filter_chosen |= auto_batch(b, 10, true, 300, 9).many->scan == BatchScan::FilteredMma;
-  EXPECT_TRUE(filter_chosen) << "the H100 table has batch_f16_filter fastest from B = 1 to 128";
+  // And the table's choice where nothing refuses: a filtered scan at every batch size on the
+  // H100 (batch_i8_filter where the int8 walk was built, run 50's sweep).
+  for (int b = 1; b <= 1 << 13; b *= 2)
+    EXPECT_TRUE(filtered_scan(auto_batch(b, 10, true, 300, 9).many->scan)) << "B = " << b;
+  if (batch_scan_refusal(BatchScan::FilteredI8, 300, 64, 9).empty())
+    EXPECT_EQ(auto_batch(1024, 10, true, 300, 9).many->scan, BatchScan::FilteredI8);
   EXPECT_FALSE(batch_scan_refusal(BatchScan::FilteredMma, 7000, 64, 0).empty());
+  EXPECT_FALSE(batch_scan_refusal(BatchScan::FilteredI8, 7000, 64, 0).empty());
+  EXPECT_FALSE(batch_scan_refusal(BatchScan::FilteredI8, 300, 64, 8).empty());
   EXPECT_TRUE(batch_scan_refusal(BatchScan::GemmTiles, 7000, 64, 7).empty());
 }
 
