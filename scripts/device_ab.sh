@@ -33,3 +33,15 @@ gtest() {
   env X=1 "$@" timeout $secs $T --gtest_filter="$filter" > $O/$name.log 2>&1; echo "rc=$?" >> $O/$name.log
   echo "== $name"; grep -E "FAILED|PASSED|rc=" $O/$name.log | head; save
 }
+#   ncu_walk LABEL FILTER   # ncu of the 4th wgmma walk launch of NEW's FILTER (the second search's
+#                           # last pass): O/details.txt and O/sass.csv (scripts/ncu_sass_stalls.py)
+ncu_walk() {
+  local name=$1 filter=$2 N=/usr/local/cuda/bin/ncu
+  timeout 150 $N --clock-control none --kernel-name regex:wgmma_filter --launch-skip 3 --launch-count 1 \
+    --section SpeedOfLight --section WarpStateStats --section SourceCounters --section SchedulerStats --import-source no \
+    -o $O/$name -f $NEW --benchmark_filter="$filter" --benchmark_min_time=0.01 > $O/ncu.txt 2>&1; echo "ncu rc=$?"
+  $N --import $O/$name.ncu-rep --page details > $O/details.txt 2>&1
+  $N --import $O/$name.ncu-rep --page source --csv --print-source sass > $O/sass.csv 2>$O/sass.err
+  rm -f $O/$name.ncu-rep; save
+  grep -E "Duration|Compute \(SM\) Throughput|Issued Warp|Warp Cycles Per Issued" $O/details.txt | head -8
+}

@@ -7,12 +7,6 @@ F='^batch/batch_i8_filter/batch:1024/'
 timeout 150 $N --clock-control none --launch-skip 40 --launch-count 14 --metrics gpu__time_duration.sum \
   $NEW --benchmark_filter="$F" --benchmark_min_time=0.01 > $O/kernels.txt 2>&1; echo "kernels rc=$?"
 grep -E "^  [a-zA-Z_].*\(|gpu__time_duration" $O/kernels.txt | sed 's/(int, .*//' | cut -c1-110 | paste - - | awk '{print $1, $(NF)}' | head -28
-timeout 150 $N --clock-control none --kernel-name regex:wgmma_filter --launch-skip 3 --launch-count 1 \
-  --section SpeedOfLight --section WarpStateStats --section SourceCounters --section SchedulerStats --import-source no -o $O/i8 -f \
-  $NEW --benchmark_filter="$F" --benchmark_min_time=0.01 > $O/ncu.txt 2>&1; echo "ncu rc=$?"
-$N --import $O/i8.ncu-rep --page details > $O/details.txt 2>&1
-$N --import $O/i8.ncu-rep --page source --csv --print-source sass > $O/sass.csv 2>$O/sass.err
-rm -f $O/i8.ncu-rep; save
-grep -E "Duration|Compute \(SM\) Throughput|Issued Warp|Warp Cycles Per Issued|Tensor" $O/details.txt | head -8
+ncu_walk i8 "$F"
 for r in 8 16 64; do run refine$r $NEW DISTANCIES_GEMM_REFINE=$r "$F"; done
 save
