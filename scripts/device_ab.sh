@@ -45,3 +45,19 @@ ncu_walk() {
   rm -f $O/$name.ncu-rep; save
   grep -E "Duration|Compute \(SM\) Throughput|Issued Warp|Warp Cycles Per Issued" $O/details.txt | head -8
 }
+#   peers FILTER   # NEW's FILTER at B = 1,024 (O/ours-1024.{json,console.txt}), then `distancies gen`
+#                  # of the same synthetic model and the PyTorch and FAISS peers at 1,024
+#                  # (O/peers-{torch,faiss}-1024.json; the FAISS bundle carried in .carry/)
+peers() {
+  local filter=$1
+  timeout 60 $NEW --benchmark_filter="$filter" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    --benchmark_out=$O/ours-1024.json --benchmark_out_format=json > $O/ours-1024.console.txt 2>&1
+  grep median $O/ours-1024.console.txt | awk '{print $1, $2, $3}'; save
+  timeout 40 $P/distancies gen /tmp/model.dsv > $O/gen.txt 2>&1; echo "gen rc=$?"
+  timeout 80 python3 scripts/peer_torch_batch.py /tmp/model.dsv --batches 1024 -k 10 --out $O/peers-torch-1024.json \
+    > $O/peers-torch.txt 2>&1; echo "torch rc=$?"; grep "median" $O/peers-torch.txt; save
+  python3 -c "import tarfile; tarfile.open('.carry/faiss-gpu-1.15.1-sm90-bundle.tar.xz').extractall('/tmp', filter='data')"
+  timeout 80 python3 scripts/peer_faiss.py /tmp/model.dsv --batches 1024 -k 10 --faiss-dir /tmp/faiss-gpu-sm90 \
+    --out $O/peers-faiss-1024.json > $O/peers-faiss.txt 2>&1; echo "faiss rc=$?"; grep "median" $O/peers-faiss.txt
+  save
+}
