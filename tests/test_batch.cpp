@@ -534,6 +534,20 @@ TEST(FilterScanPolicy, SampleCapacityAndRefusal) {
   EXPECT_TRUE(filter_scan_refusal(5000).empty());
   EXPECT_FALSE(filter_scan_refusal(6000).empty());  // 188 KB of one tile's fragments
   EXPECT_NE(filter_scan_refusal(7000).find("7000-dimensional"), std::string::npos);
+  // The int8 scan's buffers: a segment a block part, each a 64-row tile larger than its share, so
+  // a model too short to seed (every row of a part's tiles appended) never overflows one.
+  for (long long rows : {1000ll, 4099ll, 2196016ll}) {
+    const long long cap = filter_scan_i8_capacity(rows, 64);
+    for (int parts : {1, 33, 132, tiled_i8::kMaxSegments}) {
+      const long long tiles = (rows + 63) / 64, most = (tiles + parts - 1) / parts * 64;  // a part's rows at most
+      if (!filter_scan_seeds(rows, 64)) EXPECT_GE(cap / parts, most) << rows << " rows, " << parts << " parts";
+      EXPECT_GE(cap / parts, filter_scan_capacity(rows, 64) / parts + 64);
+    }
+  }
+  EXPECT_EQ(filter_scan_i8_ldg(300), 304);
+  EXPECT_EQ(filter_scan_i8_ldg(7), 16);
+  EXPECT_FALSE(filter_scan_i8_refusal(300, 8).empty());  // wgmma s8: 9.0 only
+  EXPECT_FALSE(filter_scan_i8_refusal(400, 9).empty());  // rows of at most 320 columns
 }
 
 // The tiled int8 copy (kernels/embeddings/tiled_i8.cuh) and the int8 queries: for every query and
