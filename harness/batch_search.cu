@@ -196,10 +196,7 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   // A smaller pass can want more slices per query than the allocation had room for.
   const std::size_t entries = static_cast<std::size_t>(n) * batch_slices(p.scan, n, tile, model_.dim, BatchPolicy::candidates(kk)) *
                               BatchPolicy::candidates(kk);
-  const long long capacity =
-      p.scan == BatchScan::FilteredI8 ? filter_scan_i8_capacity(model_.rows, BatchPolicy::candidates(kk))
-      : p.scan == BatchScan::FilteredMma ? filter_scan_capacity(model_.rows, BatchPolicy::candidates(kk))
-                                         : 0;
+  const long long capacity = filter_scan_buffer_capacity(p.scan, model_.rows, BatchPolicy::candidates(kk));
   if (w.input == p.input && w.scores_type == p.scores && w.scan == p.scan && w.batch >= n && w.k == kk &&
       w.tile == tile && w.list_entries >= entries && w.capacity >= capacity)
     return;

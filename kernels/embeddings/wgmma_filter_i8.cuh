@@ -25,8 +25,7 @@ struct I8Filter {
 
   template <int kQueries>
   struct Smem {
-    float theta[kQueries];             // a lower bound on the query's K-th best fp32 similarity
-    unsigned theta_key[kQueries];      // its key (~0u past the batch)
+    unsigned theta_key[kQueries];      // theta_q's key: a lower bound on the k-th best fp32 similarity (~0u past the batch)
     unsigned count[kQueries];          // candidates this block appended for the query
     float4 query[kQueries];            // s_q, A_q, B_q
     float2 slope[kQueries];            // (theta - B_q - fp32_bound) / s_q rounded down, A_q / s_q rounded up
@@ -48,7 +47,6 @@ struct I8Filter {
       } else {
         sm.query[i] = make_float4(1.0f, 0.0f, 0.0f, 0.0f);
       }
-      sm.theta[i] = theta;
       sm.theta_key[i] = q < a.nq ? ordered_bits(theta) : ~0u;
       const float4 m = sm.query[i];
       sm.slope[i] = make_float2(__fdiv_rd(__fsub_rd(__fsub_rd(theta, m.z), x.fp32_bound), m.x), __fdiv_ru(m.y, m.x));

@@ -72,12 +72,11 @@ std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int di
   const std::size_t K = static_cast<std::size_t>(BatchPolicy::candidates(k));
   const std::size_t S = static_cast<std::size_t>(batch_slices(scan, batch, tile_rows, dim, static_cast<int>(K)));
   const std::size_t score_tiles = scan == BatchScan::GemmTiles ? 2 : 0;
-  const std::size_t filter = filtered_scan(scan)
-                                 ? filter_scan_queries(batch) *
-                                       (static_cast<std::size_t>(scan == BatchScan::FilteredI8
-                                                                     ? filter_scan_i8_capacity(rows, static_cast<int>(K))
-                                                                     : filter_scan_capacity(rows, static_cast<int>(K))) * 8 + 4)
-                                 : 0;
+  const std::size_t filter =
+      filtered_scan(scan)
+          ? filter_scan_queries(batch) *
+                (static_cast<std::size_t>(filter_scan_buffer_capacity(scan, rows, static_cast<int>(K))) * 8 + 4)
+          : 0;
   const std::size_t i8_queries =
       scan == BatchScan::FilteredI8
           ? B * (filter_scan_i8_ldg(dim) + sizeof(float4)) + filter_scan_queries(batch) * tiled_i8::kMaxSegments * 4

@@ -117,6 +117,8 @@ long long filter_scan_capacity(long long rows, int K);
 // The int8 scan's (its buffers come in a segment a block part): filter_scan_capacity and a 64-row
 // tile a part more.
 long long filter_scan_i8_capacity(long long rows, int K);
+// The buffers' capacity a query for `scan` (either of the above; 0 for the unfiltered scans).
+long long filter_scan_buffer_capacity(BatchScan scan, long long rows, int K);
 int filter_scan_max_queries();
 // The walk the filter pass takes for `batch` queries of a `dim`-dimensional model on this device
 // ("gemm", "shared", "rows" or "chunks"; DISTANCIES_FILTER_WALK heeded where it can run).

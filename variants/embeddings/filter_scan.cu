@@ -199,6 +199,12 @@ long long filter_scan_i8_capacity(long long rows, int K) {
   return filter_scan_capacity(rows, K) + 64ll * (tiled_i8::kMaxSegments + 1);
 }
 
+long long filter_scan_buffer_capacity(BatchScan scan, long long rows, int K) {
+  return scan == BatchScan::FilteredI8 ? filter_scan_i8_capacity(rows, K)
+         : scan == BatchScan::FilteredMma ? filter_scan_capacity(rows, K)
+                                          : 0;
+}
+
 long long filter_scan_capacity(long long rows, int K) {
   const Sample sm = sample_for(rows, K);
   if (sm.groups == 0) return std::max(rows, 1ll);  // no threshold: every row is a candidate
@@ -224,12 +230,11 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
   if (a.batch == 0) return;
   if (a.input != GemmInput::F16) throw Error("the filtered scan reads the fp16 copy");
   const bool i8 = a.scan == BatchScan::FilteredI8;
-  if (i8 && !filter_scan_i8_refusal(a.exact.dim, device_status().props.major).empty())
-    throw Error(filter_scan_i8_refusal(a.exact.dim, device_status().props.major));
-  const std::string why = filter_scan_refusal(a.exact.dim);
+  const std::string why = i8 ? batch_scan_refusal(a.scan, a.exact.dim, a.K, device_status().props.major)
+                             : filter_scan_refusal(a.exact.dim);
   if (!why.empty()) throw Error(why);
   const long long rows = a.exact.rows;
-  if (a.capacity < filter_scan_capacity(rows, a.K)) throw Error("filtered scan: candidate buffers too small");
+  if (a.capacity < filter_scan_buffer_capacity(a.scan, rows, a.K)) throw Error("filtered scan: candidate buffers too small");
   // The thresholds bound the k-th best similarity, not the K-th: every row of the true top k is
   // still appended, and a row left out scores below the k-th, so a query that appends fewer than
   // K candidates is answered by those it appended (docs/batch.md, "Thresholds at the k-th").
@@ -237,7 +242,10 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
   // The wgmma walk's refine pass follows the sample: then a sample of sqrt(k rows) rows is enough
   // (it seeds the refine, which sets the thresholds), 2.5 x fewer keys written and selected than
   // sqrt(K rows) at k = 10 (the sample and its seed: 0.16 ms at B = 1,024 in run 48).
-  const bool refined = (i8 || gemm_walk(a.batch, a.ldg)) && refine_stride() > 1;
+  const bool gemm = gemm_walk(a.batch, a.ldg);
+  // The int8 scan refines on the fp16 walk at every batch size: its last pass needs thresholds
+  // near the k-th (a pass seeded from the sample alone would append k rows / sampled rows a query).
+  const bool refined = (i8 || gemm) && refine_stride() > 1;
   const Sample sm = sample_for(rows, refined ? rank : a.K);
   // Worth it only with a finite bound to lower the seed by.
   const bool seeded = sm.groups > 0 && std::isfinite(a.error_bound) && a.error_bound >= 0;
@@ -277,13 +285,10 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     } else {
       CUDA_CHECK(cudaMemsetAsync(thresholds, 0, f.nq * sizeof(unsigned), s));
     }
-    // The int8 scan refines on the fp16 walk at every batch size (its last pass needs thresholds
-    // near the K-th: a pass seeded from the sample alone would append K rows / sampled rows).
-    const bool gemm = i8 || gemm_walk(a.batch, a.ldg);
     if (refined && seeded) {
       // The wgmma walk's refinement: a filter pass over every refine_stride-th tile raises each
-      // threshold to the K-th best it found (refine_seed_kernel), so that the whole pass appends
-      // about K refine_stride candidates a query instead of K rows / sampled rows.
+      // threshold to the k-th best it found (refine_seed_kernel), so that the whole pass appends
+      // about k refine_stride candidates a query instead of k rows / sampled rows.
       CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
       filter_gemm_scan(f, refine_stride(), s);
       const std::size_t refine_smem = filter_scan::select_smem(a.capacity);
@@ -292,32 +297,30 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
                                                                     thresholds);
       CUDA_CHECK_LAUNCH();
     }
-    CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
     f.groups = ceil_div(rows, 16ll);
     f.stride = 1;
-    if (i8) {
+    const std::size_t first = static_cast<std::size_t>(q0) * a.K;
+    const SliceLists out{a.lists_s + first, a.lists_r + first, 1, a.K};
+    const std::size_t select_bytes = filter_scan::select_smem(a.capacity);
+    if (i8) {  // its counts are per block part, in seg_counts (select_segments_kernel gathers them)
       FilterScanArgs g = f;
       g.ldg = a.i8.ldg;
       const I8FilterArgs x{a.i8.order, a.i8.tiles, a.i8.query_bounds + q0, margin / 2, a.i8.fp32_bound, 0, a.i8.seg_counts};
       const int parts = filter_gemm_scan_i8(
           g, x, a.i8.codes, static_cast<const signed char*>(a.i8.queries) + static_cast<std::size_t>(q0) * a.i8.ldg, s);
-      const std::size_t first = static_cast<std::size_t>(q0) * a.K;
-      const std::size_t bytes = filter_scan::select_smem(a.capacity);
-      allow_dynamic_smem(select_segments_kernel<kSelect>, bytes, "select_segments_kernel");
-      select_segments_kernel<kSelect><<<f.nq, kSelect, bytes, s>>>(
-          a.candidates, a.capacity, a.i8.seg_counts, parts, a.capacity / parts, a.K,
-          SliceLists{a.lists_s + first, a.lists_r + first, 1, a.K}, a.status + q0, a.i8.order);
-      CUDA_CHECK_LAUNCH();
-      continue;
-    } else if (gemm)
-      filter_gemm_scan(f, 1, s);
-    else
-      launch_scan(kernel_of<false>(tiles, units, walk), f, smem, s);
-    const std::size_t first = static_cast<std::size_t>(q0) * a.K;
-    const std::size_t select_bytes = filter_scan::select_smem(a.capacity);
-    allow_dynamic_smem(select_candidates_kernel<kSelect>, select_bytes, "select_candidates_kernel");
-    select_candidates_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(
-        a.candidates, a.capacity, a.counts, a.K, SliceLists{a.lists_s + first, a.lists_r + first, 1, a.K}, a.status + q0);
+      allow_dynamic_smem(select_segments_kernel<kSelect>, select_bytes, "select_segments_kernel");
+      select_segments_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(
+          a.candidates, a.capacity, a.i8.seg_counts, parts, a.capacity / parts, a.K, out, a.status + q0, a.i8.order);
+    } else {
+      CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
+      if (gemm)
+        filter_gemm_scan(f, 1, s);
+      else
+        launch_scan(kernel_of<false>(tiles, units, walk), f, smem, s);
+      allow_dynamic_smem(select_candidates_kernel<kSelect>, select_bytes, "select_candidates_kernel");
+      select_candidates_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(a.candidates, a.capacity, a.counts, a.K,
+                                                                            out, a.status + q0);
+    }
     CUDA_CHECK_LAUNCH();
   }
 }
