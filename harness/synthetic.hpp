@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "harness/runtime/model.hpp"
-#include "kernels/embeddings/synthetic_value.hpp"  // mix64, synthetic_value: shared with the GPU generator
+#include "kernels/embeddings/data_family.hpp"  // family_value: shared with the GPU generator
 
 namespace distancies {
 
@@ -21,7 +21,15 @@ const std::vector<std::string>& study_words();
 // Sorted vocabulary of a synthetic model of `rows` words (rows >= study_words().size()).
 std::vector<std::string> synthetic_vocabulary(std::int64_t rows);
 
-// The whole model on the host (vectors, norms, words). Progress is optional.
-Model make_synthetic_model(std::int64_t rows, int dim, std::uint64_t seed = kDefaultSeed);
+// The whole model on the host (vectors, norms, words), of any data family.
+Model make_synthetic_model(std::int64_t rows, int dim, std::uint64_t seed = kDefaultSeed, const DataFamily& family = {});
+
+// The data families by name (docs/data.md): "iid", "aniso:C" (one common direction, mean pairwise
+// cosine C in (0, 1)), "dirs:C" (four directions of unequal weight, C in (0, 0.8)), "clustered",
+// "heavy" (heavy-tailed norms). A bad name is an Error listing the known ones.
+DataFamily make_family(const std::string& name, int dim);
+std::string family_name(const DataFamily& f);
+// The families every pipeline is measured and tested on, in order.
+const std::vector<std::string>& standard_families();
 
 }  // namespace distancies

@@ -13,6 +13,7 @@
 #include "harness/batch_search.hpp"
 #include "harness/runtime/device_model.hpp"
 #include "harness/runtime/precision.hpp"
+#include "batch_check.hpp"
 #include "oracle_check.hpp"
 #include "test_models.hpp"
 #include "variants/embeddings/batch_scan.hpp"
@@ -29,11 +30,6 @@ std::vector<std::string> names_of_batch_pipelines() {
   return v;
 }
 
-struct Batch {
-  std::vector<float> q;  // packed
-  std::vector<float> norms;
-};
-
 Batch random_batch(const Model& m, int batch, std::uint32_t seed) {
   Batch b;
   for (int i = 0; i < batch; ++i) {
@@ -42,24 +38,6 @@ Batch random_batch(const Model& m, int batch, std::uint32_t seed) {
     b.norms.push_back(vector_norm(q.data(), m.dim));
   }
   return b;
-}
-
-// Query by query: the oracle's top k, and exactly what `fused` returns alone.
-void expect_batch_exact(const Model& m, const DeviceModel& dm, const Batch& b,
-                        const std::vector<std::vector<Hit>>& got, int k) {
-  GpuSearcher one(dm, &m);
-  ASSERT_EQ(got.size(), b.norms.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    SCOPED_TRACE("query " + std::to_string(i));
-    const float* q = b.q.data() + i * m.dim;
-    expect_matches_oracle(m, q, got[i], k);
-    const auto ref = one.search(pipeline("fused"), q, b.norms[i], k);
-    ASSERT_EQ(got[i].size(), ref.size());
-    for (std::size_t r = 0; r < ref.size(); ++r) {
-      EXPECT_EQ(got[i][r].row, ref[r].row) << "rank " << r;
-      EXPECT_EQ(got[i][r].sim, ref[r].sim) << "rank " << r << ": not fused's fp32 similarity";
-    }
-  }
 }
 
 struct Shape {

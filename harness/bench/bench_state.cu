@@ -44,9 +44,10 @@ void init_bench_state(const BenchConfig& c) {
     s->source = c.model_path;
     if (gpu) s->device = std::make_unique<DeviceModel>(upload_model(s->host));
   } else {
-    s->source = "synthetic seed " + std::to_string(c.seed);
+    s->family = make_family(c.family, c.dim);
+    s->source = "synthetic seed " + std::to_string(c.seed) + ", family " + family_name(s->family);
     if (gpu) {
-      s->device = std::make_unique<DeviceModel>(generate_synthetic_on_device(c.rows, c.dim, c.seed));
+      s->device = std::make_unique<DeviceModel>(generate_synthetic_on_device(c.rows, c.dim, c.seed, 0, s->family));
       if (c.host_copy) {
         s->host = download_model(*s->device);
         s->host_vectors = true;
@@ -57,7 +58,7 @@ void init_bench_state(const BenchConfig& c) {
       }
       s->host.words = synthetic_vocabulary(c.rows);
     } else {
-      s->host = make_synthetic_model(c.rows, c.dim, c.seed);
+      s->host = make_synthetic_model(c.rows, c.dim, c.seed, s->family);
       s->host_vectors = true;
     }
     s->host.format = "synthetic";

@@ -16,6 +16,7 @@ struct BenchConfig {
   long long rows = 2196016;
   int dim = 300;
   unsigned long long seed = 840;
+  std::string family = "iid";  // the synthetic model's data family (docs/data.md)
   std::string query = "king";
   int k = 10;
   bool host_copy = true;  // V1 and the CPU fixtures need it
@@ -26,6 +27,7 @@ struct BenchConfig {
 struct BenchState {
   BenchConfig config;
   std::string source;                     // "synthetic seed 840" or the file path
+  DataFamily family;                      // the synthetic model's (iid for a model file)
   Model host;                             // words always; vectors when config.host_copy
   bool host_vectors = false;
   std::unique_ptr<DeviceModel> device;    // null without a GPU

@@ -11,6 +11,7 @@
 
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/measure.hpp"
+#include "harness/synthetic.hpp"
 #include "harness/version.hpp"
 #include "harness/runtime/device.hpp"
 
@@ -42,6 +43,7 @@ void add_context() {
   AddCustomContext("build_type", DISTANCIES_BUILD_TYPE);
   AddCustomContext("cuda_architectures", DISTANCIES_CUDA_ARCHS);
   AddCustomContext("model_source", s.source);
+  AddCustomContext("model_family", s.config.model_path.empty() ? family_name(s.family) : "file");
   AddCustomContext("model_rows", std::to_string(s.host.rows));
   AddCustomContext("model_dim", std::to_string(s.host.dim));
   AddCustomContext("model_bytes", std::to_string(static_cast<long long>(s.model_bytes())));

@@ -53,11 +53,11 @@ const PinnedModel& pinned_model(bool large) {
   std::unique_ptr<PinnedModel>& pm = large ? big : normal;
   if (!pm) {
     if (large)
-      pm = std::make_unique<PinnedModel>(PinnedModel::synthetic(s.config.stream_rows, s.config.dim, s.config.seed));
+      pm = std::make_unique<PinnedModel>(PinnedModel::synthetic(s.config.stream_rows, s.config.dim, s.config.seed, s.family));
     else if (s.host_vectors)
       pm = std::make_unique<PinnedModel>(PinnedModel::register_model(s.host));
     else
-      pm = std::make_unique<PinnedModel>(PinnedModel::synthetic(s.host.rows, s.host.dim, s.config.seed));
+      pm = std::make_unique<PinnedModel>(PinnedModel::synthetic(s.host.rows, s.host.dim, s.config.seed, s.family));
   }
   return *pm;
 }
@@ -170,7 +170,7 @@ ShardSearcher& shard_searcher(NcclComm& comm) {
     const std::int64_t rows = own ? s.config.shard_rows : s.host.rows;
     const auto [lo, hi] = shard_rows(rows, comm.rank(), comm.size());
     DeviceModel shard = s.host_vectors && !own ? upload_rows(host_rows(s.host).slice(lo, hi))
-                                               : generate_synthetic_on_device(hi - lo, s.host.dim, s.config.seed, lo);
+                                               : generate_synthetic_on_device(hi - lo, s.host.dim, s.config.seed, lo, s.family);
     sh = std::make_unique<ShardSearcher>(comm, std::move(shard), lo, rows);
   }
   return *sh;

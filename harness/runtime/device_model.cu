@@ -87,7 +87,8 @@ DeviceModel upload_model(const Model& m, bool pinned) {
   return dm;
 }
 
-DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64_t seed, std::int64_t first_row) {
+DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64_t seed, std::int64_t first_row,
+                                         const DataFamily& family) {
   require_device();
   DeviceModel dm;
   dm.rows = rows;
@@ -97,7 +98,7 @@ DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64
   dm.norms = DeviceBuffer(static_cast<std::size_t>(rows) * sizeof(float), "the synthetic model's norms");
   const long long n = rows * dm.ld;
   synthetic_fill_kernel<<<blocks_for(n, kElementThreads), kElementThreads>>>(dm.vectors.as<float>(), rows, dim, dm.ld, seed,
-                                                                            first_row);
+                                                                            first_row, family);
   CUDA_CHECK_LAUNCH();
   row_norms_kernel<<<blocks_for(rows, kElementThreads), kElementThreads>>>(dm.vectors.as<float>(), rows, dim, dm.ld,
                                                                           dm.norms.as<float>());

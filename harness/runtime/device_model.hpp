@@ -5,6 +5,7 @@
 #include "harness/runtime/device.hpp"
 #include "harness/runtime/model.hpp"
 #include "harness/runtime/precision.hpp"
+#include "kernels/embeddings/data_family.hpp"
 #include "kernels/embeddings/storage.hpp"
 
 namespace distancies {
@@ -80,8 +81,9 @@ NormRange host_norm_range(const float* norms, std::int64_t rows);
 DeviceModel upload_model(const Model& m, bool pinned = true);
 
 // Builds the synthetic model directly on the GPU (identical to make_synthetic_model()); with
-// `first_row`, rows first_row .. first_row + rows - 1 of it (a shard or a chunk).
-DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64_t seed, std::int64_t first_row = 0);
+// `first_row`, rows first_row .. first_row + rows - 1 of it (a shard or a chunk); any data family.
+DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64_t seed, std::int64_t first_row = 0,
+                                         const DataFamily& family = {});
 
 // Copies a device model back to pageable host memory (vectors and norms only, no words).
 Model download_model(const DeviceModel& dm);

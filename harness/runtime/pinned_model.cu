@@ -73,7 +73,7 @@ PinnedModel PinnedModel::register_model(const Model& m) {
   return pm;
 }
 
-PinnedModel PinnedModel::synthetic(std::int64_t rows, int dim, std::uint64_t seed) {
+PinnedModel PinnedModel::synthetic(std::int64_t rows, int dim, std::uint64_t seed, const DataFamily& family) {
   require_device();
   PinnedModel pm;
   pm.rows_.rows = rows;
@@ -86,7 +86,7 @@ PinnedModel PinnedModel::synthetic(std::int64_t rows, int dim, std::uint64_t see
   constexpr std::int64_t kBlock = std::int64_t(1) << 20;
   for (std::int64_t lo = 0; lo < rows; lo += kBlock) {
     const std::int64_t n = std::min(kBlock, rows - lo);
-    const DeviceModel part = generate_synthetic_on_device(n, dim, seed, lo);
+    const DeviceModel part = generate_synthetic_on_device(n, dim, seed, lo, family);
     CUDA_CHECK(cudaMemcpy(pm.owned_vectors_.as<float>() + lo * pm.rows_.ld, part.d_vectors(), part.vector_bytes(),
                           cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(pm.owned_norms_.as<float>() + lo, part.d_norms(), n * sizeof(float), cudaMemcpyDeviceToHost));

@@ -7,6 +7,7 @@
 #include "harness/runtime/device.hpp"
 #include "harness/runtime/model.hpp"
 #include "harness/runtime/precision.hpp"
+#include "kernels/embeddings/data_family.hpp"
 
 namespace distancies {
 
@@ -43,7 +44,7 @@ class PinnedModel {
   static PinnedModel register_model(const Model& m);
   // The synthetic model (make_synthetic_model()'s values) made on the GPU a block of rows at a
   // time and copied into page-locked host memory: models larger than the GPU, without a file.
-  static PinnedModel synthetic(std::int64_t rows, int dim, std::uint64_t seed);
+  static PinnedModel synthetic(std::int64_t rows, int dim, std::uint64_t seed, const DataFamily& family = {});
 
   const HostRows& rows() const { return rows_; }
 

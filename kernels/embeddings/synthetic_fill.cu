@@ -1,16 +1,16 @@
 #include "kernels/embeddings/synthetic_fill.cuh"
 #include "kernels/common/launch.hpp"
-#include "kernels/embeddings/synthetic_value.hpp"
+#include "kernels/embeddings/data_family.hpp"
 
 namespace distancies {
 
 __global__ void synthetic_fill_kernel(float* vectors, long long rows, int dim, int ld, unsigned long long seed,
-                                      long long first_row) {
+                                      long long first_row, DataFamily family) {
   const long long i = global_thread_index();
   if (i >= rows * ld) return;
   const long long row = i / ld;
   const int col = static_cast<int>(i % ld);
-  vectors[i] = col < dim ? synthetic_value(seed, first_row + row, col) : 0.0f;
+  vectors[i] = col < dim ? family_value(family, seed, first_row + row, col) : 0.0f;
 }
 
 // Explicit _rn intrinsics stop FMA contraction so the result matches vector_norm() exactly.
