@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
   app.add_option("--rows", c.rows, "Synthetic model rows")->check(CLI::Range(10LL, 2147483647LL))->group(model);
   app.add_option("--dim", c.dim, "Synthetic model dimensions")->check(CLI::Range(1, 12288))->group(model);
   app.add_option("--seed", c.seed, "Synthetic model seed")->group(model);
+  app.add_option("--family", c.family,
+                 "Synthetic model's data family: iid, aniso:C, dirs:C, clustered, heavy (docs/data.md)")
+      ->capture_default_str()
+      ->group(model);
   app.add_option("--query", c.query, "Query word or expression")->group(model);
   app.add_option("-k", c.k, "Results per query")->check(CLI::Range(1, 1 << 20))->group(model);
   app.add_option("--shard-rows", c.shard_rows,

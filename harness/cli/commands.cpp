@@ -117,11 +117,16 @@ void add_model_commands(CLI::App& app) {
     c->add_option("out", *out, "Output file (native format)")->required();
     c->add_option("--rows", *rows, "Rows (words)")->check(CLI::Range(10LL, 2147483647LL));
     c->add_option("--dim", *dim, "Dimensions")->check(CLI::Range(1, 12288));
+    auto family = std::make_shared<std::string>("iid");
     c->add_option("--seed", *seed, "Seed");
+    c->add_option("--family", *family, "Data family: iid, aniso:C, dirs:C, clustered, heavy (docs/data.md)")
+        ->capture_default_str();
     c->callback([=] {
-      Model m = make_synthetic_model(*rows, *dim, *seed);
+      const DataFamily f = make_family(*family, *dim);
+      Model m = make_synthetic_model(*rows, *dim, *seed, f);
       save_native(m, *out);
-      std::printf("wrote %s: %lld rows x %d dims, seed %llu\n", out->c_str(), *rows, *dim, *seed);
+      std::printf("wrote %s: %lld rows x %d dims, seed %llu, family %s\n", out->c_str(), *rows, *dim, *seed,
+                  family_name(f).c_str());
     });
   }
 }
