@@ -83,3 +83,33 @@ TEST(AutoPlan, SkipsScansThatRefuseTheModelOrTheDevice) {
 }
 
 TEST(AutoPlan, NamesTheGpuItsTableWasMeasuredOn) { EXPECT_NE(std::string(auto_policy_measured_on()), ""); }
+
+// Data-aware planning: a pipeline whose certificate fails on the data pays for redoing its
+// queries down its fallback chain; with nothing redone the table alone decides.
+TEST(AutoPlan, RedoneQueriesCountAgainstAPipeline) {
+  for (int b : {1, 16, 128, 1024, 8192}) {
+    const AutoChoice table = auto_batch(b, 10, true, 300, 9);
+    DataRates none;
+    none.probe_queries = 64;
+    for (const auto& p : batch_pipelines()) none.batch.push_back({&p, 0.0});
+    EXPECT_EQ(auto_batch(b, 10, true, 300, 9, &none).many, table.many) << b;
+    // Everything the table's choice answers is redone: it must now cost more than another.
+    DataRates fails = none;
+    for (auto& r : fails.batch)
+      if (r.pipeline == table.many) r.redone = 1.0;
+    const AutoChoice data = auto_batch(b, 10, true, 300, 9, &fails);
+    ASSERT_NE(data.many, nullptr);
+    if (table.many->fallback_pipeline) {
+      EXPECT_NE(data.many, table.many) << b << ": " << data.why;
+    }
+    EXPECT_NE(data.why.find("redone"), std::string::npos) << data.why;
+  }
+}
+
+TEST(AutoPlan, RatesOfUnlistedPipelinesAreZero) {
+  DataRates r;
+  EXPECT_EQ(r.redone(batch_pipeline("batch_i8_filter")), 0.0);
+  r.batch.push_back({&batch_pipeline("batch_i8_filter"), 0.5});
+  EXPECT_EQ(r.redone(batch_pipeline("batch_i8_filter")), 0.5);
+  EXPECT_EQ(r.redone(batch_pipeline("batch_f16_filter")), 0.0);
+}

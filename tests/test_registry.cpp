@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "harness/registry_report.hpp"
 #include "trivial_entry.hpp"
@@ -36,6 +37,14 @@ TEST(Registry, ReferencesAreResolvedWhenTheTablesAreBuilt) {
   EXPECT_EQ(pipeline("V4").dot_variant, &dot_variant("warp_shuffle_dot"));
   EXPECT_EQ(batch_pipeline("batch_tf32").fallback_pipeline, &batch_pipeline("batch_sgemm"));
   EXPECT_EQ(batch_pipeline("batch_fused_loop").per_query_pipeline, &pipeline("fused"));
+}
+
+TEST(Registry, AnUncertifiedQueryClimbsTheCopiesBeforeFp32) {
+  // int8 -> fp16 filter -> fp16 tensor-core tiles -> fp32: each step a wider bound, never a
+  // slower path than needed (docs/data.md).
+  std::vector<std::string> chain;
+  for (const BatchPipeline* p = &batch_pipeline("batch_i8_filter"); p; p = p->fallback_pipeline) chain.push_back(p->name);
+  EXPECT_EQ(chain, (std::vector<std::string>{"batch_i8_filter", "batch_f16_filter", "batch_f16_h", "batch_sgemm"}));
 }
 
 TEST(Registry, AnUnknownNameListsTheKnownOnes) {

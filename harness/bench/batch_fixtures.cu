@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/batch_search.hpp"
+#include "harness/data_probe.hpp"
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
@@ -89,9 +90,18 @@ void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool
 // What `--variant auto` runs for B queries with the 16-bit copy made (as it is in every fixture
 // after the warm-up); the label names the choice, so that `scripts/auto_policy.py --check` can
 // hold it against the best pipeline of the same run.
+// The data's redo rates are measured once, untimed, as a session measures them on its model.
+const DataRates& probed_rates() {
+  static const DataRates rates = [] {
+    BatchSearcher bs(*bench_state().device);
+    return probe_data_rates(*bench_state().device, bs, bench_state().config.k, device_status().props.major);
+  }();
+  return rates;
+}
+
 void auto_fixture(benchmark::State& st, int batch) {
   const AutoChoice c = auto_batch(batch, bench_state().config.k, true, bench_state().config.dim,
-                                  device_status().props.major);
+                                  device_status().props.major, &probed_rates());
   st.SetLabel(c.many->name);
   batch_fixture(st, c.many, batch, false, 0);
 }

@@ -194,8 +194,19 @@ void Session::choose_one() {
 
 void Session::choose_batch(int batch) {
   if (!auto_) return;
-  const AutoChoice c = auto_batch(batch, o_.k, !dm_ || dm_->has_reduced(Storage::F16), model_.dim,
-                                  use_gpu_ ? device_status().props.major : 0);
+  const int cc = use_gpu_ ? device_status().props.major : 0;
+  if (dm_ && !rates_) {  // once per resident model: what its data does to the certificates
+    if (!batch_) {
+      batch_ = std::make_unique<BatchSearcher>(*dm_);
+      std::fprintf(stderr, "started cuBLAS in %.1f ms (before any batch is timed)\n", batch_->startup_ms());
+    }
+    const auto t0 = clock_type::now();
+    rates_ = probe_data_rates(*dm_, *batch_, o_.k, cc);
+    std::fprintf(stderr, "measured the batch certificates on %d of the model's rows in %.1f ms (once per model)\n",
+                 rates_->probe_queries, ms_since(t0));
+  }
+  const AutoChoice c = auto_batch(batch, o_.k, !dm_ || dm_->has_reduced(Storage::F16), model_.dim, cc,
+                                  rates_ ? &*rates_ : nullptr);
   many_ = c.many;
   chosen_by_ = c.why;
 }

@@ -2,11 +2,13 @@
 // batches, and prints each answer as text or one JSON object per query.
 #pragma once
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "harness/batch_search.hpp"
+#include "harness/data_probe.hpp"
 #include "harness/cli/answer.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/repl.hpp"
@@ -56,6 +58,7 @@ class Session {
   std::unique_ptr<DeviceModel> dm_;
   std::unique_ptr<GpuSearcher> gpu_;
   std::unique_ptr<BatchSearcher> batch_;
+  std::optional<DataRates> rates_;         // auto: the certificates' redo rates on this model
   std::unique_ptr<PinnedModel> pinned_;    // streaming: the model page-locked where it is
   std::unique_ptr<StreamSearcher> stream_;
   std::unique_ptr<NcclComm> comm_;         // --gpus: this rank's communicator

@@ -61,7 +61,24 @@ double predicted_ms(std::string_view pipeline, int batch) {
 
 bool needs_16bit_copy(const BatchPipeline& p) { return p.input == GemmInput::F16 || p.input == GemmInput::BF16; }
 
+// Predicted time of redoing `queries` (an expected count, maybe fractional) that `p` could not
+// certify: its fallback's time for them, and so on down the chain with each step's own rate.
+double redo_ms(const BatchPipeline& p, double queries, const DataRates& rates, int depth = 0) {
+  const BatchPipeline* fb = p.fallback_pipeline;
+  if (!fb || queries <= 0 || depth > 8) return 0;
+  const double one = predicted_ms(fb->name, std::max(1, static_cast<int>(std::lround(queries))));
+  if (!std::isfinite(one)) return 0;
+  const double ms = queries < 1 ? queries * one : one;  // a fraction of a query: its expected share
+  return ms + redo_ms(*fb, queries * rates.redone(*fb), rates, depth + 1);
+}
+
 }  // namespace
+
+double DataRates::redone(const BatchPipeline& p) const {
+  for (const Rate& r : batch)
+    if (r.pipeline == &p) return r.redone;
+  return 0;
+}
 
 AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made) {
   AutoChoice c;
@@ -82,7 +99,7 @@ AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made) {
   return c;
 }
 
-AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major) {
+AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major, const DataRates* rates) {
   AutoChoice c;
   double best = std::numeric_limits<double>::infinity();
   for (const auto& p : batch_pipelines()) {
@@ -92,6 +109,7 @@ AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major) {
     double ms = predicted_ms(p.name, std::max(batch, 1));
     if (!std::isfinite(ms)) continue;  // not in the measured table
     if (needs_16bit_copy(p) && !copy_made) ms += copy_ms();
+    if (rates && rates->probe_queries > 0) ms += redo_ms(p, rates->redone(p) * batch, *rates);
     if (ms < best) {
       best = ms;
       c.many = &p;
@@ -104,6 +122,9 @@ AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major) {
   }
   c.why = fmt("predicted %.3f ms for %.0f queries", best, double(batch)) +
           (needs_16bit_copy(*c.many) && !copy_made ? " (16-bit copy included)" : "");
+  if (rates && rates->probe_queries > 0)
+    c.why += fmt(", %.0f %% redone on its fallback (measured on %.0f of the model's rows)",
+                 100.0 * rates->redone(*c.many), double(rates->probe_queries));
   return c;
 }
 

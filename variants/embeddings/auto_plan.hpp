@@ -3,6 +3,7 @@
 // a committed run; docs/variants.md, "auto", says how the decision is made).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "variants/embeddings/registry.hpp"
 
@@ -20,12 +21,29 @@ struct AutoChoice {
 // k is within what its certificate covers.
 AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made);
 
+// What the data does to the certificates, measured on the resident model itself
+// (harness/data_probe.hpp): the share of a sample of its own rows, asked as a batch, that each
+// batch pipeline had to redo on its fallback. The table was measured on i.i.d. data, where
+// almost nothing is redone; on anisotropic or clustered data a reduced copy's bound can fail for
+// every query (docs/data.md).
+struct DataRates {
+  struct Rate {
+    const BatchPipeline* pipeline;
+    double redone;  // 0 .. 1
+  };
+  std::vector<Rate> batch;
+  int probe_queries = 0;  // 0: not measured (the table alone decides)
+  double redone(const BatchPipeline& p) const;
+};
+
 // A batch of `batch` queries: the pipeline with the smallest predicted time (medians
 // interpolated log-log between the measured batch sizes, plus the 16-bit copy when it does not
-// exist yet), among those whose certificate covers k and whose scan runs a model of `dim`
-// columns on a device of compute capability `cc_major` (0: not known, not checked; a refused
-// scan would hand the whole batch to its fallback).
-AutoChoice auto_batch(int batch, int k, bool copy_made, int dim = 0, int cc_major = 0);
+// exist yet, plus the predicted time of redoing its measured share of queries down its fallback
+// chain when `rates` are given), among those whose certificate covers k and whose scan runs a
+// model of `dim` columns on a device of compute capability `cc_major` (0: not known, not
+// checked; a refused scan would hand the whole batch to its fallback).
+AutoChoice auto_batch(int batch, int k, bool copy_made, int dim = 0, int cc_major = 0,
+                      const DataRates* rates = nullptr);
 
 // The GPU the table was measured on (printed beside the choice).
 const char* auto_policy_measured_on();

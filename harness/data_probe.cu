@@ -1,0 +1,33 @@
+#include "harness/data_probe.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "harness/runtime/cuda_check.hpp"
+#include "harness/runtime/model.hpp"
+#include "variants/embeddings/batch_scan.hpp"
+
+namespace distancies {
+
+DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int cc_major, int queries) {
+  DataRates rates;
+  const int n = static_cast<int>(std::min<long long>(queries, dm.rows));
+  if (n <= 0 || k > BatchPolicy::kMaxK) return rates;
+  std::vector<float> q(static_cast<std::size_t>(n) * dm.dim), norms(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const long long row = (static_cast<long long>(i) * 104729) % dm.rows;
+    CUDA_CHECK(cudaMemcpy(q.data() + static_cast<std::size_t>(i) * dm.dim, dm.d_vectors() + row * dm.ld,
+                          dm.dim * sizeof(float), cudaMemcpyDeviceToHost));
+    norms[static_cast<std::size_t>(i)] = vector_norm(q.data() + static_cast<std::size_t>(i) * dm.dim, dm.dim);
+  }
+  for (const BatchPipeline& p : batch_pipelines()) {
+    if (p.per_query_pipeline || !batch_scan_refusal(p.scan, dm.dim, BatchPolicy::candidates(k), cc_major).empty())
+      continue;
+    bs.search(p, q.data(), norms.data(), n, k);
+    rates.batch.push_back({&p, double(bs.last_fallbacks()) / n});
+  }
+  rates.probe_queries = n;
+  return rates;
+}
+
+}  // namespace distancies

@@ -1,0 +1,20 @@
+// What the data does to the batch certificates, measured on the resident model: a sample of its
+// own rows asked as one batch through every batch pipeline `auto` may choose, and the share of
+// them each had to redo on its fallback. `auto` adds the predicted time of that redo to the
+// measured table (variants/embeddings/auto_plan.hpp; docs/data.md says why).
+#pragma once
+#include "harness/batch_search.hpp"
+#include "harness/runtime/device_model.hpp"
+#include "variants/embeddings/auto_plan.hpp"
+
+namespace distancies {
+
+constexpr int kProbeQueries = 64;
+
+// Rows (i * 104729) mod rows, i < min(queries, rows), the benchmarks' rule. Pipelines whose
+// scan refuses the model or the device, the per-query loops, and every pipeline when k is beyond
+// the batch certificate are not asked (their rate stays 0: the table alone decides).
+DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int cc_major,
+                           int queries = kProbeQueries);
+
+}  // namespace distancies
