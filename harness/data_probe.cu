@@ -26,6 +26,11 @@ DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int 
     bs.search(p, q.data(), norms.data(), n, k);
     rates.batch.push_back({&p, double(bs.last_fallbacks()) / n});
   }
+  GpuSearcher one(dm, nullptr);
+  const Pipeline& f16 = pipeline("fused_f16");
+  for (int i = 0; i < n; ++i) one.search(f16, q.data() + static_cast<std::size_t>(i) * dm.dim, norms[i], k);
+  const auto& counts = one.certificate_counts();
+  rates.one_query_f16 = double(counts.uncertified + counts.refused) / n;
   rates.probe_queries = n;
   return rates;
 }

@@ -4,6 +4,7 @@
 // measured table (variants/embeddings/auto_plan.hpp; docs/data.md says why).
 #pragma once
 #include "harness/batch_search.hpp"
+#include "harness/gpu_search.hpp"
 #include "harness/runtime/device_model.hpp"
 #include "variants/embeddings/auto_plan.hpp"
 
@@ -11,7 +12,7 @@ namespace distancies {
 
 constexpr int kProbeQueries = 64;
 
-// Rows (i * 104729) mod rows, i < min(queries, rows), the benchmarks' rule. Pipelines whose
+// And `fused_f16` once per row for the one-query plan. Rows (i * 104729) mod rows, i < min(queries, rows), the benchmarks' rule. Pipelines whose
 // scan refuses the model or the device, the per-query loops, and every pipeline when k is beyond
 // the batch certificate are not asked (their rate stays 0: the table alone decides).
 DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int cc_major,

@@ -113,3 +113,13 @@ TEST(AutoPlan, RatesOfUnlistedPipelinesAreZero) {
   EXPECT_EQ(r.redone(batch_pipeline("batch_i8_filter")), 0.5);
   EXPECT_EQ(r.redone(batch_pipeline("batch_f16_filter")), 0.0);
 }
+
+TEST(AutoPlan, OneQueryAvoidsACopyWhoseCertificateFails) {
+  DataRates r;
+  r.probe_queries = 64;
+  EXPECT_STREQ(auto_one_query(10, 1000, true, &r).one->name, "fused_f16");
+  r.one_query_f16 = 1.0;
+  const AutoChoice c = auto_one_query(10, 1000, true, &r);
+  EXPECT_STREQ(c.one->name, "fused");
+  EXPECT_NE(c.why.find("own rows"), std::string::npos) << c.why;
+}

@@ -15,10 +15,13 @@
 #include "batch_check.hpp"
 #include "gpu_skip.hpp"
 #include "harness/batch_search.hpp"
+#include "harness/data_probe.hpp"
 #include "harness/runtime/device_model.hpp"
 #include "harness/runtime/error.hpp"
 #include "harness/synthetic.hpp"
 #include "oracle_check.hpp"
+#include "variants/embeddings/auto_plan.hpp"
+#include "variants/embeddings/batch_scan.hpp"
 #include "variants/embeddings/registry.hpp"
 
 using namespace distancies;
@@ -170,3 +173,28 @@ TEST_P(FamilyTest, EveryBatchPipelineIsExactAndFusedBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Families, FamilyTest, ::testing::ValuesIn(standard_families()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return test_name(i.param); });
+
+TEST_P(FamilyTest, ProbeMeasuresEveryPipelineAutoMayChoose) {
+  DISTANCIES_REQUIRE_GPU();
+  const Model m = make_synthetic_model(12011, 300, 5, make_family(GetParam(), 300));
+  const DeviceModel dm = upload_model(m);
+  BatchSearcher bs(dm);
+  const int cc = device_status().props.major;
+  const DataRates r = probe_data_rates(dm, bs, 10, cc);
+  EXPECT_EQ(r.probe_queries, kProbeQueries);
+  int asked = 0;
+  for (const auto& p : batch_pipelines())
+    if (!p.per_query_pipeline && batch_scan_refusal(p.scan, 300, BatchPolicy::candidates(10), cc).empty()) ++asked;
+  ASSERT_EQ(static_cast<int>(r.batch.size()), asked);
+  for (const auto& rate : r.batch) {
+    EXPECT_GE(rate.redone, 0.0) << rate.pipeline->name;
+    EXPECT_LE(rate.redone, 1.0) << rate.pipeline->name;
+    RecordProperty(test_name(rate.pipeline->name) + "_redone", std::to_string(rate.redone));
+  }
+  EXPECT_GE(r.one_query_f16, 0.0);
+  EXPECT_LE(r.one_query_f16, 1.0);
+  // The plan made with them is a registered pipeline whose predicted time counts the redo.
+  const AutoChoice c = auto_batch(1024, 10, true, 300, cc, &r);
+  ASSERT_NE(c.many, nullptr);
+  EXPECT_NE(c.why.find("redone"), std::string::npos) << c.why;
+}

@@ -173,11 +173,7 @@ std::vector<std::vector<Hit>> Session::search_many(const std::vector<Query>& qs,
     summary.fallbacks = shard_->last_fallbacks();
     return out;
   }
-  if (!batch_) {
-    batch_ = std::make_unique<BatchSearcher>(*dm_);
-    std::fprintf(stderr, "started cuBLAS in %.1f ms (before any batch is timed)\n", batch_->startup_ms());
-  }
-  auto out = batch_->search(*many_, qs, o_.k, o_.keep_query_words, bd);
+  auto out = batch_searcher().search(*many_, qs, o_.k, o_.keep_query_words, bd);
   summary.sub_batch = batch_->last_sub_batch();
   summary.fallbacks = batch_->last_fallbacks();
   return out;
@@ -186,7 +182,12 @@ std::vector<std::vector<Hit>> Session::search_many(const std::vector<Query>& qs,
 void Session::choose_one() {
   if (!auto_) return;
   // Streamed or sharded: no 16-bit copy is kept (a chunk's is made per chunk), so count it unmade.
-  const AutoChoice c = auto_one_query(o_.k, dm_ ? ++queries_seen_ : 0, dm_ && dm_->has_reduced(Storage::F16));
+  const long long seen = dm_ ? ++queries_seen_ : 0;
+  AutoChoice c = auto_one_query(o_.k, seen, dm_ && dm_->has_reduced(Storage::F16), rates_ ? &*rates_ : nullptr);
+  if (dm_ && !rates_ && c.one == &pipeline("fused_f16")) {  // before relying on the copy, ask the data
+    measure_rates();
+    c = auto_one_query(o_.k, seen, dm_->has_reduced(Storage::F16), &*rates_);
+  }
   one_ = c.one;
   many_ = nullptr;
   chosen_by_ = c.why;
@@ -195,20 +196,28 @@ void Session::choose_one() {
 void Session::choose_batch(int batch) {
   if (!auto_) return;
   const int cc = use_gpu_ ? device_status().props.major : 0;
-  if (dm_ && !rates_) {  // once per resident model: what its data does to the certificates
-    if (!batch_) {
-      batch_ = std::make_unique<BatchSearcher>(*dm_);
-      std::fprintf(stderr, "started cuBLAS in %.1f ms (before any batch is timed)\n", batch_->startup_ms());
-    }
-    const auto t0 = clock_type::now();
-    rates_ = probe_data_rates(*dm_, *batch_, o_.k, cc);
-    std::fprintf(stderr, "measured the batch certificates on %d of the model's rows in %.1f ms (once per model)\n",
-                 rates_->probe_queries, ms_since(t0));
-  }
+  if (dm_ && !rates_) measure_rates();
   const AutoChoice c = auto_batch(batch, o_.k, !dm_ || dm_->has_reduced(Storage::F16), model_.dim, cc,
                                   rates_ ? &*rates_ : nullptr);
   many_ = c.many;
   chosen_by_ = c.why;
+}
+
+BatchSearcher& Session::batch_searcher() {
+  if (!batch_) {
+    batch_ = std::make_unique<BatchSearcher>(*dm_);
+    std::fprintf(stderr, "started cuBLAS in %.1f ms (before any batch is timed)\n", batch_->startup_ms());
+  }
+  return *batch_;
+}
+
+// Once per resident model: what its data does to the certificates (harness/data_probe.hpp).
+void Session::measure_rates() {
+  BatchSearcher& bs = batch_searcher();
+  const auto t0 = clock_type::now();
+  rates_ = probe_data_rates(*dm_, bs, o_.k, device_status().props.major);
+  std::fprintf(stderr, "measured the certificates on %d of the model's rows in %.1f ms (once per model)\n",
+               rates_->probe_queries, ms_since(t0));
 }
 
 Session::~Session() = default;

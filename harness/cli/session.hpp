@@ -39,6 +39,8 @@ class Session {
   // Under --variant auto: the pipeline for the next query or batch (variants/embeddings/auto_plan.hpp).
   void choose_one();
   void choose_batch(int batch);
+  void measure_rates();
+  BatchSearcher& batch_searcher();  // made on first use (it starts cuBLAS)
   // Model read and made resident on the GPU (the upload overlapped with a native file's read).
   void load(const SearchOptions& o);
   // Or kept in host memory and streamed, or sharded over the ranks of a process group.

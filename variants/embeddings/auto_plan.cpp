@@ -80,12 +80,16 @@ double DataRates::redone(const BatchPipeline& p) const {
   return 0;
 }
 
-AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made) {
+AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made, const DataRates* rates) {
   AutoChoice c;
-  const double saving = kOneQuery.fused_ms - kOneQuery.fused_f16_ms;
+  const double redone = rates && rates->probe_queries > 0 ? rates->one_query_f16 : 0.0;
+  const double saving = kOneQuery.fused_ms - kOneQuery.fused_f16_ms - redone * kOneQuery.fused_ms;
   if (k > kReducedMaxK) {
     c.one = &pipeline("fused");
     c.why = "k = " + std::to_string(k) + " is beyond the 16-bit certificate (" + std::to_string(kReducedMaxK) + ")";
+  } else if (saving <= 0) {
+    c.one = &pipeline("fused");
+    c.why = fmt("the 16-bit certificate failed for %.0f %% of the model's own rows", 100.0 * redone);
   } else if (copy_made || saving * double(expected_queries) > copy_ms()) {
     c.one = &pipeline("fused_f16");
     c.why = copy_made ? std::string("the 16-bit copy exists")

@@ -15,12 +15,6 @@ struct AutoChoice {
   std::string why;                      // one line: what was compared
 };
 
-// One query. `expected_queries`: how many the session will answer (1 for `query WORD`; a REPL
-// does not know, and asks again as queries come); `copy_made`: the 16-bit copy already exists.
-// The 16-bit pipeline is chosen when its saving over the queries pays for making the copy, and
-// k is within what its certificate covers.
-AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made);
-
 // What the data does to the certificates, measured on the resident model itself
 // (harness/data_probe.hpp): the share of a sample of its own rows, asked as a batch, that each
 // batch pipeline had to redo on its fallback. The table was measured on i.i.d. data, where
@@ -32,9 +26,18 @@ struct DataRates {
     double redone;  // 0 .. 1
   };
   std::vector<Rate> batch;
-  int probe_queries = 0;  // 0: not measured (the table alone decides)
+  double one_query_f16 = 0;  // the share `fused_f16` could not certify (answered by `fused` after it)
+  int probe_queries = 0;     // 0: not measured (the table alone decides)
   double redone(const BatchPipeline& p) const;
 };
+
+// One query. `expected_queries`: how many the session will answer (1 for `query WORD`; a REPL
+// does not know, and asks again as queries come); `copy_made`: the 16-bit copy already exists.
+// The 16-bit pipeline is chosen when its saving over the queries pays for making the copy, and
+// k is within what its certificate covers.
+// With `rates`, the 16-bit pipeline's saving counts the queries it could not certify on this
+// model's own rows (each then costs its scan plus `fused`'s).
+AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made, const DataRates* rates = nullptr);
 
 // A batch of `batch` queries: the pipeline with the smallest predicted time (medians
 // interpolated log-log between the measured batch sizes, plus the 16-bit copy when it does not
