@@ -1,0 +1,41 @@
+"""scripts/family_report.py and scripts/data_stats.py on made-up runs and models."""
+import json
+
+import numpy as np
+
+import data_stats
+import family_report
+
+
+def run(family, rows):
+    """A Google Benchmark-shaped run of one family: (name, ms, fallbacks, label) medians."""
+    return {"context": {"model_family": family, "gpu": "GPU X", "distancies_commit": "abc"},
+            "benchmarks": [{"name": n + "/manual_time_median", "run_name": n + "/manual_time",
+                            "aggregate_name": "median", "real_time": ms, "time_unit": "ms",
+                            **({"fallbacks": fb} if fb else {}), **({"label": lab} if lab else {})}
+                           for n, ms, fb, lab in rows]}
+
+
+def test_table_names_families_cells_and_auto_ratio(tmp_path):
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    a.write_text(json.dumps(run("iid", [("batch/p/batch:16", 1.0, 0, ""), ("batch/q/batch:16", 2.0, 0, ""),
+                                        ("batch_auto/batch:16", 1.0, 0, "p")])))
+    b.write_text(json.dumps(run("aniso:0.95", [("batch/p/batch:16", 8.0, 16, ""), ("batch/q/batch:16", 2.0, 0, ""),
+                                               ("batch_auto/batch:16", 2.2, 0, "q")])))
+    text = family_report.markdown(family_report.load([a, b]))
+    assert "| `batch/p/batch:16` | 1.000 | 8.000 (16) |" in text
+    assert "`p` 1.00" in text and "`q` 1.10" in text  # auto over the best of its own run
+    assert "GPU X" in text
+
+
+def test_stats_of_iid_and_anisotropic_rows():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3000, 100))
+    s = data_stats.model_stats(x, 20)
+    assert abs(s["mean_cosine"]) < 0.01 and 0.08 < s["sd_cosine"] < 0.12
+    assert s["z10_median"] > 2 and s["gap_10_11_median"] >= 0
+    u = np.ones(100) / 10.0
+    a = (0.95 * 100 / 0.05) ** 0.5  # mean cosine 0.95 for unit-variance noise
+    s = data_stats.model_stats(x + a * u, 20)
+    assert abs(s["mean_cosine"] - 0.95) < 0.01
