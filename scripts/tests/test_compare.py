@@ -1,7 +1,10 @@
 """scripts/compare.py: the regression gate's decisions, exit codes and the U test itself."""
 import itertools
+import json
 import math
 import os
+import random
+import re
 import subprocess
 import sys
 
@@ -10,9 +13,10 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 sys.path[:0] = [SCRIPTS, os.path.join(HERE, "data")]
-import gbfake  # noqa: E402
-from bench_json import base_name, higher_is_better  # noqa: E402
-from compare import mann_whitney  # noqa: E402
+import gbfake
+from bench_json import base_name, higher_is_better
+from compare import Rule, decide, evidence, mann_whitney
+from gate import bench_filter, expected_names, load_gate
 
 BASE = [10.0, 10.1, 9.9, 10.05, 9.95]          # median 10.0, tight
 
@@ -31,7 +35,7 @@ def gate(tmp_path, base_entries, new_entries, *args, base_ctx=None):
     b = gbfake.write(tmp_path / "base.json", gbfake.document(base_entries, **(base_ctx or {})))
     n = gbfake.write(tmp_path / "new.json", gbfake.document(new_entries))
     p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), b, n, *args],
-                       capture_output=True, text=True)
+                       check=False, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -140,7 +144,15 @@ def test_counter_metric_and_time_units(tmp_path):
 
 def test_context_mismatch_warns(tmp_path):
     e = gbfake.entries("dot/x", samples(BASE))
-    rc, out, _ = gate(tmp_path, e, e, base_ctx={"gpu": "NVIDIA A100-SXM4-80GB"})
+    rc, out, _ = gate(tmp_path, e, e, base_ctx={"model_rows": "1000"})
+    assert rc == 0 and "warning: context 'model_rows' differs" in out
+
+
+def test_device_mismatch_refused_unless_forced(tmp_path):
+    e = gbfake.entries("dot/x", samples(BASE))
+    rc, out, err = gate(tmp_path, e, e, base_ctx={"gpu": "NVIDIA H200"})
+    assert rc == 2 and err.strip().count("\n") == 0 and "different devices" in err and "H200" in err
+    rc, out, _ = gate(tmp_path, e, e, "--force", base_ctx={"gpu": "NVIDIA H200"})
     assert rc == 0 and "warning: context 'gpu' differs" in out
 
 
@@ -158,20 +170,20 @@ def test_bad_input_exit_2(tmp_path, base_text, args, message):
         (tmp_path / "bad.json").write_text(base_text)
         base = str(tmp_path / "bad.json")
     p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), base, good, *args],
-                       capture_output=True, text=True)
+                       check=False, capture_output=True, text=True)
     assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr
 
 
 def test_missing_file_exit_2(tmp_path):
     p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), str(tmp_path / "a.json"),
-                        str(tmp_path / "b.json")], capture_output=True, text=True)
+                        str(tmp_path / "b.json")], check=False, capture_output=True, text=True)
     assert p.returncode == 2 and "cannot read" in p.stderr
 
 
 def test_real_google_benchmark_output_against_itself(tmp_path):
     real = os.path.join(HERE, "data", "cpu_only_gb171.json")
     p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), real, real],
-                       capture_output=True, text=True)
+                       check=False, capture_output=True, text=True)
     assert p.returncode == 0
     assert row(p.stdout, "cpu/sequential").split()[-1] == "ok"   # '/iterations:3/manual_time' stripped
     assert "sequence/CPU" in p.stdout
@@ -252,3 +264,135 @@ def test_throttled_fixtures_noted(tmp_path):
     assert rc == 0
     assert "throttled samples in the new run" in out and "dot/x (4)" in out
     assert "throttled samples in the baseline" not in out
+
+
+# -- the calibrated gate (--gate, scripts/gate.json) and its calibration ------------------------
+
+GATE = os.path.join(SCRIPTS, "gate.json")
+RULE = Rule(alpha=0.01, min_effect=0.02, noise_k=3.0)
+
+
+def noisy(rng, center, rsd, n=6):
+    """n repetitions around center with a relative standard deviation rsd."""
+    return [center * (1 + rng.gauss(0, rsd)) for _ in range(n)]
+
+
+def test_rule_detects_three_percent_and_ignores_identical_distributions():
+    rng = random.Random(37)
+    detected = flagged = 0
+    trials = 200
+    for _ in range(trials):
+        base = noisy(rng, 1.0, 0.002)
+        flagged += decide(evidence("f", base, noisy(rng, 1.0, 0.002), "real_time"), RULE).regression
+        detected += decide(evidence("f", base, noisy(rng, 1.03, 0.002), "real_time"), RULE).regression
+    assert flagged == 0
+    assert detected / trials >= 0.95
+
+
+def test_rule_limit_follows_the_measured_spread():
+    rng = random.Random(5)
+    base, new = noisy(rng, 1.0, 0.02), noisy(rng, 1.03, 0.02)   # 2 % noise: 3 % is within it
+    row = decide(evidence("f", base, new, "real_time"), RULE)
+    assert row.limit > 0.03 and not row.regression
+    quiet = decide(evidence("f", [1.0, 1.001, 0.999, 1.0, 1.0005], [1.05] * 5, "real_time"), RULE)
+    assert quiet.limit == pytest.approx(0.02) and quiet.regression
+
+
+def test_rule_needs_the_u_test_too():
+    base, new = [1.0, 1.1, 0.9, 1.05, 0.95], [1.06, 0.9, 1.12, 0.96, 1.04]   # median +4 %, all overlap
+    row = decide(evidence("f", base, new, "real_time"), Rule(alpha=0.01, min_effect=0.02, noise_k=0.0))
+    assert not row.regression and "within noise" in row.verdict
+
+
+def fixtures(rng, scale=1.0, names=("pipeline/fused", "batch/batch_f16/batch:16", "moments/one_pass/rows:223697/cols:300")):
+    out = []
+    for i, n in enumerate(names):
+        out += gbfake.entries(n, samples(noisy(rng, (i + 1) * scale, 0.002)))
+    return out
+
+
+def run_gate(tmp_path, base, new, *args, base_ctx=None, new_ctx=None):
+    b = gbfake.write(tmp_path / "base.json", gbfake.document(base, **(base_ctx or {})))
+    n = gbfake.write(tmp_path / "new.json", gbfake.document(new, **(new_ctx or {})))
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), "--gate", GATE, b, n, *args],
+                       check=False, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_gate_flags_a_slowdown_of_a_gated_fixture(tmp_path):
+    rng = random.Random(1)
+    rc, out, _ = run_gate(tmp_path, fixtures(rng), fixtures(rng, 1.04))
+    assert rc == 1 and out.count("REGRESSION") == 3 and "3 gated fixture(s)" in out
+    rc, out, _ = run_gate(tmp_path, fixtures(rng), fixtures(rng))
+    assert rc == 0 and "PASS" in out
+
+
+def test_gate_reports_host_bound_and_one_sided_fixtures_without_gating(tmp_path):
+    rng = random.Random(2)
+    host = lambda t: gbfake.entries("load/native_resident/cache:warm", samples(noisy(rng, t, 0.001)))
+    other = gbfake.entries("dot/warp_shuffle_dot", samples(BASE))        # outside the gate
+    only = gbfake.entries("pipeline/fused_i8", samples(BASE))
+    rc, out, _ = run_gate(tmp_path, fixtures(rng) + host(100) + other + only,
+                          fixtures(rng) + host(200) + gbfake.entries("dot/warp_shuffle_dot", samples([t * 2 for t in BASE])))
+    assert rc == 0, out
+    assert "host-bound (reported, never gated)" in out and "load/native_resident/cache:warm" in out
+    assert "only in the baseline (not gated): pipeline/fused_i8" in out
+    assert "dot/warp_shuffle_dot" not in out
+
+
+def test_gate_new_error_fails_skip_does_not(tmp_path):
+    rng = random.Random(3)
+    base = fixtures(rng) + gbfake.entries("pipeline/V4", samples(BASE)) + gbfake.entries("pipeline/V3", samples(BASE))
+    new = fixtures(rng) + gbfake.errored("pipeline/V4", "out of memory") + \
+        gbfake.errored("pipeline/V3", "skipped: needs the host copy")
+    rc, out, _ = run_gate(tmp_path, base, new)
+    assert rc == 1 and "FAIL: pipeline/V4: errors in the new run" in out and "pipeline/V3: not compared" in out
+
+
+def test_injected_run_is_never_a_baseline(tmp_path):
+    rng = random.Random(4)
+    rc, _, err = run_gate(tmp_path, fixtures(rng), fixtures(rng), base_ctx={"inject_slowdown_pct": "3"})
+    assert rc == 2 and "cannot be a baseline" in err and "Traceback" not in err
+    rc, out, _ = run_gate(tmp_path, fixtures(rng), fixtures(rng), new_ctx={"inject_slowdown_pct": "3"})
+    assert rc in (0, 1) and "injected slowdown of 3 %" in out
+    e = gbfake.entries("dot/x", samples(BASE))
+    rc, _, err = gate(tmp_path, e, e, base_ctx={"inject_slowdown_pct": "3"})   # the plain compare too
+    assert rc == 2 and "cannot be a baseline" in err
+
+
+def test_gate_device_mismatch(tmp_path):
+    rng = random.Random(6)
+    rc, _, err = run_gate(tmp_path, fixtures(rng), fixtures(rng), base_ctx={"gpu": "NVIDIA H200"})
+    assert rc == 2 and "different devices" in err
+
+
+def test_calibration_rates(tmp_path):
+    rng = random.Random(7)
+    folder = tmp_path / "cal"
+    folder.mkdir()
+    for i, (scale, pct) in enumerate([(1.0, "0"), (1.0, "0"), (1.03, "3"), (1.0, "0")]):
+        gbfake.write(folder / f"run{i}.json", gbfake.document(fixtures(rng, scale), inject_slowdown_pct=pct))
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), "--calibration", str(folder),
+                        "--gate", GATE], check=False, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    s = json.loads((folder / "calibration.json").read_text())
+    assert s["aa_pairs"] == 3 and s["detection_pairs"] == 3
+    assert s["false_positive"]["judged"] == 9 and s["false_positive"]["flagged"] == 0
+    assert s["detection"]["judged"] == 9 and s["detection"]["rate"] >= 0.95
+    assert "| false positives" in (folder / "calibration.md").read_text()
+    assert any(g["goals_met"] for g in s["grid"])
+
+
+def test_gate_file_filter_and_registry():
+    g = load_gate(GATE)
+    f = re.compile(bench_filter(g))
+    for full in ("pipeline/fused/manual_time", "pipeline/V1/iterations:10/manual_time",
+                 "batch_auto/batch:16/manual_time", "moments/floor/rows:223697/cols:300/min_time:0.050/manual_time",
+                 "matmul/cublas_f16/M:4096/N:4096/K:4096/min_time:0.050/manual_time"):
+        assert f.search(full), full
+    for full in ("pipeline/fused/k:100/manual_time", "batch/batch_f16/batch:2/manual_time", "dot/x/manual_time"):
+        assert not f.search(full), full
+    assert g.kind("pipeline/V1") == "host" and g.kind("pipeline/fused") == "gated" and g.kind("dot/x") is None
+    reg = {"embeddings": {"pipeline": [{"name": "V1"}, {"name": "fused"}], "batch": [{"name": "batch_f16"}]}}
+    names = expected_names(g, reg)
+    assert "pipeline/fused" in names and "pipeline/V1" not in names and "batch/batch_f16/batch:1024" in names
