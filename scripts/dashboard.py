@@ -117,6 +117,23 @@ def detect_steps(points: list[tuple[str, Point]], rel: float = 0.05) -> list[int
     return steps
 
 
+# Colour-blind-safe pair (Okabe-Ito vermillion / blue), the marker shape differing too, so a
+# step reads the same in grey.
+STEP_STYLE = {"regression": {"symbol": "triangle-up", "color": "#D55E00", "mark": "\u25b2"},
+              "improvement": {"symbol": "triangle-down", "color": "#0072B2", "mark": "\u25bc"}}
+
+
+def classify_step(before: float, after: float, higher_is_better: bool = False) -> str:
+    """'regression' or 'improvement' of a step: times are lower-is-better, counters such as
+    throughput higher-is-better."""
+    worse = after < before if higher_is_better else after > before
+    return "regression" if worse else "improvement"
+
+
+def change_pct(before: float, after: float) -> float:
+    return 100.0 * (after - before) / before if before else float("inf")
+
+
 def collect(paths: list[Path], order: dict[str, int]) -> list[Run]:
     runs = []
     for p in paths:
@@ -167,12 +184,30 @@ COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#F
            "#4E79A7", "#F28E2B", "#59A14F", "#B07AA1"]
 
 
+def step_traces(device: str, pts: list, steps: list[int]) -> list[dict]:
+    """One marker trace per direction that occurs, named '<direction> (<GPU>)' for the legend and
+    the GPU filter; the hover gives before -> after and the change."""
+    out = []
+    for kind, st in STEP_STYLE.items():
+        mine = [s for s in steps if classify_step(pts[s - 1][1].median, pts[s][1].median) == kind]
+        if not mine:
+            continue
+        text = [f"{kind}: {pts[s - 1][1].median:.4g} -> {pts[s][1].median:.4g} ms "
+                f"({change_pct(pts[s - 1][1].median, pts[s][1].median):+.1f} %)" for s in mine]
+        out.append({"type": "scatter", "mode": "markers", "name": f"{st['mark']} {kind} ({device})",
+                    "x": [pts[s][0] for s in mine], "y": [pts[s][1].median for s in mine], "text": text,
+                    "marker": {"symbol": st["symbol"], "size": 14, "color": st["color"],
+                               "line": {"width": 1, "color": "#000"}}, "hoverinfo": "x+text"})
+    return out
+
+
 def chart_js(div: str, bench: str, by_device: dict, steps_out: list) -> str:
     traces = []
     for i, (device, pts) in enumerate(sorted(by_device.items())):
         steps = detect_steps([(lbl, p) for lbl, p, _ in pts])
         for s in steps:
-            steps_out.append((bench, device, pts[s - 1][0], pts[s][0], pts[s - 1][1].median, pts[s][1].median))
+            m0, m1 = pts[s - 1][1].median, pts[s][1].median
+            steps_out.append((bench, device, pts[s - 1][0], pts[s][0], m0, m1, classify_step(m0, m1)))
         colour = COLOURS[i % len(COLOURS)]
         traces.append({
             "type": "scatter", "mode": "lines+markers", "name": device, "x": [lbl for lbl, _, _ in pts],
@@ -183,10 +218,7 @@ def chart_js(div: str, bench: str, by_device: dict, steps_out: list) -> str:
                      for _, p, r in pts],
             "line": {"color": colour}, "marker": {"color": colour},
         })
-        if steps:
-            traces.append({"type": "scatter", "mode": "markers", "name": f"step ({device})",
-                           "x": [pts[s][0] for s in steps], "y": [pts[s][1].median for s in steps],
-                           "marker": {"symbol": "diamond-open", "size": 14, "color": "#b00"}, "hoverinfo": "x+y"})
+        traces += step_traces(device, pts, steps)
     layout = {"title": {"text": bench, "font": {"size": 13}}, "margin": {"t": 40, "l": 60, "r": 10, "b": 80},
               "yaxis": {"title": {"text": "median ms (bars: min-max of the run)"}, "rangemode": "tozero"},
               "xaxis": {"title": {"text": "commit (date of the run)"}, "type": "category"}, "showlegend": True}
@@ -217,6 +249,28 @@ def md_tables_to_html(md: str) -> str:
     return "\n".join(out)
 
 
+def steps_html(steps: list) -> str:
+    """The family page's two lists: regressions, then improvements, each step with its fixture,
+    GPU, both commits, before -> after and the change."""
+    if not steps:
+        return "<p>No step beyond the noise.</p>"
+    out = []
+    for kind, st in STEP_STYLE.items():
+        mine = [x for x in steps if x[6] == kind]
+        items = "".join(
+            f'<li class="step {kind}" style="color:{st["color"]}">{st["mark"]} {html.escape(b)} on {html.escape(d)}: '
+            f"{m0:.4g} ms at {html.escape(c0)} &rarr; {m1:.4g} ms at {html.escape(c1)} "
+            f"({change_pct(m0, m1):+.1f} %)</li>" for b, d, c0, c1, m0, m1, _ in mine)
+        out.append(f'<h2>{kind.capitalize()}s ({len(mine)})</h2>' + (f'<ul id="{kind}s">{items}</ul>' if mine else "<p>None.</p>"))
+    return "".join(out)
+
+
+def latest_step(steps: list, runs: list[Run]) -> tuple | None:
+    """The step at the latest commit (commit order, then date) of a family, or None."""
+    order = {f"{short(r.commit)} {r.date[:16].replace('T', ' ')}": (r.order, r.date) for r in runs}
+    return max(steps, key=lambda x: order.get(x[3], (-1, "")), default=None)
+
+
 def build(runs: list[Run], out: Path, tables: list[Path], plotly_js: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(plotly_js, out / "plotly.min.js")
@@ -235,16 +289,13 @@ def build(runs: list[Run], out: Path, tables: list[Path], plotly_js: Path) -> di
         filt = ('<div class="filters">GPU: ' + "".join(
             f'<label><input type="checkbox" class="gpu" value="{html.escape(g)}" checked> {html.escape(g)}</label>'
             for g in gpus) + "</div>")
-        step_html = ("<h2>Steps beyond the noise</h2><ul>" + "".join(
-            f'<li class="step">{html.escape(b)} on {html.escape(d)}: {m0:.4g} ms at {html.escape(c0)} &rarr; '
-            f"{m1:.4g} ms at {html.escape(c1)}</li>" for b, d, c0, c1, m0, m1 in steps) + "</ul>") if steps else \
-            "<p>No step beyond the noise.</p>"
+        step_html = steps_html(steps)
         js = "\n".join(scripts) + """
 document.querySelectorAll('input.gpu').forEach(box => box.addEventListener('change', () => {
   const on = [...document.querySelectorAll('input.gpu:checked')].map(b => b.value);
   document.querySelectorAll('.chart').forEach(c => {
     const gd = c; if (!gd.data) return;
-    Plotly.restyle(gd, {visible: gd.data.map(t => on.some(g => t.name === g || t.name === 'step (' + g + ')'))});
+    Plotly.restyle(gd, {visible: gd.data.map(t => on.some(g => t.name === g || t.name.endsWith(' (' + g + ')')))});
   });
 }));"""
         body = (f"<p>Study: {study_of(family)}. {len(benches)} benchmarks; x: commits in git order (the run's date); "
@@ -252,8 +303,10 @@ document.querySelectorAll('input.gpu').forEach(box => box.addEventListener('chan
                 "\n".join(divs) + f"<script>{js}</script>")
         name = f"family-{re.sub(r'[^A-Za-z0-9_-]', '_', family)}.html"
         (out / name).write_text(PAGE.format(title=f"{family}: time across commits", body=body))
+        fam_runs = [r for r in runs if any(family_of(n) == family for n in r.points)]
         pages[family] = {"page": name, "benchmarks": len(benches), "steps": len(steps), "study": study_of(family),
-                         "gpus": gpus}
+                         "gpus": gpus, "latest": short(fam_runs[-1].commit) if fam_runs else "",
+                         "latest_step": latest_step(steps, fam_runs)}
         all_steps += steps
     # Index: filters by study and GPU over the family list; the studies' tables.
     studies = sorted({p["study"] for p in pages.values()})
@@ -261,7 +314,8 @@ document.querySelectorAll('input.gpu').forEach(box => box.addEventListener('chan
     rows = "".join(
         f'<tr data-study="{html.escape(p["study"])}" data-gpus="{html.escape("|".join(p["gpus"]))}">'
         f'<td><a href="{p["page"]}">{html.escape(f)}</a></td><td>{html.escape(p["study"])}</td>'
-        f'<td>{p["benchmarks"]}</td><td>{p["steps"]}</td><td>{html.escape(", ".join(p["gpus"]))}</td></tr>'
+        f'<td>{html.escape(p["latest"])}</td><td>{p["benchmarks"]}</td><td>{p["steps"]}</td>'
+        f'{latest_step_cells(p["latest_step"])}<td>{html.escape(", ".join(p["gpus"]))}</td></tr>'
         for f, p in sorted(pages.items()))
     sel = lambda ident, opts: (f'<select id="{ident}"><option value="">all</option>' +
                                "".join(f'<option>{html.escape(o)}</option>' for o in opts) + "</select>")
@@ -271,16 +325,30 @@ document.querySelectorAll('input.gpu').forEach(box => box.addEventListener('chan
                          for t in tables if t.exists())
     body = (f"<p>{len(runs)} runs, {len(pages)} families, {len(all_steps)} steps beyond the noise.</p>"
             f'<p class="filters">Study: {sel("study", studies)} GPU: {sel("gpu", gpus)}</p>'
-            f'<table id="families"><tr><th>family</th><th>study</th><th>benchmarks</th><th>steps</th><th>GPUs</th></tr>{rows}</table>'
+            f'<table id="families"><tr><th>family</th><th>study</th><th>latest commit</th><th>fixtures</th><th>steps</th>'
+            f'<th>latest step</th><th>change</th><th>at commit</th><th>GPUs</th></tr>{rows}</table>'
             "<script>function filt(){const s=document.getElementById('study').value,g=document.getElementById('gpu').value;"
             "document.querySelectorAll('#families tr[data-study]').forEach(r=>{r.style.display="
             "((!s||r.dataset.study===s)&&(!g||r.dataset.gpus.split('|').includes(g)))?'':'none';});}"
             "document.getElementById('study').onchange=filt;document.getElementById('gpu').onchange=filt;</script>"
             f"<h2>Runs</h2><ul>{runs_list}</ul><h2>Study tables</h2>{table_html}")
     (out / "index.html").write_text(PAGE.format(title="distancies: every committed run", body=body))
+    for p in pages.values():  # summary.json: the latest step as a plain record
+        ls = p.pop("latest_step")
+        p["latest_step"] = None if ls is None else dict(zip(("fixture", "gpu", "before", "after", "before_ms",
+                                                                "after_ms", "direction"), ls))
     summary = {"runs": len(runs), "families": pages, "steps": len(all_steps)}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def latest_step_cells(step: tuple | None) -> str:
+    if step is None:
+        return "<td>none</td><td></td><td></td>"
+    b, d, _, c1, m0, m1, kind = step
+    st = STEP_STYLE[kind]
+    return (f'<td class="{kind}" style="color:{st["color"]}">{st["mark"]} {kind}: {html.escape(b)} on {html.escape(d)}</td>'
+            f"<td>{change_pct(m0, m1):+.1f} %</td><td>{html.escape(c1.split()[0])}</td>")
 
 
 def plotly_script() -> Path:

@@ -69,6 +69,28 @@ def test_steps_are_found_beyond_the_noise_only():
     assert dashboard.detect_steps(pts) == [2]  # b is within a's noise; d's own spread covers the move
 
 
+def test_steps_are_told_apart_by_direction():
+    """A synthetic history: 1.0 -> 1.3 ms is a regression, 1.3 -> 0.8 ms an improvement; for a
+    higher-is-better counter the same moves swap."""
+    P = dashboard.Point
+    pts = [("a", P(1.0, 0.99, 1.01, 3)), ("b", P(1.3, 1.29, 1.31, 3)), ("c", P(0.8, 0.79, 0.81, 3))]
+    steps = dashboard.detect_steps(pts)
+    assert steps == [1, 2]
+    kinds = [dashboard.classify_step(pts[s - 1][1].median, pts[s][1].median) for s in steps]
+    assert kinds == ["regression", "improvement"]
+    assert dashboard.classify_step(1.0, 1.3, higher_is_better=True) == "improvement"
+    assert dashboard.classify_step(1.3, 0.8, higher_is_better=True) == "regression"
+    traces = dashboard.step_traces("G", pts, steps)
+    style = {t["name"]: (t["marker"]["color"], t["marker"]["symbol"], t["x"]) for t in traces}
+    assert style == {"\u25b2 regression (G)": ("#D55E00", "triangle-up", ["b"]),
+                     "\u25bc improvement (G)": ("#0072B2", "triangle-down", ["c"])}
+    assert "+30.0 %" in traces[0]["text"][0] and "-38.5 %" in traces[1]["text"][0]
+    html = dashboard.steps_html([("f/x", "G", "a", "b", 1.0, 1.3, "regression"),
+                                 ("f/x", "G", "b", "c", 1.3, 0.8, "improvement")])
+    assert html.index("<h2>Regressions (1)") < html.index("<h2>Improvements (1)")
+    assert "(+30.0 %)" in html and "(-38.5 %)" in html
+
+
 def test_runs_follow_git_order_and_gpus_stay_apart(history):
     repo, runs, commits = history
     ordered = dashboard.collect([runs], dashboard.commit_order(repo))
@@ -116,9 +138,10 @@ def test_site_in_a_real_browser(history, tmp_path):
         open_page(drv, site / "family-pipeline.html")
         counts = drv.execute_script(
             "return Object.fromEntries(document.getElementById('chart-0').data.map(t => [t.name, t.x.length]));")
-        assert counts == {"GPU A": 4, "GPU B": 2, "step (GPU A)": 1}
-        step = drv.find_element("css selector", "li.step").text
-        assert f"at {commits[2][:7]}" in step and step.startswith("pipeline/fused on GPU A"), step
+        assert counts == {"GPU A": 4, "GPU B": 2, "\u25b2 regression (GPU A)": 1}
+        step = drv.find_element("css selector", "#regressions li.step.regression").text
+        assert f"at {commits[2][:7]}" in step and "pipeline/fused on GPU A" in step and "+30.0 %" in step, step
+        assert not drv.find_elements("css selector", "li.step.improvement")
         drv.save_screenshot(str(tmp_path / "pipeline.png"))
         assert (tmp_path / "pipeline.png").stat().st_size > 10_000
         # The GPU filter hides GPU B's line.
@@ -126,8 +149,13 @@ def test_site_in_a_real_browser(history, tmp_path):
         visible = drv.execute_script("return document.getElementById('chart-0').data.map(t => t.visible);")
         assert visible == [True, True, False]
         open_page(drv, site / "index.html")
-        rows = drv.execute_script("return document.querySelectorAll('#families tr[data-study]').length;")
-        assert rows == 3  # floor, moments, pipeline
+        rows = drv.execute_script("return [...document.querySelectorAll('#families tr[data-study]')]"
+                                  ".map(r => [...r.cells].map(c => c.textContent));")
+        assert len(rows) == 3  # floor, moments, pipeline
+        pipeline = next(r for r in rows if r[0] == "pipeline")
+        assert pipeline[2] == commits[3][:7] and pipeline[3] == "1"  # latest commit with a run, fixtures
+        assert "regression: pipeline/fused" in pipeline[5] and pipeline[6] == "+30.0 %"
+        assert pipeline[7] == commits[2][:7]
     finally:
         drv.quit()
 
