@@ -93,6 +93,11 @@ int main(int argc, char** argv) {
   bool no_telemetry = false;
   app.add_flag("--no-telemetry", no_telemetry, "No NVML readings (clocks, power, temperature) per sample")
       ->group(measure);
+  app.add_option("--inject-slowdown", mc.inject_slowdown_pct,
+                 "Make every sample this many percent slower with a measured GPU busy-wait (calibrating the "
+                 "regression gate only: the JSON context records it and scripts/compare.py refuses such a baseline)")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->group(measure);
 
   const char* stopping = "Noise-based stopping (off by default: Google Benchmark picks the iteration count)";
   double target_pct = 0;

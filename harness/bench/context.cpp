@@ -54,6 +54,10 @@ void add_context() {
   AddCustomContext("measure_warmups", std::to_string(measure_config().warmups));
   AddCustomContext("stopping", stopping_description());
   AddCustomContext("nvml", telemetry_status());
+  // Always written (0 in a real run), so a calibration run with an injected slowdown is never taken for one.
+  char inject[32];
+  std::snprintf(inject, sizeof inject, "%g", measure_config().inject_slowdown_pct);
+  AddCustomContext("inject_slowdown_pct", inject);
   if (!d.available) {
     AddCustomContext("gpu", "none (" + d.reason + ")");
     return;

@@ -1,9 +1,11 @@
 #include "harness/bench/measure.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -11,6 +13,9 @@
 #include "harness/runtime/error.hpp"
 
 namespace distancies::bench {
+
+void launch_spin(double ms, cudaStream_t stream);  // measure_inject.cu
+
 namespace {
 
 struct Engine {
@@ -18,6 +23,8 @@ struct Engine {
   bool gpu = false;
   cudaStream_t stream{};
   std::unique_ptr<Event> start, stop;
+  std::unique_ptr<Event> mid, pad;      // --inject-slowdown: the work's end, the busy-wait's start
+  std::vector<double> work_history;     // --inject-slowdown: this fixture's un-injected sample times
   DeviceBuffer flush;  // cold mode: >= 2x the L2, allocated once
   std::unique_ptr<Telemetry> telemetry;
   std::string telemetry_status = "off";
@@ -33,6 +40,20 @@ Engine& engine() {
 }
 
 bool cold() { return engine().config.mode == CacheMode::Cold; }
+
+double inject_fraction() { return engine().config.inject_slowdown_pct / 100.0; }
+
+// The injected wait follows the fixture's running median (of its un-injected times), so one slow
+// sample does not lengthen the next one's wait.
+double inject_target_ms() {
+  std::vector<double> h = engine().work_history;
+  if (h.empty()) return 0;
+  const auto mid = h.begin() + static_cast<std::ptrdiff_t>(h.size() / 2);
+  std::nth_element(h.begin(), mid, h.end());
+  double m = *mid;
+  if (h.size() % 2 == 0) m = (m + *std::max_element(h.begin(), mid)) / 2;
+  return inject_fraction() * m;
+}
 
 // Evicts the L2: writes a buffer twice its size on the stream, outside the timed region.
 void flush_l2(cudaStream_t s) {
@@ -60,6 +81,7 @@ class Tally {
  public:
   void add(const Sample& s) {
     ms_.add(s.ms);
+    injected_.add(s.injected_ms);
     if (!s.gpu) return;
     const GpuSample& g = *s.gpu;
     ++with_gpu_;
@@ -76,6 +98,7 @@ class Tally {
     st.counters["samples"] = double(ms_.count());
     st.counters["rsd_pct"] = 100.0 * ms_.rsd();
     st.counters["cold"] = cold() ? 1 : 0;
+    if (inject_fraction() > 0) st.counters["injected_ms"] = injected_.mean();
     if (with_gpu_ == 0) return;  // no telemetry: the counters are absent (the context says why)
     st.counters["sm_clock_mhz"] = sm_.mean();
     if (mem_.count()) st.counters["mem_clock_mhz"] = mem_.mean();
@@ -86,7 +109,7 @@ class Tally {
   }
 
  private:
-  RunningStats ms_, sm_, mem_, power_, temp_;
+  RunningStats ms_, injected_, sm_, mem_, power_, temp_;
   int with_gpu_ = 0, throttled_ = 0;
   std::uint64_t reasons_ = 0;
 };
@@ -97,6 +120,7 @@ bool run(benchmark::State& st, SampleFn sample, WarmFn warm, const ExecOptions& 
   if (!e.gpu) throw Error("the measurement engine has no GPU");
   const int warmups = o.warmups >= 0 ? o.warmups : e.config.warmups;
   CUDA_CHECK(cudaDeviceSynchronize());  // the fixture's set-up may be on other streams
+  e.work_history.clear();
   for (int i = 0; i < warmups; ++i) warm();
   CUDA_CHECK(cudaStreamSynchronize(e.stream));
   Tally t;
@@ -165,6 +189,8 @@ void init_measure(const MeasureConfig& c) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&e.stream, cudaStreamDefault));
   e.start = std::make_unique<Event>();
   e.stop = std::make_unique<Event>();
+  e.mid = std::make_unique<Event>();
+  e.pad = std::make_unique<Event>();
   int mem_khz = 0, bus_bits = 0;  // unknown (0): no refusal
   if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, d.device) != cudaSuccess ||
       cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, d.device) != cudaSuccess) {
@@ -198,6 +224,8 @@ void shutdown_measure() {
   e.flush = DeviceBuffer();
   e.start.reset();
   e.stop.reset();
+  e.mid.reset();
+  e.pad.reset();
   if (e.stream) cudaStreamDestroy(e.stream);
   e.stream = nullptr;
   e.gpu = false;
@@ -219,10 +247,50 @@ std::string stopping_description() {
   return buf;
 }
 
+namespace {
+
+// --inject-slowdown on device work: the busy-wait runs on the engine's stream right after the
+// work, inside the sample's events. Its length comes from the samples before; the first sample
+// (nothing before it) waits for its own work and counts the wait alone, not the host's gap.
+Sample sample_once_injected(const DeviceWork& work) {
+  Engine& e = engine();
+  e.start->record(e.stream);
+  work(e.stream);
+  e.mid->record(e.stream);
+  const bool first = e.work_history.empty();
+  if (first) CUDA_CHECK(cudaEventSynchronize(e.mid->get()));
+  const double target = first ? inject_fraction() * elapsed_ms(*e.start, *e.mid) : inject_target_ms();
+  e.pad->record(e.stream);
+  launch_spin(target, e.stream);
+  e.stop->record(e.stream);
+  Sample s;
+  s.gpu = read_gpu();
+  const double work_ms = elapsed_ms(*e.start, *e.mid);
+  s.injected_ms = first ? elapsed_ms(*e.pad, *e.stop) : elapsed_ms(*e.mid, *e.stop);
+  s.ms = work_ms + s.injected_ms;
+  e.work_history.push_back(work_ms);
+  return s;
+}
+
+// --inject-slowdown after self-timed work: the busy-wait on the engine's stream, timed by the
+// engine's events, is added to the time the work reported.
+void inject_after_timed(Sample& s) {
+  Engine& e = engine();
+  e.work_history.push_back(s.ms);
+  e.pad->record(e.stream);
+  launch_spin(inject_target_ms(), e.stream);
+  e.stop->record(e.stream);
+  s.injected_ms = elapsed_ms(*e.pad, *e.stop);
+  s.ms += s.injected_ms;
+}
+
+}  // namespace
+
 Sample sample_once(const DeviceWork& work, const DeviceWork& prepare) {
   Engine& e = engine();
   if (prepare) prepare(e.stream);
   if (cold()) flush_l2(e.stream);
+  if (inject_fraction() > 0) return sample_once_injected(work);
   e.start->record(e.stream);
   work(e.stream);
   e.stop->record(e.stream);
@@ -230,6 +298,13 @@ Sample sample_once(const DeviceWork& work, const DeviceWork& prepare) {
   s.gpu = read_gpu();  // while the work runs (just after it, for work shorter than the queries)
   s.ms = elapsed_ms(*e.start, *e.stop);
   return s;
+}
+
+double inject_host_delay_ms(double ms) {
+  if (!(inject_fraction() > 0 && ms > 0)) return 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(inject_fraction() * ms));
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 Sample sample_once_timed(const TimedWork& work, const DeviceWork& prepare) {
@@ -240,6 +315,7 @@ Sample sample_once_timed(const TimedWork& work, const DeviceWork& prepare) {
   Sample s;
   s.ms = work(e.stream);
   s.gpu = read_gpu();
+  if (inject_fraction() > 0) inject_after_timed(s);
   return s;
 }
 
