@@ -16,9 +16,11 @@ def registry(path):
     rows, section = [], None
     for line in open(path, encoding="utf-8"):
         if line.endswith(":\n") and not line.startswith(" "):
-            section = line[:-2]
+            # "embeddings / dot (dot variants):" names the section in brackets; older lists did not.
+            s = re.search(r"\((.+)\):$", line.rstrip("\n"))
+            section = s[1] if s else line[:-2]
             continue
-        m = re.match(r"\s+(\S+)\s+(.+?)\s{2,}(.+)$", line.rstrip("\n"))
+        m = re.match(r"\s+(\S+)\s+(.+?)\s{2,}(.+?)(?: \[[^]]*\])?$", line.rstrip("\n"))
         if m and section:
             rows.append((section, *m.groups()))
     return rows
@@ -37,6 +39,8 @@ def main(argv):
                "batch pipelines": "batch/{}/batch:1024"}
     out = ["| kind | name | from | what | ms (median) | floor ratio |", "|---|---|---|---|---|---|"]
     for section, name, origin, desc in registry(argv[2]):
+        if section not in fixture:
+            continue  # the other studies' registries have their own tables
         b = run.benches.get(fixture.get(section, "-").format(name))
         ms = b.center("total_ms") if b and b.has("total_ms") else b.center("kernel_ms") if b else None
         ratio = b.center("floor_ratio") if b and b.has("floor_ratio") else None

@@ -1,0 +1,329 @@
+"""Renders the figure tables of README.md, docs/*.md and results/README.md from the committed JSON.
+
+A generated block in a Markdown file:
+
+    <!-- generated: scripts/render_docs.py TABLE_ID from results/a.json results/b.json -->
+    | ... the table ... |
+    <!-- end generated -->
+
+TABLE_ID names a renderer below; the header's file list is the renderer's inputs (rewritten by
+--write, compared by --check). Numbers go into the docs only this way: no figure is typed by hand.
+
+    scripts/render_docs.py --write     # rewrite every block
+    scripts/render_docs.py --check     # exit 1 naming each block that differs from the JSON
+    scripts/render_docs.py --list      # the table ids and where they are used
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_json
+import goals
+import manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCK = re.compile(r"<!-- generated: scripts/render_docs\.py (?P<id>\S+) from (?P<src>[^>]*?) -->\n"
+                   r"(?P<body>.*?)<!-- end generated -->", re.DOTALL)
+REGISTRY_TXT = "results/registry/list.txt"     # `distancies list` of the tree the docs describe
+REGISTRY_JSON = "results/registry/list.json"   # `distancies list --json`
+DOC_GLOBS = ("README.md", "docs/*.md", "results/README.md")
+
+
+def ms(v, digits=3) -> str:
+    return "—" if v is None else f"{v:,.{digits}f}"
+
+
+def thousands(n) -> str:
+    return f"{int(n):,}"
+
+
+class Ctx:
+    """Loads each JSON once; paths are relative to the repository root."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.runs: dict = {}
+        self.doc = manifest.load(self.root)
+
+    def run(self, rel: str) -> bench_json.Run:
+        if rel not in self.runs:
+            self.runs[rel] = bench_json.load(str(self.root / rel))
+        return self.runs[rel]
+
+    def canonical(self, study: str, gpu: str) -> str:
+        return manifest.canonical(study, gpu, self.root, self.doc).relative_to(self.root).as_posix()
+
+    def parts(self, study: str, gpu: str) -> list:
+        return [p.relative_to(self.root).as_posix() for p in manifest.parts(study, gpu, self.root, self.doc)]
+
+    def median(self, rels, name: str, counter: str = "real_time"):
+        """The median of a fixture from the first file (of rels, later files win) that has it."""
+        for rel in reversed(list(rels)):
+            b = self.run(rel).get(name)
+            if b is not None and b.has(counter):
+                return b.center(counter)
+        return None
+
+
+# -- renderers: each returns (inputs, Markdown) --------------------------------------------------
+
+def r_results_files(c: Ctx):
+    rows = ["| file | study | GPU | role | commit | command |", "|---|---|---|---|---|---|"]
+    for path, e in sorted(c.doc["files"].items(), key=lambda kv: (kv[1]["study"], kv[1]["gpu"], kv[0])):
+        cmd = e.get("command", "")
+        cmd = f"`{cmd.replace('|', '&#124;')}`" if cmd else ""
+        rows.append(f"| `{path[len('results/'):]}` | {e['study']} | {e['gpu']} | {e['role']} | "
+                    f"{e.get('commit', '—')} | {cmd} |")
+    return ["results/manifest.json"], "\n".join(rows)
+
+
+def r_goals(c: Ctx, study: str | None = None):
+    res = [goals.evaluate(g, c.root) for g in goals.load_goals(c.root, study)]
+    src = sorted({r["file"] for r in res if r["file"]})
+    return [f"results/goals/{study or '*'}.json"] + src, goals.markdown(res)
+
+
+def r_batch_tiles(c: Ctx):
+    src = c.canonical("embeddings", "h100")
+    tiles = (16384, 32768, 65536, 131072, 262144)
+    rows = ["| pipeline | " + " | ".join(f"T = {thousands(t)}" for t in tiles) + " |",
+            "|---|" + "---:|" * len(tiles)]
+    for p in ("batch_tf32", "batch_bf16", "batch_f16_h"):
+        cells = [ms(c.median([src], f"batch_tile/{p}/batch:1024/tile:{t}"), 2) for t in tiles]
+        rows.append(f"| `{p}` | " + " | ".join(cells) + " |")
+    return [src], "\n".join(rows)
+
+
+def r_batch_figures(c: Ctx):
+    src = c.canonical("embeddings", "h100")
+    rows = [("| pipeline (B = 1,024) | total ms | scan | re-rank | prepare | transfers | GEMM tiles alone | "
+             "their TFLOP/s |"), "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for p in ("batch_f16_h", "batch_f16", "batch_bf16", "batch_tf32", "batch_sgemm"):
+        n, g = f"batch/{p}/batch:1024", f"batch_gemm/{p}/batch:1024"
+        cells = [ms(c.median([src], n, k)) for k in ("real_time", "scan_ms", "rerank_ms", "prepare_ms",
+                                                      "transfer_ms")]
+        tf = c.median([src], g, "tflops")
+        rows.append(f"| `{p}` | " + " | ".join(cells) + f" | {ms(c.median([src], g))} | "
+                    f"{'—' if tf is None else f'{tf:.0f}'} |")
+    return [src], "\n".join(rows)
+
+
+def _batch_sizes(c: Ctx, srcs, pipeline: str) -> list:
+    rx = re.compile(rf"^batch/{re.escape(pipeline)}/batch:(\d+)$")
+    sizes = set()
+    for s in srcs:
+        sizes |= {int(m[1]) for n in c.run(s).benches if (m := rx.match(n))}
+    return sorted(sizes)
+
+
+def r_batch_fused(c: Ctx):
+    srcs = c.parts("batch", "h100")
+    rows = ["| B | `batch_f16_fused` | scan | re-rank | `batch_f16_h` | `batch_fused_loop` | best other |",
+            "|---:|---:|---:|---:|---:|---:|---|"]
+    for b in _batch_sizes(c, srcs, "batch_f16_fused"):
+        def med(p, k="real_time", b=b):
+            return c.median(srcs, f"batch/{p}/batch:{b}", k)
+        others = {}
+        for s in srcs:
+            for n, bench in c.run(s).benches.items():
+                m = re.match(rf"^batch/([^/]+)/batch:{b}$", n)
+                if m and m[1] != "batch_f16_fused" and bench.error is None:
+                    others[m[1]] = bench.center("real_time")
+        best = min(others.items(), key=lambda kv: kv[1]) if others else None
+        rows.append(f"| {thousands(b)} | {ms(med('batch_f16_fused'))} | {ms(med('batch_f16_fused', 'scan_ms'))} | "
+                    f"{ms(med('batch_f16_fused', 'rerank_ms'))} | {ms(med('batch_f16_h'))} | "
+                    f"{ms(med('batch_fused_loop'))} | "
+                    + (f"`{best[0]}` {ms(best[1])}" if best else "—") + " |")
+    return srcs, "\n".join(rows)
+
+
+def _goal_by_batch(c: Ctx) -> dict:
+    out = {}
+    for g in goals.load_goals(c.root, "batch"):
+        m = re.search(r"batch:(\d+)\$", (g.get("evidence") or {}).get("fixture", ""))
+        if m and g["comparison"] == "<=" and g.get("unit") == "ms":
+            b = int(m[1])
+            out[b] = min(out.get(b, g["threshold"]), g["threshold"])
+    return out
+
+
+def r_batch_filter(c: Ctx):
+    srcs = c.parts("batch", "h100")
+    goal = _goal_by_batch(c)
+    rows = ["| B | `batch_f16_filter` | `batch_f16_h` | `batch_f16_fused` | goal (ms) |",
+            "|---:|---:|---:|---:|---:|"]
+    for b in _batch_sizes(c, srcs, "batch_f16_filter"):
+        cells = [ms(c.median(srcs, f"batch/{p}/batch:{b}")) for p in
+                 ("batch_f16_filter", "batch_f16_h", "batch_f16_fused")]
+        rows.append(f"| {thousands(b)} | " + " | ".join(cells)
+                    + f" | {'≤ ' + format(goal[b], 'g') if b in goal else ''} |")
+    return srcs + ["results/goals/batch.json"], "\n".join(rows)
+
+
+def r_batch_i8(c: Ctx):
+    srcs = c.parts("batch", "h100")
+    rows = ["| B | `batch_i8_filter` | `batch_f16_filter` | `batch_f16_h` | f16 filter / i8 filter | fallbacks |",
+            "|---:|---:|---:|---:|---:|---:|"]
+    for b in _batch_sizes(c, srcs, "batch_i8_filter"):
+        i8, f16, h = (c.median(srcs, f"batch/{p}/batch:{b}") for p in
+                      ("batch_i8_filter", "batch_f16_filter", "batch_f16_h"))
+        fb = c.median(srcs, f"batch/batch_i8_filter/batch:{b}", "fallbacks")
+        rows.append(f"| {thousands(b)} | {ms(i8)} | {ms(f16)} | {ms(h)} | "
+                    f"{ms(f16 / i8, 2) if i8 and f16 else '—'} | {'—' if fb is None else f'{fb:g}'} |")
+    return srcs, "\n".join(rows)
+
+
+def r_batch_roofline(c: Ctx):
+    import batch_roofline
+    srcs = c.parts("batch", "h100")
+    registry = json.loads((c.root / REGISTRY_JSON).read_text(encoding="utf-8"))
+    docs = [json.loads((c.root / s).read_text(encoding="utf-8")) for s in srcs]
+    keep = {1: ("batch_i8_filter", "batch_f16_filter", "batch_fused_loop"),
+            16: ("batch_i8_filter", "batch_f16_filter"), 128: ("batch_i8_filter", "batch_f16_filter"),
+            1024: ("batch_i8_filter", "batch_f16_filter", "batch_f16_h", "batch_tf32", "batch_sgemm",
+                   "batch_f16_fused")}
+    rows = ["| B | pipeline | ms | bytes / bandwidth | FLOP / peak | × its roofline |",
+            "|---:|---|---:|---:|---:|---:|"]
+    for r in batch_roofline.table(registry, docs):
+        if r["pipeline"] not in keep.get(r["batch"], ()):
+            continue
+        flop = "—" if r["flop_ms"] is None else f"{r['flop_ms']:.3f}"
+        bound = " (compute)" if r["bound"] == "compute" else ""
+        rows.append(f"| {thousands(r['batch'])} | `{r['pipeline']}` | {r['ms']:.3f} | {r['bytes_ms']:.3f} | "
+                    f"{flop} | {r['x_floor']:.2f}{bound} |")
+    return srcs + [REGISTRY_JSON], "\n".join(rows)
+
+
+def r_variants(c: Ctx):
+    import variants_table
+    src = c.canonical("embeddings", "h100")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        variants_table.main(["variants_table.py", str(c.root / src), str(c.root / REGISTRY_TXT)])
+    return [src, REGISTRY_TXT], buf.getvalue().rstrip("\n")
+
+
+def r_study_table(c: Ctx):
+    src = c.canonical("embeddings", "h100")
+    ref = json.loads((c.root / "scripts/study_reference.json").read_text(encoding="utf-8"))
+    rows_model = c.run(src).ctx_float("model_rows") or ref["rows"]
+    study_ms = {v: x.get("total_ms") for v, x in ref.get("table2", {}).items()}
+    rows = ["| version | total ms, ours | total ms, study (RTX 2060 SUPER) | distances / ms, ours |",
+            "|---|---:|---:|---:|"]
+    for label, name in (("CPU (one thread)", "cpu/sequential"), ("V1", "pipeline/V1"), ("V2", "pipeline/V2"),
+                        ("V3", "pipeline/V3"), ("V4", "pipeline/V4"),
+                        ("`fused` (beyond the study, exact fp32)", "pipeline/fused"),
+                        ("`fused_f16` (16-bit scan, certified exact fp32 answer)", "pipeline/fused_f16")):
+        t = c.median([src], name)
+        key = "CPU" if label.startswith("CPU") else label
+        st = study_ms.get(key)
+        rows.append(f"| {label} | {ms(t, 3)} | {'—' if st is None else format(st, 'g')} | "
+                    f"{'—' if not t else thousands(rows_model / t)} |")
+    return [src, "scripts/study_reference.json"], "\n".join(rows)
+
+
+def r_analogy(c: Ctx):
+    srcs = ["results/analogy/h100-glove6b50d-oracle-check.json", "results/analogy/h100-glove6b50d-oracle-check-i8.json"]
+    rows = ["| run | `--variant` | pipeline that ran | device time (ms) | fallbacks | top-1 = fp64 oracle |",
+            "|---|---|---|---:|---:|---:|"]
+    for s in srcs:
+        d = json.loads((c.root / s).read_text(encoding="utf-8"))
+        q = d.get("queries")
+        commit = d.get("context", {}).get("commit", "?")
+        for p in d.get("pipelines", []):
+            variant = "auto" if p.get("chosen_by") else p["pipeline"]
+            rows.append(f"| {commit} | `{variant}` | `{p['pipeline']}` | {ms(p.get('total_ms'), 1)} | "
+                        f"{p.get('fallbacks', '—')} | {thousands(p['identical_to_oracle'])} / {thousands(q)} |")
+    return srcs, "\n".join(rows)
+
+
+RENDERERS = {
+    "results-files": r_results_files,
+    "goals": r_goals,
+    "batch-tiles": r_batch_tiles,
+    "batch-figures": r_batch_figures,
+    "batch-fused": r_batch_fused,
+    "batch-filter": r_batch_filter,
+    "batch-i8": r_batch_i8,
+    "batch-roofline": r_batch_roofline,
+    "variants": r_variants,
+    "study-table": r_study_table,
+    "analogy": r_analogy,
+}
+
+
+def render(table_id: str, c: Ctx):
+    """(inputs, body) of a table id; "goals:batch" passes "batch" to the goals renderer."""
+    name, _, arg = table_id.partition(":")
+    fn = RENDERERS.get(name)
+    if fn is None:
+        raise KeyError(f"unknown table id {table_id!r} (known: {', '.join(RENDERERS)})")
+    return fn(c, arg) if arg else fn(c)
+
+
+def doc_files(root: Path) -> list:
+    out = []
+    for g in DOC_GLOBS:
+        out += sorted(Path(root).glob(g))
+    return out
+
+
+def process(root: Path = ROOT, write: bool = False, files=None) -> list:
+    """Renders every block; returns [(file, table id, problem)] for blocks that differ (or fail).
+    With write, rewrites the files whose blocks differ."""
+    c = Ctx(root)
+    problems = []
+    for f in files or doc_files(root):
+        text = f.read_text(encoding="utf-8")
+
+        def sub(m, f=f):
+            try:
+                inputs, body = render(m["id"], c)
+            except Exception as e:  # noqa: BLE001 - reported as a problem with the block
+                problems.append((f, m["id"], f"cannot render: {e}"))
+                return m[0]
+            new = (f"<!-- generated: scripts/render_docs.py {m['id']} from {' '.join(inputs)} -->\n"
+                   f"{body}\n<!-- end generated -->")
+            if new != m[0]:
+                problems.append((f, m["id"], "differs from what the JSON gives"))
+            return new
+
+        new_text = BLOCK.sub(sub, text)
+        if write and new_text != text:
+            f.write_text(new_text, encoding="utf-8")
+    return problems
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--write", action="store_true")
+    g.add_argument("--check", action="store_true")
+    g.add_argument("--list", action="store_true")
+    ap.add_argument("--root", type=Path, default=ROOT)
+    a = ap.parse_args(argv)
+    if a.list:
+        for f in doc_files(a.root):
+            for m in BLOCK.finditer(f.read_text(encoding="utf-8")):
+                print(f"{f.relative_to(a.root)}\t{m['id']}")
+        return 0
+    problems = process(a.root, write=a.write)
+    for f, tid, why in problems:
+        rel = f.relative_to(a.root) if f.is_absolute() else f
+        print(f"render_docs: {rel}: block {tid}: {why}" + (" (rewritten)" if a.write and
+                                                          not why.startswith("cannot") else ""))
+    if a.check and problems:
+        print("render_docs: run scripts/render_docs.py --write and commit the result", file=sys.stderr)
+        return 1
+    return 1 if any(why.startswith("cannot") for _, _, why in problems) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
