@@ -66,7 +66,11 @@ def load_run(path: Path) -> Run | None:
     if not isinstance(doc, dict) or "benchmarks" not in doc or "context" not in doc:
         return None
     ctx = doc["context"]
-    run = Run(str(path), ctx.get("gpu") or ctx.get("device") or ctx.get("host_name", "unknown"),
+    device = ctx.get("gpu") or ctx.get("device") or ctx.get("host_name", "unknown")
+    # Another data family is another workload (docs/data.md), never a step of the same series.
+    if ctx.get("model_family") not in (None, "", "iid", "file"):
+        device = f"{device} · {ctx['model_family']}"
+    run = Run(str(path), device,
               str(ctx.get("distancies_commit") or ctx.get("commit") or "unknown"), str(ctx.get("date", "")))
     samples: dict[str, list[float]] = {}
     agg: dict[str, dict[str, float]] = {}

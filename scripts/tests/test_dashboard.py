@@ -91,6 +91,19 @@ def test_steps_are_told_apart_by_direction():
     assert "(+30.0 %)" in html and "(-38.5 %)" in html
 
 
+def test_a_data_family_is_its_own_series(tmp_path):
+    def run(family, ms):
+        doc = {"context": {"gpu": "GPU X", "distancies_commit": "abc", "model_family": family},
+               "benchmarks": [{"name": "batch/p/batch:16", "run_type": "iteration", "real_time": ms, "time_unit": "ms"}]}
+        path = tmp_path / f"{family.replace(':', '-')}.json"
+        path.write_text(json.dumps(doc))
+        return dashboard.load_run(path)
+
+    iid, aniso = run("iid", 1.0), run("aniso:0.95", 12.0)
+    assert iid.device == "GPU X"
+    assert aniso.device == "GPU X · aniso:0.95"
+
+
 def test_runs_follow_git_order_and_gpus_stay_apart(history):
     repo, runs, commits = history
     ordered = dashboard.collect([runs], dashboard.commit_order(repo))
