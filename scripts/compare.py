@@ -367,6 +367,10 @@ def calibration_summary(runs: list, gate: Gate, rule: Rule) -> dict:
                       "missed_fixtures": sorted({e.name for e in det if not decide(e, rule).regression}),
                       "median_injected_shift": statistics.median(injected) if injected else None},
         "aa_max_shift_by_fixture": {n: max(v) for n, v in sorted(shifts.items())},
+        # Between-run noise in the units of `spread` (a median's shift over two runs has sqrt(2)
+        # times one run's spread): what --noise takes. Measured on these runs, so the rates above
+        # were computed without it.
+        "aa_between_run_spread": {n: math.sqrt(statistics.fmean(x * x for x in v) / 2) for n, v in sorted(shifts.items())},
         "grid": _grid(aa, det, rule),
     }
 
@@ -385,6 +389,9 @@ def calibration_markdown(s: dict) -> str:
              "| alpha | min_effect | noise_k | false positives | detection | both goals |", "|---|---|---|---|---|---|"]
     lines += [f"| {g['alpha']:g} | {g['min_effect']:.1%} | {g['noise_k']:g} | {pct(g['false_positive_rate'])} | "
               f"{pct(g['detection_rate'])} | {'yes' if g['goals_met'] else 'no'} |" for g in s["grid"]]
+    noisy = sorted(s["aa_between_run_spread"].items(), key=lambda kv: -kv[1])[:8]
+    if noisy:
+        lines += ["", "Largest between-run spreads (A/A): " + ", ".join(f"{n} {v * 100:.2f} %" for n, v in noisy)]
     if fp["flagged_fixtures"]:
         lines += ["", "Flagged in an A/A pair: " + ", ".join(fp["flagged_fixtures"])]
     if dt["missed_fixtures"]:
@@ -404,6 +411,8 @@ def calibrate(folder: str, gate: Gate, rule: Rule, out_dir: str) -> int:
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "calibration.json"), "w", encoding="utf-8") as f:
         json.dump(s, f, indent=1)
+    with open(os.path.join(out_dir, "noise.json"), "w", encoding="utf-8") as f:
+        json.dump(s["aa_between_run_spread"], f, indent=1)
     md = calibration_markdown(s)
     with open(os.path.join(out_dir, "calibration.md"), "w", encoding="utf-8") as f:
         f.write(md)

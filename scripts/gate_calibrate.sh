@@ -58,7 +58,7 @@ done
 
 rc=0
 "$py" scripts/compare.py --calibration "$work" --out-dir "$work" || rc=$?
-cp "$work"/calibration.md "$work"/calibration.json "$out"/ 2>/dev/null || true
+cp "$work"/calibration.md "$work"/calibration.json "$work"/noise.json "$out"/ 2>/dev/null || true
 tar czf "$out/gate-calibration.tar.gz" -C "$work" .
 rm -rf "$work"
 exit "$rc"

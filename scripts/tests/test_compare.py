@@ -396,3 +396,36 @@ def test_gate_file_filter_and_registry():
     reg = {"embeddings": {"pipeline": [{"name": "V1"}, {"name": "fused"}], "batch": [{"name": "batch_f16"}]}}
     names = expected_names(g, reg)
     assert "pipeline/fused" in names and "pipeline/V1" not in names and "batch/batch_f16/batch:1024" in names
+
+
+FAKE_BENCH = '''#!/usr/bin/env python3
+import pathlib, random, sys
+sys.path.insert(0, {data!r})
+import gbfake
+args = sys.argv[1:]
+pct = float(args[args.index("--inject-slowdown") + 1]) if "--inject-slowdown" in args else 0.0
+opt = lambda k: next(a.split("=", 1)[1] for a in args if a.startswith(k + "="))
+assert "--no-host-copy" in args and "pipeline" in opt("--benchmark_filter")
+rng, reps = random.Random(), int(opt("--benchmark_repetitions"))
+ents = []
+for i, n in enumerate(["pipeline/fused", "batch/batch_f16/batch:16", "load/native_resident/cache:warm"]):
+    ents += gbfake.entries(n, [{{"real_time": (i + 1) * (1 + pct / 100) * (1 + rng.gauss(0, 0.002))}}
+                               for _ in range(reps)])
+gbfake.write(pathlib.Path(opt("--benchmark_out")), gbfake.document(ents, inject_slowdown_pct=f"{{pct:g}}"))
+'''
+
+
+def test_gate_calibrate_script_with_a_fake_bench(tmp_path):
+    bench = tmp_path / "bench"
+    bench.write_text(FAKE_BENCH.format(data=os.path.join(HERE, "data")))
+    bench.chmod(0o755)
+    out = tmp_path / "out"
+    p = subprocess.run(["bash", os.path.join(SCRIPTS, "gate_calibrate.sh"), str(out), str(bench)],
+                       cwd=os.path.dirname(SCRIPTS), env={**os.environ, "BUDGET_S": "4", "PYTHON": sys.executable},
+                       check=False, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert sorted(os.listdir(out)) == ["calibration.json", "calibration.md", "gate-calibration.tar.gz", "noise.json"]
+    s = json.loads((out / "calibration.json").read_text())
+    assert s["runs"][:3] == ["01-a1.json", "02-b1.json", "03-i1.json"]
+    assert s["false_positive"]["judged"] > 0 and s["detection"]["rate"] >= 0.95
+    assert "load/native_resident/cache:warm" not in s["aa_between_run_spread"]   # host-bound: not gated
