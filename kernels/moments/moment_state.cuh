@@ -40,16 +40,33 @@ __device__ __forceinline__ MomentState<T> merge_states(const MomentState<T>& a, 
 // large offset (mean 1e6, sd 1) costs nothing, and states hold their mean RELATIVE to the
 // shift, so merges never round a mean of 1e6 to float (that would cost ~1e-3 of the
 // variance). Four multiply-adds per element, no division.
+// In fp32, s1 and s2 are compensated (Kahan): a thread sums ~1,000 elements, and the rounding
+// of the plain sums, amplified by M2 = s2 - s1^2/n when the shift lies a few sd from the mean,
+// was the whole of one_pass's variance error (1.2e-6 at 2^28 x 300; docs/moments.md). Three
+// more adds per sum and element: the loop stays bound by the read.
 template <class T>
 struct ShiftedSums {
   long long n = 0;
   T shift = T(0), s1 = T(0), s2 = T(0), s3 = T(0), s4 = T(0);
+  T c1 = T(0), c2 = T(0);  // Kahan compensations of s1, s2 (fp32 only)
+
+  __device__ __forceinline__ static void kahan_add(T& s, T& c, T x) {
+    const T y = x - c;
+    const T t = s + y;
+    c = (t - s) - y;
+    s = t;
+  }
 
   __device__ __forceinline__ void add(float x) {
     const T d = T(x) - shift;
     const T d2 = d * d;
-    s1 += d;
-    s2 += d2;
+    if constexpr (sizeof(T) == 4) {
+      kahan_add(s1, c1, d);
+      kahan_add(s2, c2, d2);
+    } else {
+      s1 += d;
+      s2 += d2;
+    }
     s3 = fma(d2, d, s3);
     s4 = fma(d2, d2, s4);
     ++n;

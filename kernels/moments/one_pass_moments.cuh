@@ -39,22 +39,25 @@ __global__ void __launch_bounds__(kMomentsMaxThreads, sizeof(T) == 4 ? 2 : 1)
   }
 }
 
-// One warp per column: lanes merge the block partials in turn, then a shuffle tree.
+// One warp per column: lanes merge the block partials in turn, then a shuffle tree. In fp64
+// whatever the partials' type: a few hundred merges a column, nothing beside the read, and each
+// fp32 merge would add its rounding to the result.
 template <class T, bool kColMajor>
 __global__ void merge_partials_kernel(MomentPartials<T> p, MomentsInput in, MomentsOutput out) {
   const int cols = in.cols;
   const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (col >= cols) return;  // whole warps leave together
-  MomentState<T> s = empty_state<T>();
+  MomentState<double> s = empty_state<double>();
   for (int g = lane; g < p.groups; g += 32) {
     const long long i = col * p.groups + g;
-    s = merge_states(s, MomentState<T>{p.n[i], p.mean[i], p.m2[i], p.m3[i], p.m4[i]});
+    s = merge_states(s, MomentState<double>{p.n[i], double(p.mean[i]), double(p.m2[i]), double(p.m3[i]),
+                                            double(p.m4[i])});
   }
   for (int off = 16; off > 0; off >>= 1) s = merge_states(s, shuffle_down(s, off));
   if (lane == 0)
-    finalize_moments(s.n, double(column_shift<kColMajor>(in, col)) + double(s.mean), double(s.m2), double(s.m3),
-                     double(s.m4), in.estimator, out.mean + col,
+    finalize_moments(s.n, double(column_shift<kColMajor>(in, col)) + s.mean, s.m2, s.m3,
+                     s.m4, in.estimator, out.mean + col,
                      out.variance + col, out.skewness + col, out.kurtosis + col);
 }
 
