@@ -11,6 +11,7 @@
 
 #include "harness/runtime/error.hpp"
 #include "variants/intersect/cpu_intersect.hpp"
+#include "harness/intersect/floor_bytes.hpp"
 #include "harness/intersect/generate.hpp"
 #include "harness/intersect/index.hpp"
 #include "variants/intersect/intersect_registry.hpp"
@@ -193,6 +194,46 @@ TEST(IntersectRegistry, RowsAreConsistentAndInTheCatalog) {
   EXPECT_FALSE(intersect_variant_problems(bad).empty());
   EXPECT_NE(error_of([] { intersect_variant("svs_turbo"); }).find("unknown intersection variant 'svs_turbo'"),
             std::string::npos);
+}
+
+// The floor's bytes: a list named twice (by two queries, or twice by one) counts once.
+TEST(IntersectFloor, DistinctBytesCountEachListOnce) {
+  PostingIndex ix;
+  ix.add({1, 2, 3, 4});        // list 0: 16 bytes
+  ix.add({2, 4});              // list 1: 8 bytes
+  ix.add({1, 2, 3, 4, 5, 6});  // list 2: 24 bytes
+  ix.add({7});                 // list 3: 4 bytes, named by no query
+  const std::vector<Query> q = {{{0, 1}, 1}, {{1, 2}, 2}, {{0, 2, 0}, 3}};
+  const BatchBytes b = batch_bytes(ix, q);
+  EXPECT_EQ(b.per_query_sum, (16u + 8) + (8 + 24) + (16 + 24 + 16));
+  EXPECT_EQ(b.distinct, 16u + 8 + 24);
+  // Shortest lists: 1, 1 and 0; list 1 counts once.
+  EXPECT_EQ(b.distinct_shortest, 8u + 16);
+  EXPECT_LE(b.distinct_shortest, b.distinct);
+  EXPECT_LE(b.distinct, b.per_query_sum);
+}
+
+TEST(IntersectFloor, EmptyBatchAndEmptyListsReadNothing) {
+  PostingIndex ix;
+  ix.add({});
+  ix.add({3, 9});
+  EXPECT_EQ(batch_bytes(ix, {}).distinct, 0u);
+  const BatchBytes b = batch_bytes(ix, {{{0, 1}, 1}});
+  EXPECT_EQ(b.distinct, 8u);
+  EXPECT_EQ(b.distinct_shortest, 0u);  // the empty list is the shortest: the answer is empty
+}
+
+// The GOV2-shaped set: its queries share lists, so the distinct bytes are well under the sum
+// over queries (the old floor counted the sum, which the L2's re-reads beat).
+TEST(IntersectFloor, Gov2ShapedSharesLists) {
+  const DataSet d = gov2_shaped();
+  const BatchBytes b = batch_bytes(d.index, d.queries);
+  EXPECT_GT(b.distinct, 0u);
+  EXPECT_LT(b.distinct, b.per_query_sum);
+  EXPECT_GT(b.distinct_shortest, 0u);
+  EXPECT_LT(b.distinct_shortest, b.distinct);
+  std::printf("gov2-shaped: per-query sum %.1f MB, distinct %.1f MB, distinct shortest %.1f MB\n",
+              b.per_query_sum / 1e6, b.distinct / 1e6, b.distinct_shortest / 1e6);
 }
 
 }  // namespace

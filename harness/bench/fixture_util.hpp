@@ -66,6 +66,13 @@ inline double exec_kernel(benchmark::State& st, const DeviceWork& work, double b
   return ms;
 }
 
+// The best read the card achieves at `bytes` (floor/read_model's kernel, fixtures.cu): the
+// studies' floors. data: 16-byte aligned; a tail under 16 bytes is not read (still a lower bound).
+void launch_best_read(const void* data, std::size_t bytes, float* sink, cudaStream_t s);
+// The fastest of `reps` such reads on the engine's stream, back to back (warm: what the L2 holds
+// of `data` is read from it, as it is for the work compared with it). ms.
+double best_read_ms(const void* data, std::size_t bytes, int reps);
+
 // Every fixture name this process registered, in order (what the registry gave the bench).
 inline std::vector<std::string>& registered_fixtures() {
   static std::vector<std::string> names;

@@ -1,0 +1,35 @@
+// The bytes a batch of queries must read, for the study's floor and the refusal of impossible
+// figures (docs/intersection.md, "The floor"). A list named by several queries, or twice by one,
+// counts once: the L2 may serve every read after the first, so a count per naming is no bound.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "variants/intersect/posting_lists.hpp"
+
+namespace distancies::intersect {
+
+struct BatchBytes {
+  std::uint64_t distinct = 0;           // every list some query names, once: the floor's bytes
+  std::uint64_t distinct_shortest = 0;  // each query's shortest list, once: what every algorithm reads
+  std::uint64_t per_query_sum = 0;      // every list once per query naming it (an L2 can beat it)
+};
+
+inline BatchBytes batch_bytes(const PostingIndex& index, const std::vector<Query>& queries) {
+  std::set<std::uint32_t> all, shortest;
+  BatchBytes b;
+  for (const Query& q : queries) {
+    b.per_query_sum += touched_bytes(index, q);
+    for (std::uint32_t t : q.terms) all.insert(t);
+    // The shortest list: the fewest ids, the lowest term on a tie (as terms_by_length orders).
+    const std::vector<std::uint32_t> by_length = terms_by_length(index, q);
+    if (!by_length.empty()) shortest.insert(by_length[0]);
+  }
+  for (std::uint32_t t : all) b.distinct += 4 * index.length(t);
+  for (std::uint32_t t : shortest) b.distinct_shortest += 4 * index.length(t);
+  return b;
+}
+
+}  // namespace distancies::intersect
