@@ -18,7 +18,7 @@ using Progress = std::function<void(std::uint64_t, std::uint64_t)>;
 
 // Receives a native model's vector section as it is read, from the reading threads, chunk by
 // chunk in any order (every chunk whole rows, padding zeroed): the GPU upload overlapped with
-// the read (harness/runtime/device_upload.hpp). Other formats are assembled on the host first
+// the read (harness/model_upload.hpp). Other formats are assembled on the host first
 // and do not call it.
 struct VectorSink {
   virtual ~VectorSink() = default;

@@ -1,5 +1,5 @@
 # Helpers for a run script on the GPU host (sourced from the repository root there), so that each
-# run script says only what it measures (results/batch/logs/*/run*.sh):
+# run script says only what it measures (the run scripts are archived: results/manifest.json):
 #   . scripts/device_ab.sh NAME PACK.tgz [OLD.tgz]
 # unpacks PACK (scripts/pack_portable.sh's portable/ folder, tarred) to $AB_ROOT/pp and OLD, a
 # build of an earlier commit to compare with in the same call, to $AB_ROOT/old (AB_ROOT: /tmp

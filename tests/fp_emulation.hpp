@@ -1,7 +1,7 @@
 // Bit-exact CPU emulation of the arithmetic of the search paths, for the precision tests:
 // conversions to fp16 / bf16 (round to nearest even, subnormals, overflow to Inf), TF32
 // truncation, and the fp32 fma chains and butterfly sums of the fused fp32 scan
-// (kernels/row_dot.cuh) and of the 16-bit scan (kernels/reduced_scan_topk.cuh), in the
+// (kernels/embeddings/row_dot.cuh) and of the 16-bit scan (kernels/embeddings/reduced_scan_topk.cuh), in the
 // kernels' order. Host float arithmetic is IEEE binary32 with subnormals (no FTZ), std::fmaf
 // is the fused multiply-add, and the build does not contract a * b + c.
 #pragma once

@@ -71,7 +71,7 @@ TEST(AutoPlan, SkipsScansThatRefuseTheModelOrTheDevice) {
     EXPECT_NE(auto_batch(b, 10, true, 400, 9).many->scan, BatchScan::FilteredI8) << b;
   }
   // And the table's choice where nothing refuses: a filtered scan at every batch size on the
-  // H100 (batch_i8_filter where the int8 walk was built, run 50's sweep).
+  // H100 (batch_i8_filter where the int8 walk was built, the canonical sweep, results/manifest.json).
   for (int b = 1; b <= 1 << 13; b *= 2)
     EXPECT_TRUE(filtered_scan(auto_batch(b, 10, true, 300, 9).many->scan)) << "B = " << b;
   if (batch_scan_refusal(BatchScan::FilteredI8, 300, 64, 9).empty())

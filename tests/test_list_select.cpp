@@ -1,4 +1,4 @@
-// Every one-block selection of the best K from per-block sorted lists (variants/list_select.hpp)
+// Every one-block selection of the best K from per-block sorted lists (variants/embeddings/list_select.hpp)
 // against a host sort of all entries: random lists with ties and short (sentinel-padded) lists,
 // and the two shapes that overflow its pool and take the pairwise-merge fallback.
 #include <gtest/gtest.h>

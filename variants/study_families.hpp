@@ -6,7 +6,7 @@
 
 namespace distancies::registry {
 
-void add_embeddings_families(std::vector<Family>& out);  // variants/embeddings_check.cpp
+void add_embeddings_families(std::vector<Family>& out);  // variants/embeddings/embeddings_check.cpp
 void add_moments_families(std::vector<Family>& out);     // variants/moments/registry.cpp
 void add_intersect_families(std::vector<Family>& out);   // variants/intersect/intersect_check.cpp
 void add_matmul_families(std::vector<Family>& out);      // variants/matmul/matmul_variants.cu

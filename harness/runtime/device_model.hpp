@@ -52,7 +52,7 @@ struct DeviceModel {
   const TiledI8& tiled_i8() const;
 
   // Smallest positive and largest row norm, and whether all are finite: computed on first use
-  // and kept (the range guard of harness/precision.hpp).
+  // and kept (the range guard of harness/runtime/precision.hpp).
   const NormRange& norm_range() const;
 
   // A model whose rows live in memory it does not own (a streamed chunk, a slot re-filled per

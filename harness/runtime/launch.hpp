@@ -1,6 +1,6 @@
 // Host-side launch helpers, in one place: grid sizes and the dynamic shared-memory limit with
 // its opt-in. The arithmetic kernels share with the host (ceil_div, round_up) is
-// kernels/launch.hpp.
+// kernels/common/launch.hpp.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -1,5 +1,5 @@
 // A model's rows in page-locked host memory, for streaming to the GPU in chunks
-// (harness/stream/stream_search.hpp): the copy engine reads them at full speed and
+// (harness/scale/stream_search.hpp): the copy engine reads them at full speed and
 // asynchronously, and nothing but the chunks in flight takes GPU memory.
 #pragma once
 #include <cstdint>

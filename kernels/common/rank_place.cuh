@@ -1,6 +1,6 @@
 // The rank-count placement: a block orders entries whose rows are distinct (sentinels aside) by
 // giving each its rank among them, the number of entries ranked before it in the order of
-// kernels/ranking.hpp. Rows being distinct, ranks are distinct, so the rank is the entry's place
+// kernels/common/ranking.hpp. Rows being distinct, ranks are distinct, so the rank is the entry's place
 // in sorted order and no sort is needed. Sentinels all tie, so they are skipped instead: the
 // output is filled with sentinels first, and the places no real entry takes keep them.
 // O(m^2 / threads) comparisons: for the few hundred or few thousand entries in shared memory

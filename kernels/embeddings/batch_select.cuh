@@ -27,7 +27,7 @@ __global__ void normalize_queries_kernel(const float* queries, const float* norm
     store_as(out + static_cast<long long>(b) * ldg + j, j < dim ? queries[static_cast<long long>(b) * dim + j] * inv : 0.0f);
 }
 
-// 1 / |x| per row; a zero row scores 0, as cosine_from_dot says. (kernels/batch_select.cu)
+// 1 / |x| per row; a zero row scores 0, as cosine_from_dot says. (kernels/embeddings/batch_select.cu)
 __global__ void inverse_norms_kernel(const float* norms, long long rows, float* inv);
 
 // Where the per-(query, slice) candidate lists live: B * slices lists of K, in global memory
@@ -39,7 +39,7 @@ struct SliceLists {
   int K;
 };
 
-// Clears every list to sentinels before the first tile. (kernels/batch_select.cu)
+// Clears every list to sentinels before the first tile. (kernels/embeddings/batch_select.cu)
 __global__ void clear_lists_kernel(SliceLists l, long long entries);
 
 __device__ __forceinline__ void unpack(const uint4& raw, const float4* inv, float* out, float) {

@@ -1,6 +1,6 @@
 // Study top-k stage 2, BotchedMergeSort: thread t merges sorted k-chunks 2t and 2t+1 into
 // one k-chunk (the best k of both); the host calls it until one chunk is left. Defined in
-// kernels/botched_merge_sort.cu.
+// kernels/embeddings/botched_merge_sort.cu.
 #pragma once
 
 namespace distancies {

@@ -1,6 +1,6 @@
 // Study top-k stage 1, FirstMerge: one thread per chunk of k; insertion-sorts its chunk in
 // place (values with indices) and pads a short last chunk with sentinels so every chunk
-// holds exactly k sorted entries. Defined in kernels/first_merge.cu.
+// holds exactly k sorted entries. Defined in kernels/embeddings/first_merge.cu.
 #pragma once
 
 namespace distancies {

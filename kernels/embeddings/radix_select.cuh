@@ -28,7 +28,7 @@ struct RadixState {
 // The state starts all zero (a memset, no host copy); the first pass's choice starts from
 // `wanted`, the k sought (at most the rows). Histogram of the next digit among keys matching the prefix (shared-memory then global); the
 // last block to finish then fixes the digit holding the remaining-th largest key and clears the
-// histogram for the next pass. Defined in kernels/radix_select.cu.
+// histogram for the next pass. Defined in kernels/embeddings/radix_select.cu.
 __global__ void radix_histogram_kernel(const float* sims, int n, int shift, int wanted, RadixState* st);
 
 // The chosen rows once the threshold is fixed, in no particular order: every row whose key is

@@ -1,5 +1,5 @@
 // Generates the synthetic model (any data family) on the GPU, bit for bit the host's make_synthetic_model.
-// Defined in kernels/synthetic_fill.cu.
+// Defined in kernels/embeddings/synthetic_fill.cu.
 #pragma once
 #include "kernels/embeddings/data_family.hpp"
 

@@ -1,5 +1,5 @@
 // The synthetic model's values: a pure function of (seed, row, column), shared by the host
-// writer (harness/synthetic.cpp) and the GPU generator (kernels/synthetic_fill.cu), so both
+// writer (harness/synthetic.cpp) and the GPU generator (kernels/embeddings/synthetic_fill.cu), so both
 // produce the same model bit for bit.
 #pragma once
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Batched search: policy and dispatch. The GEMM is cuBLAS's; selection and re-rank kernels are
-// kernels/batch_select.cuh.
+// kernels/embeddings/batch_select.cuh.
 #include <algorithm>
 #include <string>
 

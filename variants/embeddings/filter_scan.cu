@@ -241,7 +241,7 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
   const int rank = a.k;
   // The wgmma walk's refine pass follows the sample: then a sample of sqrt(k rows) rows is enough
   // (it seeds the refine, which sets the thresholds), 2.5 x fewer keys written and selected than
-  // sqrt(K rows) at k = 10 (the sample and its seed: 0.16 ms at B = 1,024 in run 48).
+  // sqrt(K rows) at k = 10 (the sample and its seed: 0.16 ms at B = 1,024; docs/batch.md).
   const bool gemm = gemm_walk(a.batch, a.ldg);
   // The int8 scan refines on the fp16 walk at every batch size: its last pass needs thresholds
   // near the k-th (a pass seeded from the sample alone would append k rows / sampled rows a query).

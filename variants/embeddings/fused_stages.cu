@@ -1,4 +1,4 @@
-// The fused single-pass top-k (kernels/fused_scan_topk.cuh): policy and dispatch. Beyond
+// The fused single-pass top-k (kernels/embeddings/fused_scan_topk.cuh): policy and dispatch. Beyond
 // kMaxK the per-warp lists would not fit in shared memory, so it becomes a separate dot and a
 // radix select (large_k_select.hpp; CUB's sort of every row beyond kLargeKMax): still exact, not
 // one pass.
@@ -19,7 +19,7 @@
 namespace distancies {
 namespace {
 
-// Policy: variants/policy.hpp.
+// Policy: variants/embeddings/policy.hpp.
 using Scan = policy::Active::FusedScan;
 constexpr int kWarps = Scan::kWarps;
 constexpr int kRows = Scan::kRows;

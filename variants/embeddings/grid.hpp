@@ -1,5 +1,5 @@
 // Host-side sizing shared by the list-keeping stages (fused scan, 16-bit scan, warp select).
-// Grid sizes and the shared-memory opt-in are harness/launch.hpp's.
+// Grid sizes and the shared-memory opt-in are harness/runtime/launch.hpp's.
 #pragma once
 #include <cstddef>
 
@@ -8,7 +8,7 @@
 namespace distancies {
 
 // Shared memory for `warps` sorted lists of k (similarity, row) plus their merge scratch
-// (carve_block_lists, kernels/warp_merge.cuh).
+// (carve_block_lists, kernels/common/warp_merge.cuh).
 inline std::size_t lists_bytes(int warps, int k) { return 2u * warps * k * (sizeof(float) + sizeof(int)); }
 
 }  // namespace distancies

@@ -1,4 +1,4 @@
-// The one-block selections of the best K from per-block sorted lists (kernels/list_select.cuh):
+// The one-block selections of the best K from per-block sorted lists (kernels/common/list_select.cuh):
 // a table, so tests and the select_lists fixtures cover each; the stages use the first.
 #pragma once
 #include <cuda_runtime.h>

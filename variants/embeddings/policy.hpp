@@ -21,8 +21,8 @@ struct Sm90 {
     static constexpr int kWarps = 8, kPairs = 4, kSegs = 3, kBlocksPerSm = 2, kRerankWarps = 32;
   };
   // The int8 scan: eight lanes per row, 3 loads per lane per row (D <= 384 per round), 16 rows
-  // per warp (i8_scan_topk.cuh). Its earlier half-warp shape (results/history/i8-scan-shapes/):
-  // 6 pairs x 2 blocks/SM 0.273 ms, 4 x 2 0.282, 8 x 2 0.286, 4 x 3 0.352.
+  // per warp (i8_scan_topk.cuh). Its earlier half-warp shape (probe runs archived in
+  // results/manifest.json): 6 pairs x 2 blocks/SM 0.273 ms, 4 x 2 0.282, 8 x 2 0.286, 4 x 3 0.352.
   struct ReducedScanI8 {
     static constexpr int kWarps = 8, kRowsPerWarp = 16, kSegs = 3, kBlocksPerSm = 2;
   };
@@ -81,7 +81,7 @@ struct Sm90 {
     static constexpr int kGemmRefineStride = 32;
     // The wgmma walk from this batch on (64-query blocks up to B = 64): on an H100 it took B = 32
     // and 64 in 0.58 and 0.59 ms where the rows walk took 0.72 and 0.96, but B = 16 in 0.57
-    // where the rows walk took 0.54 (run 35, 2026-11-25).
+    // where the rows walk took 0.54 (docs/batch.md).
     static constexpr int kGemmMinQueries = 17;
   };
   // Streaming from pinned host memory (variants/embeddings/stream_policy.hpp): chunk size and

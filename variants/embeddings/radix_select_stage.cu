@@ -1,4 +1,4 @@
-// Radix-select top-k (kernels/radix_select.cuh): four 8-bit histogram passes on the device,
+// Radix-select top-k (kernels/embeddings/radix_select.cuh): four 8-bit histogram passes on the device,
 // CUB's DeviceSelect to compact the rows at or above the k-th key, one block to order them.
 // No host round trip: the threshold and the count stay in device memory.
 #include <cub/device/device_select.cuh>

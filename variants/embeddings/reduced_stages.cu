@@ -1,5 +1,5 @@
 // Reduced-precision storage with an exact fp32 re-rank: policy and dispatch. Kernels in
-// kernels/reduced_scan_topk.cuh; the bound is docs/variants.md's.
+// kernels/embeddings/reduced_scan_topk.cuh; the bound is docs/variants.md's.
 #include <algorithm>
 
 #include "harness/runtime/device.hpp"
@@ -15,7 +15,7 @@
 namespace distancies {
 namespace {
 
-// Policy: variants/policy.hpp.
+// Policy: variants/embeddings/policy.hpp.
 using Scan = policy::Active::ReducedScan;
 constexpr int kWarps = Scan::kWarps;
 constexpr int kPairs = Scan::kPairs;

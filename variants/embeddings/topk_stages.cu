@@ -67,11 +67,11 @@ void cub_sort_all(TopkState& s, cudaStream_t stream) {
   s.chunks = 1;
 }
 
-TopkStage fused_scan_topk_stage();  // variants/fused_stages.cu
-TopkStage warp_select_stage();      // variants/fused_stages.cu
-TopkStage radix_select_stage();     // variants/radix_select_stage.cu
-TopkStage reduced_scan_topk_stage();  // variants/reduced_stages.cu
-TopkStage exact_rerank_stage();       // variants/reduced_stages.cu
+TopkStage fused_scan_topk_stage();  // variants/embeddings/fused_stages.cu
+TopkStage warp_select_stage();      // variants/embeddings/fused_stages.cu
+TopkStage radix_select_stage();     // variants/embeddings/radix_select_stage.cu
+TopkStage reduced_scan_topk_stage();  // variants/embeddings/reduced_stages.cu
+TopkStage exact_rerank_stage();       // variants/embeddings/reduced_stages.cu
 
 namespace {
 
