@@ -2,7 +2,7 @@
 
 A generated block in a Markdown file:
 
-    <!-- generated: scripts/render_docs.py TABLE_ID from results/a.json results/b.json -->
+    <!-- generated: scripts/render_docs.py TABLE_ID from results/<a>.json results/<b>.json -->
     | ... the table ... |
     <!-- end generated -->
 
