@@ -1,0 +1,125 @@
+"""scripts/manifest.py, goals.py, render_docs.py and check_docs.py on a small repository in tmp."""
+import json
+import os
+import sys
+from pathlib import Path
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(HERE)]
+import check_docs
+import goals
+import manifest
+import render_docs
+
+
+def bench(name, times, **counters):
+    entries = [{"name": name, "run_name": name, "run_type": "iteration", "repetitions": len(times),
+                "repetition_index": i, "iterations": 1, "real_time": t, "cpu_time": t, "time_unit": "ms",
+                **counters} for i, t in enumerate(times)]
+    return entries
+
+
+def write_run(path: Path, benches: list, commit="abc1234"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"context": {"distancies_commit": commit, "gpu": "NVIDIA H100",
+                                            "date": "2026-01-01T00:00:00"}, "benchmarks": benches}))
+
+
+def make_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    write_run(root / "results/study/h100.json",
+              bench("batch/fast/batch:16", [0.5, 0.6, 0.55]) + bench("batch/slow/batch:16", [2.0, 2.1, 2.2]))
+    (root / "results").mkdir(exist_ok=True)
+    manifest.save({"files": {"results/study/h100.json": {"study": "study", "gpu": "h100", "role": "main",
+                                                         "kind": "run", "commit": "abc1234"}},
+                   "archived": [{"path": "results/history/", "commit": "0000000", "what": "old runs"}]}, root)
+    (root / "results/goals").mkdir()
+    (root / "results/goals/study.json").write_text(json.dumps([
+        {"id": "met", "text": "fast", "evidence": {"file": "results/study/h100.json", "fixture": "^batch/fast/batch:16$"},
+         "comparison": "<=", "threshold": 0.6, "unit": "ms"},
+        {"id": "missed", "text": "slow", "evidence": {"file": "results/study/h100.json", "fixture": "^batch/slow/"},
+         "comparison": "<=", "threshold": 1.0, "unit": "ms"},
+        {"id": "best", "text": "best of all", "evidence": {"file": "results/study/h100.json",
+                                                           "fixture": "^batch/[^/]+/batch:16$", "over": "min"},
+         "comparison": "<=", "threshold": 0.6},
+        {"id": "unknown", "text": "no file", "evidence": {"file": None}, "comparison": ">=", "threshold": 1}]))
+    (root / "docs").mkdir()
+    (root / "docs/a.md").write_text("# A\n\n<!-- generated: scripts/render_docs.py results-files from x -->\n"
+                                    "<!-- end generated -->\n")
+    (root / "scripts").mkdir()
+    (root / "scripts/tool.py").write_text('"""A tool."""\nx = 1  # reads results/study/h100.json\n')
+    for name in ("render_docs.py", "report.py"):   # named by the docs below
+        (root / "scripts" / name).write_text("")
+    render_docs.process(root, write=True)
+    return root
+
+
+def test_manifest_canonical_and_add(tmp_path):
+    root = make_repo(tmp_path)
+    assert manifest.canonical("study", "h100", root) == root / "results/study/h100.json"
+    new = tmp_path / "new.json"
+    write_run(new, bench("batch/fast/batch:16", [0.4]), commit="def5678")
+    out = manifest.add(new, "study", "h100", "distancies-bench --x", root=root)
+    assert out == root / "results/study/h100.json"
+    doc = manifest.load(root)
+    assert doc["files"]["results/study/h100.json"]["commit"] == "def5678"
+    assert doc["files"]["results/study/h100.json"]["command"] == "distancies-bench --x"
+    assert any("previous main study run" in a["what"] for a in doc["archived"])
+    assert manifest.check(root) == ([], [])
+
+
+def test_goals_met_missed_unknown(tmp_path):
+    root = make_repo(tmp_path)
+    res = {r["id"]: r for r in (goals.evaluate(g, root) for g in goals.load_goals(root))}
+    assert res["met"]["status"] == "met" and abs(res["met"]["value"] - 0.55) < 1e-9
+    assert res["missed"]["status"] == "missed"
+    assert res["best"]["status"] == "met" and res["best"]["where"] == "batch/fast/batch:16"
+    assert res["unknown"]["status"] == "unknown" and "no evidence file" in res["unknown"]["why"]
+    assert goals.main(["--root", str(root)]) == 0
+    assert goals.main(["--root", str(root), "--strict"]) == 1
+
+
+def test_rendered_block_in_step(tmp_path):
+    root = make_repo(tmp_path)
+    assert "`study/h100.json`" in (root / "docs/a.md").read_text()
+    assert render_docs.process(root) == []
+    assert check_docs.check(root) == []
+
+
+def test_block_out_of_step_is_caught(tmp_path):
+    root = make_repo(tmp_path)
+    doc = root / "docs/a.md"
+    doc.write_text(doc.read_text().replace("| h100 |", "| h200 |"))
+    findings = check_docs.check(root)
+    assert any("docs/a.md: generated block results-files" in f for f in findings)
+    assert render_docs.main(["--check", "--root", str(root)]) == 1
+
+
+def test_missing_path_is_caught_in_comments_and_docs(tmp_path):
+    root = make_repo(tmp_path)
+    (root / "scripts/tool.py").write_text("x = 1  # see kernels/gone.cuh\n")
+    (root / "docs/b.md").write_text("The run is `results/study/h200.json`.\n")
+    findings = check_docs.check(root)
+    assert any("scripts/tool.py:1" in f and "kernels/gone.cuh" in f for f in findings)
+    assert any("docs/b.md:1" in f and "results/study/h200.json" in f for f in findings)
+
+
+def test_globs_placeholders_outputs_and_archived_paths_pass(tmp_path):
+    root = make_repo(tmp_path)
+    (root / "docs/b.md").write_text(
+        "Runs: `results/*/h100.json`, `results/<study>/<gpu>.json`, results/{a,b}.json.\n"
+        "Old ones in `results/history/h100-old.json`.\n"
+        "```sh\ndistancies-bench --benchmark_out=results/new.json\n"
+        "scripts/report.py results/new.json\n```\n")
+    assert check_docs.check(root) == []
+    # A comment may not cite an archived file: it should cite the docs or the manifest.
+    (root / "scripts/tool.py").write_text("x = 1  # results/history/h100-old.json\n")
+    assert any("archived" in f for f in check_docs.check(root))
+
+
+def test_cited_commit_must_match_the_file(tmp_path):
+    root = make_repo(tmp_path)
+    (root / "docs/b.md").write_text("The run `results/study/h100.json` (commit `1234567`) is fast.\n")
+    assert any("context commit abc1234" in f for f in check_docs.check(root))
+    (root / "docs/b.md").write_text("The run `results/study/h100.json` (commit `abc1234`) is fast.\n")
+    assert check_docs.check(root) == []
