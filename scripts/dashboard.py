@@ -17,8 +17,12 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import manifest  # scripts/manifest.py: the current runs and the archived ones
 
 SUFFIXES = re.compile(r"/(manual_time|real_time|iterations:\d+|min_time:[0-9.]+|repeats:\d+)")
 STUDIES = {  # the first part of a fixture's name -> its study
@@ -378,7 +382,10 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     tables = [] if a.no_tables else a.tables if a.tables is not None else [a.results / "h100-report.md", a.results / "moments" / "moments_report.md",
                                                    a.results / "intersect" / "intersection.md"]
-    runs = collect([a.results] + a.runs, commit_order(a.repo))
+    # The current runs are the files results/manifest.json names; the runs it archived come back
+    # from git history (the commit each was last in), so the trends keep their earlier points.
+    history = manifest.archived_runs(a.results / "manifest.json", a.repo, Path(tempfile.mkdtemp(prefix="dashboard-")))
+    runs = collect([a.results] + a.runs + history, commit_order(a.repo))
     if not runs:
         sys.exit(f"dashboard: error: no benchmark runs (Google Benchmark JSON with a context) under {a.results}")
     s = build(runs, a.out, tables, plotly_script())

@@ -15,6 +15,7 @@ In Python (scripts/compare.py, report.py, dashboard.py): `manifest.canonical("em
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import subprocess
@@ -127,6 +128,35 @@ def add(file: Path, study: str, gpu: str, command: str, role: str = "main", purp
     doc["files"][dest] = entry
     save(doc, root)
     return target
+
+
+def archived_runs(manifest_path: Path, repo: Path, dest: Path) -> list:
+    """Writes the archived JSON files (read from git history at the commit each was last in)
+    under dest, keeping their paths, and returns [dest] when there were any (for the dashboard's
+    trends across commits). A file with the same bytes as a current one is left out."""
+    try:
+        doc = json.loads(Path(manifest_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    current = {hashlib.sha1(p.read_bytes()).hexdigest()
+               for p in Path(manifest_path).parent.rglob("*.json") if p.is_file()}
+    wrote = False
+    for a in doc.get("archived", []):
+        for name in _git(repo, "ls-tree", "-r", "--name-only", a["commit"], "--", a["path"]).splitlines():
+            if not name.endswith(".json"):
+                continue
+            try:
+                data = subprocess.run(["git", "-C", str(repo), "show", f"{a['commit']}:{name}"], check=True,
+                                      capture_output=True).stdout
+            except (OSError, subprocess.CalledProcessError):
+                continue
+            if hashlib.sha1(data).hexdigest() in current:
+                continue
+            out = Path(dest) / name
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(data)
+            wrote = True
+    return [Path(dest)] if wrote else []
 
 
 def check(root: Path = ROOT) -> tuple:
