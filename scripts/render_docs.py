@@ -244,7 +244,42 @@ def r_analogy(c: Ctx):
     return srcs, "\n".join(rows)
 
 
+def r_same_run(c: Ctx, folder: str):
+    """Ours and the peers at B = 1,024 from one call (results/batch/<folder>/)."""
+    base = f"results/batch/{folder}"
+    srcs = [f"{base}/h100-ours.json", f"{base}/h100-peers-faiss.json", f"{base}/h100-peers-torch.json"]
+    ours = {n: b.center("real_time") for n, b in c.run(srcs[0]).benches.items()
+            if n.startswith("batch/") and b.error is None}
+    best_name, best = min(ours.items(), key=lambda kv: kv[1])
+    rows = ["| B = 1,024 | ms (median) | × our fastest |", "|---|---:|---:|"]
+    for s in srcs:
+        for n, b in c.run(s).benches.items():
+            if b.error is None and n.startswith(("batch/", "peer/")):
+                t = b.center("real_time")
+                mark = "**" if n == best_name else ""
+                rows.append(f"| {mark}`{n}`{mark} | {ms(t)} | {t / best:.1f} |")
+    return srcs, "\n".join(rows)
+
+
+def r_scale_shard(c: Ctx):
+    srcs = ["results/scale/h200x2/h200x2-shard-g1.json", "results/scale/h200x2/h200x2-shard-g2.json"]
+    one, two = c.run(srcs[0]), c.run(srcs[1])
+    rows = ["| B | G = 1 ms | G = 2 ms | speed-up | G = 2 exchange ms |", "|---:|---:|---:|---:|---:|"]
+    for n, b in one.benches.items():
+        m = re.match(r"^shard/([^/]+)/gpus:1/batch:(\d+)$", n)
+        if not m or b.error is not None:
+            continue
+        b2 = two.get(n.replace("/gpus:1/", "/gpus:2/"))
+        t1, t2 = b.center("real_time"), b2.center("real_time") if b2 else None
+        label = thousands(m[2]) + (f" (`{m[1]}`)" if m[1] == "fused" else "")
+        rows.append(f"| {label} | {ms(t1)} | {ms(t2)} | {ms(t1 / t2, 2) if t2 else '—'} | "
+                    f"{ms(b2.center('exchange_ms')) if b2 else '—'} |")
+    return srcs, "\n".join(rows)
+
+
 RENDERERS = {
+    "same-run": r_same_run,
+    "scale-shard": r_scale_shard,
     "results-files": r_results_files,
     "goals": r_goals,
     "batch-tiles": r_batch_tiles,
