@@ -15,10 +15,12 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -53,8 +55,27 @@ def archived(root: Path) -> list:
     return [a["path"].rstrip("/") for a in doc.get("archived", [])]
 
 
+def python_comments(text: str) -> list:
+    """(line, text) of a Python file's comments and docstrings (strings standing as statements)."""
+    out, prev = [], tokenize.NEWLINE
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                out.append((tok.start[0], tok.string))
+            elif tok.type == tokenize.STRING and prev in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                                                          tokenize.ENCODING):
+                out += [(tok.start[0] + i, line) for i, line in enumerate(tok.string.splitlines())]
+            if tok.type not in (tokenize.NL, tokenize.COMMENT):
+                prev = tok.type
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return out
+
+
 def comments(path: Path, text: str) -> list:
     """(line number, comment text) of a source file."""
+    if path.suffix == ".py":
+        return python_comments(text)
     out = []
     hash_style = path.suffix in (".py", ".sh", ".cmake") or path.name == "CMakeLists.txt"
     in_block = False

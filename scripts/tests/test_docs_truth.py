@@ -97,10 +97,13 @@ def test_block_out_of_step_is_caught(tmp_path):
 
 def test_missing_path_is_caught_in_comments_and_docs(tmp_path):
     root = make_repo(tmp_path)
-    (root / "scripts/tool.py").write_text("x = 1  # see kernels/gone.cuh\n")
+    (root / "scripts/tool.py").write_text('"""Reads kernels/gone2.cuh."""\nx = 1  # see kernels/gone.cuh\n'
+                                          'y = "kernels/a_string_not_a_comment.cuh"\n')
     (root / "docs/b.md").write_text("The run is `results/study/h200.json`.\n")
     findings = check_docs.check(root)
-    assert any("scripts/tool.py:1" in f and "kernels/gone.cuh" in f for f in findings)
+    assert any("scripts/tool.py:1" in f and "kernels/gone2.cuh" in f for f in findings)
+    assert any("scripts/tool.py:2" in f and "kernels/gone.cuh" in f for f in findings)
+    assert not any("a_string_not_a_comment" in f for f in findings)
     assert any("docs/b.md:1" in f and "results/study/h200.json" in f for f in findings)
 
 
