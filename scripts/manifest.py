@@ -102,22 +102,26 @@ def _git(root: Path, *args: str) -> str:
 def add(file: Path, study: str, gpu: str, command: str, role: str = "main", purpose: str = "",
         dest: str | None = None, root: Path = ROOT) -> Path:
     """Copies FILE to results/<study>/<gpu>.json (or <gpu>-<role>.json; or DEST) and names it.
-    A main run replaces the previous main run of that study and GPU: the old entry moves to
-    "archived" with the commit it was last in (HEAD), and a file at another path is deleted."""
+    A main run replaces the previous main run of that study and GPU and its parts; a part the
+    previous part: the old entries move to "archived" with the commit they were last in (HEAD),
+    and a file at another path is deleted (commit its removal with `git rm`)."""
     root = Path(root)
     doc = load(root)
     if dest is None:
         dest = f"results/{study}/{gpu}.json" if role == "main" else f"results/{study}/{gpu}-{role}.json"
     target = root / dest
     head = _git(root, "rev-parse", "--short", "HEAD")
-    if role == "main":
-        for old in files(study, gpu, "main", root, doc):
-            entry = doc["files"].pop(old)
-            doc.setdefault("archived", []).append(
-                {"path": old, "commit": head, "what": f"the previous main {study} run on {gpu}"
-                 f" (made at {entry.get('commit', '?')})"})
-            if old != dest and (root / old).exists():
-                (root / old).unlink()
+    # A new main run replaces the old one and the parts that completed it (add the new parts
+    # after it, --role part); a new part replaces the old part.
+    replaced = files(study, gpu, "main", root, doc) + files(study, gpu, "part", root, doc) if role == "main" \
+        else files(study, gpu, "part", root, doc) if role == "part" else []
+    for old in replaced:
+        entry = doc["files"].pop(old)
+        doc.setdefault("archived", []).append(
+            {"path": old, "commit": head, "what": f"the previous {entry['role']} {study} run on {gpu}"
+             f" (made at {entry.get('commit', '?')})"})
+        if old != dest and (root / old).exists():
+            (root / old).unlink()
     target.parent.mkdir(parents=True, exist_ok=True)
     if Path(file).resolve() != target.resolve():
         shutil.copyfile(file, target)
@@ -197,9 +201,12 @@ def main(argv=None) -> int:
         elif a.cmd == "canonical":
             print(canonical(a.study, a.gpu).relative_to(ROOT))
         elif a.cmd == "add":
+            before = len(load().get("archived", []))
             out = add(a.file, a.study, a.gpu, a.command, a.role, a.purpose, a.dest)
+            gone = [e["path"] for e in load().get("archived", [])[before:] if not (ROOT / e["path"]).exists()]
             print(f"manifest: {out.relative_to(ROOT)} is {a.study}/{a.gpu} {a.role}; commit it with "
-                  f"results/manifest.json (and `git rm` any file it replaced)")
+                  f"results/manifest.json" + (f"; `git rm {' '.join(gone)}`" if gone else "")
+                  + "; then scripts/render_docs.py --write")
         else:
             missing, unnamed = check()
             for p in missing:
