@@ -85,8 +85,10 @@ def r_results_files(c: Ctx):
 
 
 def r_goals(c: Ctx, study: str | None = None):
-    res = [goals.evaluate(g, c.root) for g in goals.load_goals(c.root, study)]
-    src = sorted({r["file"] for r in res if r["file"]})
+    defs = goals.load_goals(c.root, study)
+    res = [goals.evaluate(g, c.root) for g in defs]
+    evs = [g.get("evidence") or {} for g in defs]
+    src = sorted({f for ev in evs for f in (ev.get("file"), (ev.get("ratio_to") or {}).get("file")) if f})
     return [f"results/goals/{study or '*'}.json"] + src, goals.markdown(res)
 
 
