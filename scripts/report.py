@@ -452,7 +452,10 @@ def merge_runs(runs: list) -> Run:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("results", help="distancies-bench --benchmark_out JSON")
+    ap.add_argument("results", nargs="?",
+                    help="distancies-bench --benchmark_out JSON (default: the canonical embeddings run of "
+                         "results/manifest.json for --gpu)")
+    ap.add_argument("--gpu", default="h100", help="the GPU whose canonical run is the default input")
     ap.add_argument("--out-dir", help="where the PNGs (and by default report.md) go")
     ap.add_argument("--md", help="Markdown file to write (default OUT_DIR/report.md)")
     ap.add_argument("--peers", action="append", default=[],
@@ -461,6 +464,13 @@ def main(argv=None) -> int:
         a = ap.parse_args(argv)
     except SystemExit as e:
         return 2 if e.code else 0
+    if a.results is None:
+        import manifest  # scripts/manifest.py
+        try:
+            a.results = str(manifest.canonical("embeddings", a.gpu))
+        except (OSError, ValueError, manifest.ManifestError) as e:
+            print(f"error: no input and no canonical run: {e}", file=sys.stderr)
+            return 2
     try:
         run = load(a.results)
         peers = merge_runs([load(p) for p in a.peers]) if a.peers else None
