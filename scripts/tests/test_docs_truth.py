@@ -66,6 +66,7 @@ def test_manifest_canonical_and_add(tmp_path):
     assert doc["files"]["results/study/h100.json"]["command"] == "distancies-bench --x"
     assert any("previous main study run" in a["what"] for a in doc["archived"])
     assert manifest.check(root) == ([], [])
+    assert json.loads(out.read_text())["benchmarks"][0]["real_time"] == 0.4   # written compact, same data
 
 
 def test_goals_met_missed_unknown(tmp_path):
