@@ -279,7 +279,24 @@ def r_scale_shard(c: Ctx):
     return srcs, "\n".join(rows)
 
 
+def r_filter_candidates(c: Ctx):
+    """The filtered scan's candidates a query against its buffer (scripts/filter_candidates.py)."""
+    srcs = sorted(p.relative_to(c.root).as_posix() for p in (c.root / "results/batch/emulation").glob("*.json"))
+    rows = ["| model | K | queries | sample | expected | candidates: median / p99 / max | buffer | largest share |",
+            "|---|---:|---:|---:|---:|---|---:|---:|"]
+    docs = [json.loads((c.root / s).read_text(encoding="utf-8")) for s in srcs]
+    for d in sorted(docs, key=lambda d: (d["rows"], d["K"])):
+        model = "GloVe 6B 50d" if "glove" in d["model"] else "synthetic"
+        cand = d["candidates"]
+        rows.append(f"| {model} ({thousands(d['rows'])} × {d['dim']}) | {d['K']} | {thousands(d['queries'])} | "
+                    f"{thousands(d['sample_rows'])} | {thousands(d['expected'])} | "
+                    f"{thousands(round(cand['median']))} / {thousands(round(cand['p99']))} / {thousands(cand['max'])} | "
+                    f"{thousands(d['capacity'])} | {d['share_of_capacity']['max'] * 100:.0f} % |")
+    return srcs, "\n".join(rows)
+
+
 RENDERERS = {
+    "filter-candidates": r_filter_candidates,
     "same-run": r_same_run,
     "scale-shard": r_scale_shard,
     "results-files": r_results_files,
