@@ -134,7 +134,8 @@ def commit_findings(root: Path, doc: Path, text: str) -> list:
         if "<!-- generated:" in para:
             continue
         files = {t.rstrip(".,;:)`") for t in PATH.findall(para)}
-        files = [f for f in files if f.startswith("results/") and f.endswith(".json") and (root / f).is_file()]
+        files = [f for f in files if f.startswith("results/") and f.endswith(".json") and (root / f).is_file()
+                 and render_docs.manifest.context_of(root / f).get("commit")]
         named = {a or b for a, b in COMMIT.findall(para)}
         if len(files) != 1 or not named:
             continue
