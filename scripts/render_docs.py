@@ -295,7 +295,23 @@ def r_filter_candidates(c: Ctx):
     return srcs, "\n".join(rows)
 
 
+def r_one_query(c: Ctx):
+    """The one-query pipelines over k (scripts/one_query_report.py over the canonical run)."""
+    import one_query_report
+    src = c.canonical("one-query", "h100")
+    buf = io.StringIO()
+    argv = sys.argv
+    try:
+        sys.argv = ["one_query_report.py", str(c.root / src)]
+        with contextlib.redirect_stdout(buf):
+            one_query_report.main()
+    finally:
+        sys.argv = argv
+    return [src], buf.getvalue().strip("\n")
+
+
 RENDERERS = {
+    "one-query": r_one_query,
     "filter-candidates": r_filter_candidates,
     "same-run": r_same_run,
     "scale-shard": r_scale_shard,
