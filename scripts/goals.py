@@ -3,7 +3,8 @@
 Each study's goals are in results/goals/<study>.json, a list of objects:
 
     {"id": "batch.b1024_i8", "text": "...", "claimed_in": "README.md",
-     "evidence": {"file": "results/...json",          # null: no evidence file -> unknown
+     "evidence": {"file": "results/...json",          # or canonical:STUDY/GPU, sweep:STUDY/GPU;
+                                                      # null: no evidence file -> unknown
                   "fixture": "^batch/batch_i8_filter/batch:1024$",  # regex on base names
                   "counter": "real_time",             # ms for times
                   "statistic": "median",              # over repetitions: median, min, max
@@ -34,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_json
+import manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 GOALS = Path("results") / "goals"
@@ -68,11 +70,28 @@ def _stat(bench, counter: str, statistic: str):
     return agg
 
 
+def resolve(root: Path, spec: str) -> list:
+    """A goal's file: a path, "canonical:STUDY/GPU" (the manifest's main run) or "sweep:STUDY/GPU"
+    (the main run and its parts, later files winning), as paths relative to the root."""
+    kind, _, rest = spec.partition(":")
+    if kind not in ("canonical", "sweep") or not rest:
+        return [spec]
+    study, gpu = rest.split("/", 1)
+    try:
+        paths = manifest.parts(study, gpu, root) if kind == "sweep" else [manifest.canonical(study, gpu, root)]
+    except (OSError, ValueError, manifest.ManifestError):
+        return []
+    return [Path(p).relative_to(root).as_posix() for p in paths]
+
+
 def _bench_value(root: Path, ev: dict, cache: dict):
-    path = Path(root) / ev["file"]
-    run = cache.get(path) or cache.setdefault(path, bench_json.load(str(path)))
+    benches: dict = {}
+    for rel in resolve(root, ev["file"]):
+        path = Path(root) / rel
+        run = cache.get(path) or cache.setdefault(path, bench_json.load(str(path)))
+        benches.update(run.benches)
     rx = re.compile(ev["fixture"])
-    matches = [b for n, b in run.benches.items() if rx.search(n) and b.error is None]
+    matches = [b for n, b in benches.items() if rx.search(n) and b.error is None]
     for counter, limit in (ev.get("where_at_most") or {}).items():   # e.g. {"elements": 65536}
         matches = [b for b in matches if (v := b.center(counter)) is not None and v <= limit]
     if not matches:
@@ -107,8 +126,10 @@ def evaluate(goal: dict, root: Path = ROOT, cache: dict | None = None) -> dict:
            "unit": goal.get("unit", ""), "value": None, "file": ev.get("file")}
     if not ev.get("file"):
         return {**out, "status": "unknown", "why": ev.get("why", "no evidence file")}
-    if not (Path(root) / ev["file"]).is_file():
-        return {**out, "status": "unknown", "why": f"{ev['file']} is not in the tree"}
+    files = resolve(root, ev["file"])
+    out["file"] = ", ".join(files) or ev["file"]
+    if not files or not all((Path(root) / f).is_file() for f in files):
+        return {**out, "status": "unknown", "why": f"{out['file']} is not in the tree"}
     try:
         if "path" in ev:
             doc = json.loads((Path(root) / ev["file"]).read_text(encoding="utf-8"))

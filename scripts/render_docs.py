@@ -88,7 +88,8 @@ def r_goals(c: Ctx, study: str | None = None):
     defs = goals.load_goals(c.root, study)
     res = [goals.evaluate(g, c.root) for g in defs]
     evs = [g.get("evidence") or {} for g in defs]
-    src = sorted({f for ev in evs for f in (ev.get("file"), (ev.get("ratio_to") or {}).get("file")) if f})
+    src = sorted({r for ev in evs for f in (ev.get("file"), (ev.get("ratio_to") or {}).get("file")) if f
+                  for r in goals.resolve(c.root, f)})
     return [f"results/goals/{study or '*'}.json"] + src, goals.markdown(res)
 
 

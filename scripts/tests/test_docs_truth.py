@@ -42,6 +42,9 @@ def make_repo(tmp_path: Path) -> Path:
         {"id": "best", "text": "best of all", "evidence": {"file": "results/study/h100.json",
                                                            "fixture": "^batch/[^/]+/batch:16$", "over": "min"},
          "comparison": "<=", "threshold": 0.6},
+        {"id": "via_manifest", "text": "fast, the canonical run", "evidence": {"file": "canonical:study/h100",
+                                                                              "fixture": "^batch/fast/batch:16$"},
+         "comparison": "<=", "threshold": 0.6},
         {"id": "unknown", "text": "no file", "evidence": {"file": None}, "comparison": ">=", "threshold": 1}]))
     (root / "docs").mkdir()
     (root / "docs/a.md").write_text("# A\n\n<!-- generated: scripts/render_docs.py results-files from x -->\n"
@@ -75,6 +78,7 @@ def test_goals_met_missed_unknown(tmp_path):
     assert res["met"]["status"] == "met" and abs(res["met"]["value"] - 0.55) < 1e-9
     assert res["missed"]["status"] == "missed"
     assert res["best"]["status"] == "met" and res["best"]["where"] == "batch/fast/batch:16"
+    assert res["via_manifest"]["status"] == "met" and res["via_manifest"]["file"] == "results/study/h100.json"
     assert res["unknown"]["status"] == "unknown" and "no evidence file" in res["unknown"]["why"]
     assert goals.main(["--root", str(root)]) == 0
     assert goals.main(["--root", str(root), "--strict"]) == 1
