@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Truth checks for the docs and the comments, run by ctest (`docs.truth`) and so by .ci/run.
 
 1. Every generated block in README.md, docs/*.md and results/README.md is what

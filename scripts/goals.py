@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """The goals the docs claim, checked against the committed result files: met / missed / unknown.
 
 Each study's goals are in results/goals/<study>.json, a list of objects:

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """results/manifest.json: the canonical result files per study and GPU, and what left the tree.
 
 The manifest names every file kept under results/ (its study, GPU, role, the commit and command

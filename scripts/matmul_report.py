@@ -6,7 +6,7 @@ seed with their resources and the issue's goals; the study's findings beside our
 figures: a heat-map of the tile sweep, a line plot of the length sweep and the ladder from the
 naive kernel to the libraries at 4096^3.
 
-    scripts/matmul_report.py results/matmul/h100-matmul.json --out results/matmul
+    scripts/matmul_report.py "$(scripts/manifest.py canonical matmul h100)" --out results/matmul
 """
 import argparse
 import os

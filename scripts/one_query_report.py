@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The one-query pipelines over k, against their read floors, as a Markdown table.
 
-    scripts/one_query_report.py results/one-query/h100-one-query.json
+    scripts/one_query_report.py "$(scripts/manifest.py canonical one-query h100)"
 
 Reads the medians of `pipeline/<name>[/k:<k>]` and `floor/read_model*` (k = 10 is the name
 without a suffix) and prints total, floor, the ratio, the scan stage, and the fractions of the

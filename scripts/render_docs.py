@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Renders the figure tables of README.md, docs/*.md and results/README.md from the committed JSON.
 
 A generated block in a Markdown file:

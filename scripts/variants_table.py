@@ -2,7 +2,7 @@
 """Markdown table of every registered variant with its time and floor ratio from benchmark JSON.
 
     build/harness/cli/distancies list > list.txt
-    python scripts/variants_table.py results/h100-full.json list.txt
+    python scripts/variants_table.py "$(scripts/manifest.py canonical embeddings h100)" list.txt
 docs/variants.md embeds its output.
 """
 import re
