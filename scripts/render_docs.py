@@ -312,6 +312,25 @@ def r_one_query(c: Ctx):
     return [src], buf.getvalue().strip("\n")
 
 
+FAMILY_ORDER = ("iid", "aniso-0.5", "aniso-0.8", "aniso-0.9", "aniso-0.95", "aniso-0.98", "dirs-0.7", "clustered",
+                "heavy")
+
+
+def r_data_stats(c: Ctx):
+    """Each data family's cosine statistics beside GloVe's (scripts/data_stats.py)."""
+    import data_stats
+    src = "results/families/data-stats.json"
+    doc = json.loads((c.root / src).read_text())
+    return [src], data_stats.markdown(doc["models"]).strip("\n")
+
+
+def r_family_table(c: Ctx, gpu: str = "h200"):
+    """The headline pipelines over every data family (scripts/family_report.py)."""
+    import family_report
+    srcs = [f"results/families/{gpu}-{f}.json" for f in FAMILY_ORDER if (c.root / f"results/families/{gpu}-{f}.json").exists()]
+    return srcs, family_report.markdown(family_report.load([c.root / s for s in srcs])).strip("\n")
+
+
 RENDERERS = {
     "one-query": r_one_query,
     "filter-candidates": r_filter_candidates,
@@ -328,6 +347,8 @@ RENDERERS = {
     "variants": r_variants,
     "study-table": r_study_table,
     "analogy": r_analogy,
+    "data-stats": r_data_stats,
+    "family-table": r_family_table,
 }
 
 
