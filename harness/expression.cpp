@@ -93,9 +93,11 @@ Query make_query(const Model& m, std::string_view text) {
   q.text = std::string(text);
   q.vector.assign(static_cast<std::size_t>(m.dim), 0.0f);
   std::vector<Term> terms;
-  if (text.find(' ') != std::string_view::npos && m.find(text) >= 0) {
-    terms.push_back({+1, std::string(text)});  // the whole text is a word of the vocabulary
-    if (reads_as_expression(m, text))
+  // The whole text being a word wins over any reading as an expression, so `-`, `!`, `"` and
+  // words with spaces are all askable alone.
+  if (!text.empty() && m.find(text) >= 0) {
+    terms.push_back({+1, std::string(text)});
+    if (text.find(' ') != std::string_view::npos && reads_as_expression(m, text))
       q.note = "'" + q.text + "' is a word of the vocabulary and also an expression of its words: searched as the word" +
                " (quote each word for the expression)";
   } else {

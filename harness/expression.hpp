@@ -29,8 +29,8 @@ struct Query {
 };
 
 // The text as people type it: when the whole text (spaces and operators included) is a word of
-// the vocabulary, it is that word (GloVe 840B has words with spaces); otherwise it is an
-// expression. When it is a word and also an expression of known words, `note` says the word
+// the vocabulary, it is that word (GloVe 840B has words with spaces; GloVe 6B has `-`, `!`,
+// `"`); otherwise it is an expression. When it is a word and also an expression of known words, `note` says the word
 // was taken (quote the words, `"king" - "man"`, for the expression).
 // Looks every word up (unknown word -> Error naming it) and sums the signed row vectors in
 // float32, as the study does. A zero result is an Error (cosine is undefined).

@@ -2,6 +2,7 @@
 // becomes, and one error line per bad line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -16,12 +17,14 @@ using namespace distancies::cli;
 namespace {
 
 struct Recorder {
+  IsWord is_word;
   std::vector<std::string> queries;
   std::vector<std::vector<BatchLine>> batches;
   std::vector<std::string> files;
   std::string errors;
   int run(const std::string& input) {
     ReplActions a;
+    a.is_word = is_word;
     a.query = [&](const std::string& t, bool cpu) {
       if (t == "bad") throw Error("unknown word: 'bad'");
       queries.push_back(t + (cpu ? " [cpu]" : ""));
@@ -57,12 +60,13 @@ TEST(Repl, TheStudysProtocolLines) {
 
 TEST(Repl, BlocksAndBatchFiles) {
   Recorder r;
-  EXPECT_EQ(r.run(":begin\nking\n\nqueen 1\n:end\n:batch words.txt\n"), 1);
+  EXPECT_EQ(r.run(":begin\nking\n\nqueen 1\r\n:end\n:batch words.txt\n"), 1);
   ASSERT_EQ(r.batches.size(), 1u);
-  ASSERT_EQ(r.batches[0].size(), 2u);
+  ASSERT_EQ(r.batches[0].size(), 3u);  // the blank line too: the batch counts it
   EXPECT_EQ(r.batches[0][0].text, "king");
   EXPECT_EQ(r.batches[0][0].line, 2);
-  EXPECT_EQ(r.batches[0][1].text, "queen 1");
+  EXPECT_EQ(r.batches[0][1].text, "");
+  EXPECT_EQ(r.batches[0][2].text, "queen 1");
   EXPECT_EQ(r.files, (std::vector<std::string>{"words.txt"}));
 }
 
@@ -76,12 +80,85 @@ TEST(Repl, EveryBadLineIsOneErrorLineAndCounted) {
             "distancies: error: input ended inside a ':begin' block\n");
 }
 
-TEST(BatchFile, SkipsBlankAndCommentLinesAndKeepsLineNumbers) {
+TEST(BatchFile, KeepsEveryLineAndItsNumber) {
   std::istringstream in("king\n# a comment\n\n  queen  \t\r\nking - man + woman\n");
   const auto lines = parse_batch(in);
-  ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[1].line, 4);
-  EXPECT_EQ(lines[1].text, "queen");
-  EXPECT_EQ(lines[2].text, "king - man + woman");
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[3].line, 4);
+  EXPECT_EQ(lines[3].text, "  queen  \t");
+  EXPECT_EQ(lines[4].text, "king - man + woman");
   EXPECT_THROW(read_batch_file("/nonexistent/batch.txt"), Error);
+}
+
+namespace {
+
+// A vocabulary of the awkward words of GloVe 6B and friends.
+const std::vector<std::string> kOdd = {"#", "#tag", "\"", "-", "+", "!", "'", "0", "1", "new york", "# x", "king", "queen"};
+
+bool odd_word(std::string_view w) { return std::find(kOdd.begin(), kOdd.end(), w) != kOdd.end(); }
+
+struct Classified {
+  LineKind kind;
+  std::string query;
+};
+
+Classified classify(const std::string& line, const IsWord& w = odd_word) {
+  Classified c{};
+  c.kind = classify_batch_line(line, w, c.query);
+  return c;
+}
+
+}  // namespace
+
+TEST(BatchFile, AWordIsAlwaysThatWord) {
+  for (const std::string& w : kOdd) {
+    const Classified c = classify(w);
+    EXPECT_EQ(c.kind, LineKind::query) << w;
+    EXPECT_EQ(c.query, w);
+  }
+  EXPECT_EQ(classify("  #tag \t").query, "#tag");  // trimmed, then still a word
+  EXPECT_EQ(classify("  #tag \t").kind, LineKind::query);
+}
+
+TEST(BatchFile, CommentsAndBlanksAreNotWords) {
+  EXPECT_EQ(classify("#not a word").kind, LineKind::comment);
+  EXPECT_EQ(classify("   # indented comment").kind, LineKind::comment);
+  EXPECT_EQ(classify("#tag", IsWord{}).kind, LineKind::comment);  // no model: nothing is a word
+  EXPECT_EQ(classify("").kind, LineKind::blank);
+  EXPECT_EQ(classify(" \t ").kind, LineKind::blank);
+  const Classified e = classify("  king - queen  ");
+  EXPECT_EQ(e.kind, LineKind::query);
+  EXPECT_EQ(e.query, "king - queen");
+}
+
+TEST(Repl, EveryWordIsAskableWithOrWithoutTheFlag) {
+  for (const std::string& w : kOdd)
+    for (const std::string& flag : {std::string(), std::string(" 0"), std::string(" 1")}) {
+      std::string text;
+      bool cpu = true;
+      ASSERT_TRUE(split_flag(w + flag + "\r\n", text, cpu, odd_word));
+      EXPECT_EQ(text, w) << "line '" << w << flag << "'";
+      EXPECT_EQ(cpu, flag == " 1") << "line '" << w << flag << "'";
+    }
+}
+
+TEST(Repl, ExpressionsAndTheStudysTerminatorStillWork) {
+  std::string text;
+  bool cpu = false;
+  ASSERT_TRUE(split_flag("king - queen ! 0", text, cpu, odd_word));
+  EXPECT_EQ(text, "king - queen !");
+  EXPECT_FALSE(cpu);
+  ASSERT_TRUE(split_flag("  king + \"new york\"   1 ", text, cpu, odd_word));
+  EXPECT_EQ(text, "king + \"new york\"");
+  EXPECT_TRUE(cpu);
+  EXPECT_FALSE(split_flag(" \t\r\n", text, cpu, odd_word));
+}
+
+TEST(Repl, ProtocolLinesAskTheVocabulary) {
+  Recorder r;
+  r.is_word = odd_word;
+  EXPECT_EQ(r.run("! 0\n0 1\n# 0\n#\n:begin\n#\n# comment\n:end\n"), 0);
+  EXPECT_EQ(r.queries, (std::vector<std::string>{"!", "0 [cpu]", "#", "#"}));
+  ASSERT_EQ(r.batches.size(), 1u);
+  EXPECT_EQ(r.batches[0].size(), 2u);
 }

@@ -51,8 +51,9 @@ void print_text(const Answer& a, const Model& m) {
 }
 
 void print_text(const BatchSummary& s) {
-  std::printf("batch: %d queries, %d answered, %d failed, %.0f queries/s\n", s.queries, s.answered, s.failed,
-              s.queries_per_s());
+  std::printf("batch: %d lines: %d skipped (%d blank, %d comment%s), %d queries: %d answered, %d failed; %.0f queries/s\n",
+              s.lines, s.blank + s.comments, s.blank, s.comments, s.comments == 1 ? "" : "s", s.queries, s.answered,
+              s.failed, s.queries_per_s());
   if (s.gpu) {
     print_timing(*s.gpu);
     if (s.batch_searcher)
@@ -84,7 +85,9 @@ nlohmann::json to_json(const Answer& a, const Model& m) {
 }
 
 nlohmann::json to_json(const BatchSummary& s) {
-  nlohmann::json j = {{"queries", s.queries}, {"answered", s.answered}, {"failed", s.failed}, {"k", s.k}};
+  nlohmann::json j = {{"lines", s.lines},     {"blank", s.blank},       {"comments", s.comments},
+                       {"skipped", s.blank + s.comments}, {"queries", s.queries}, {"answered", s.answered},
+                       {"failed", s.failed},   {"k", s.k}};
   if (s.gpu) j["gpu"] = timing_json(*s.gpu);
   if (s.batch_searcher) {
     j["sub_batch"] = s.sub_batch;

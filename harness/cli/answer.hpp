@@ -34,6 +34,8 @@ struct Answer {
 };
 
 struct BatchSummary {
+  // lines = blank + comments + queries; queries = answered + failed.
+  int lines = 0, blank = 0, comments = 0;
   int queries = 0, answered = 0, failed = 0, k = 0;
   std::optional<GpuTiming> gpu;
   int sub_batch = 0, fallbacks = 0;  // the batch searcher's split and fallback count (0: none)

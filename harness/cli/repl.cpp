@@ -7,14 +7,28 @@
 
 namespace distancies::cli {
 
+namespace {
+
+void drop_line_end(std::string& s) {
+  while (!s.empty() && (s.back() == '\r' || s.back() == '\n')) s.pop_back();
+}
+
+std::string trimmed(const std::string& s) {
+  const std::size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+bool word(const IsWord& is_word, const std::string& s) { return is_word && !s.empty() && is_word(s); }
+
+}  // namespace
+
 std::vector<BatchLine> parse_batch(std::istream& in) {
   std::vector<BatchLine> lines;
   std::string s;
   for (int n = 1; std::getline(in, s); ++n) {
-    while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
-    const std::size_t b = s.find_first_not_of(" \t");
-    if (b == std::string::npos || s[b] == '#') continue;
-    lines.push_back({n, s.substr(b)});
+    drop_line_end(s);
+    lines.push_back({n, s});
   }
   return lines;
 }
@@ -27,21 +41,43 @@ std::vector<BatchLine> read_batch_file(const std::string& path) {
   return lines;
 }
 
-bool split_flag(std::string line, std::string& text, bool& cpu) {
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
-  std::size_t s = line.find_first_not_of(" \t");
-  if (s == std::string::npos) return false;
-  line = line.substr(s);
-  cpu = false;
-  const std::size_t sp = line.find_last_of(" \t");
-  if (sp != std::string::npos) {
-    const std::string last = line.substr(sp + 1);
-    if (last == "0" || last == "1") {
-      cpu = last == "1";
-      line.erase(sp);
-    }
+LineKind classify_batch_line(const std::string& text, const IsWord& is_word, std::string& query) {
+  // A word first: `#`, `#tag`, `"` and `-` are words of GloVe, not comments or bad expressions.
+  if (word(is_word, text)) {
+    query = text;
+    return LineKind::query;
   }
-  text = line;
+  query = trimmed(text);
+  if (query.empty()) return LineKind::blank;
+  if (word(is_word, query)) return LineKind::query;
+  return query[0] == '#' ? LineKind::comment : LineKind::query;
+}
+
+bool split_flag(std::string line, std::string& text, bool& cpu, const IsWord& is_word) {
+  drop_line_end(line);
+  const std::string t = trimmed(line);
+  if (t.empty()) return false;
+  cpu = false;
+  bool flagged = false;
+  std::string before;  // the text before a trailing flag
+  const std::size_t sp = t.find_last_of(" \t");
+  if (sp != std::string::npos && (t.substr(sp + 1) == "0" || t.substr(sp + 1) == "1")) {
+    flagged = true;
+    before = trimmed(t.substr(0, sp));
+  }
+  // `WORD FLAG` always means the word, even when `WORD FLAG` is itself a word: the study's form.
+  if (flagged && word(is_word, before)) {
+    text = before;
+    cpu = t.back() == '1';
+    return true;
+  }
+  for (const std::string& whole : {line, t})
+    if (word(is_word, whole)) {
+      text = whole;
+      return true;
+    }
+  text = flagged ? before : t;
+  cpu = flagged && t.back() == '1';
   return true;
 }
 
@@ -64,10 +100,12 @@ int run_repl(std::istream& in, const ReplActions& act) {
         in_block = false;
         failed += act.batch(block);
       } else if (in_block) {
-        if (cmd.find_first_not_of(" \t") != std::string::npos) block.push_back({n, cmd});
+        std::string raw = line;  // every line: the batch classifies and counts it
+        drop_line_end(raw);
+        block.push_back({n, raw});
       } else if (cmd.rfind(":batch ", 0) == 0) {
         failed += act.batch_file(cmd.substr(7));
-      } else if (split_flag(line, text, cpu)) {
+      } else if (split_flag(line, text, cpu, act.is_word)) {
         act.query(text, cpu);
       }
     } catch (const Error& e) {

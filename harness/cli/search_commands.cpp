@@ -62,11 +62,12 @@ void add_search_commands(CLI::App& app) {
         const auto lines = read_batch_file(*batch);  // a missing file fails before the model loads
         Session s(*o);
         const int failed = s.run_batch(lines, o->also_cpu);
-        if (failed) throw Error(std::to_string(failed) + " of " + std::to_string(lines.size()) + " queries failed");
+        if (failed)
+          throw Error(std::to_string(failed) + " of " + std::to_string(s.last_batch_queries()) + " queries failed");
         return;
       }
-      // One argument is the text as typed ("king - man + woman": an expression unless that exact
-      // string is a word); among several, an argument with spaces is one word.
+      // One argument is the text as typed ("king - man + woman", "-", "#": an expression unless
+      // that exact string is a word); among several, an argument with spaces is one word.
       std::string text = words->size() == 1 ? words->front() : std::string();
       if (words->size() > 1)
         for (const auto& w : *words) text += (text.empty() ? "" : " ") + (w.find(' ') != std::string::npos ? '"' + w + '"' : w);
@@ -86,6 +87,7 @@ void add_search_commands(CLI::App& app) {
       act.query = [&](const std::string& text, bool cpu) { s.run(text, cpu); };
       act.batch = [&](const std::vector<BatchLine>& block) { return s.run_batch(block, false); };
       act.batch_file = [&](const std::string& path) { return s.run_batch(read_batch_file(path), false); };
+      act.is_word = [&](std::string_view w) { return s.is_word(w); };
       const int failed = run_repl(std::cin, act);
       if (failed) throw Error(std::to_string(failed) + " quer" + (failed == 1 ? "y" : "ies") + " failed");
     });

@@ -243,7 +243,9 @@ GpuTiming Session::gpu_timing(const char* pipeline, Breakdown bd) const {
 void Session::run(const std::string& text, bool also_cpu) {
   if (use_gpu_) choose_one();
   if (!one_) {  // a batch pipeline answers a single query as a batch of one
-    if (run_batch({{1, text}}, also_cpu)) throw Error("the query failed");
+    BatchSummary one;
+    one.lines = 1;
+    if (run_queries({{1, text}}, also_cpu, one)) throw Error("the query failed");
     return;
   }
   const Query q = make_query(model_, text);
@@ -263,6 +265,21 @@ void Session::run(const std::string& text, bool also_cpu) {
 }
 
 int Session::run_batch(const std::vector<BatchLine>& lines, bool also_cpu) {
+  BatchSummary summary;
+  summary.lines = static_cast<int>(lines.size());
+  std::vector<BatchLine> queries;
+  const IsWord word = [this](std::string_view w) { return is_word(w); };
+  for (const BatchLine& l : lines) {
+    std::string text;
+    const LineKind kind = classify_batch_line(l.text, word, text);
+    if (kind == LineKind::blank) ++summary.blank;
+    if (kind == LineKind::comment) ++summary.comments;
+    if (kind == LineKind::query) queries.push_back({l.line, std::move(text)});
+  }
+  return run_queries(queries, also_cpu, std::move(summary));
+}
+
+int Session::run_queries(const std::vector<BatchLine>& lines, bool also_cpu, BatchSummary summary) {
   std::vector<Answer> out;
   std::vector<Query> queries;
   std::vector<std::size_t> slot;  // out index of each parsed query
@@ -281,8 +298,7 @@ int Session::run_batch(const std::vector<BatchLine>& lines, bool also_cpu) {
     }
     out.push_back(std::move(a));
   }
-  BatchSummary summary;
-  summary.queries = static_cast<int>(lines.size());
+  summary.queries = last_batch_queries_ = static_cast<int>(lines.size());
   summary.answered = static_cast<int>(queries.size());
   summary.failed = summary.queries - summary.answered;
   summary.k = o_.k;

@@ -28,9 +28,12 @@ class Session {
   // One query; `also_cpu` adds the study's sequential CPU search and compares.
   void run(const std::string& text, bool also_cpu);
 
-  // Many queries at once: one object per line in order (an unknown word is that line's
-  // error), then a summary. Returns how many lines failed.
+  // Many lines at once, each a word, an expression, a blank or a comment line
+  // (classify_batch_line): one object per query in order (an unknown word is that line's
+  // error), then a summary that counts every line. Returns how many queries failed.
   int run_batch(const std::vector<BatchLine>& lines, bool also_cpu);
+  int last_batch_queries() const { return last_batch_queries_; }  // asked in the last batch
+  bool is_word(std::string_view w) const { return model_.find(w) >= 0; }
 
  private:
   // The study's sequential CPU search: the answer (alone) or a check beside the GPU's hits.
@@ -48,6 +51,9 @@ class Session {
   std::vector<Hit> search_one(const Query& q, Breakdown* bd);
   std::vector<std::vector<Hit>> search_many(const std::vector<Query>& qs, Breakdown* bd, BatchSummary& summary);
   void print(const Answer& a) const;
+  // The queries of a batch, already told apart from its blank and comment lines (counted in
+  // `summary`).
+  int run_queries(const std::vector<BatchLine>& queries, bool also_cpu, BatchSummary summary);
 
   SearchOptions o_;
   Model model_;
@@ -66,6 +72,7 @@ class Session {
   std::unique_ptr<NcclComm> comm_;         // --gpus: this rank's communicator
   std::unique_ptr<ShardSearcher> shard_;
   bool quiet_ = false;                     // a rank other than 0 answers nothing
+  int last_batch_queries_ = 0;
 };
 
 }  // namespace distancies::cli
