@@ -1,5 +1,5 @@
 // Every registered matmul variant (a loop over the table: a new row is tested by itself) and the
-// cuBLAS and CUTLASS anchors against the fp64 product, within each precision's bound
+// cuBLAS, cuBLASLt and CUTLASS anchors against the fp64 product, within each precision's bound
 // (docs/matmul.md), on shapes that are not multiples of any tile, K = 1, tiny and non-square
 // shapes, K long enough to fill the tensor-core pipeline, and more tile rows than a group.
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/matmul/cublas_matmul.hpp"
+#include "harness/matmul/cublaslt_matmul.hpp"
 #include "harness/matmul/cutlass_matmul.hpp"
 #include "harness/matmul/half_operands.hpp"
 #include "harness/matmul/matmul_host.hpp"
@@ -88,6 +89,72 @@ TEST(MatmulGpu, CublasAnchorsWithinTheirOwnBounds) {
       o.expect_within(matmul_error_factor(p, k), cublas_mode_name(mode));
     }
   }
+}
+
+namespace {
+
+// fp16 C: the fp32 result rounded once more, relative half an fp16 ulp (2^-11), absolute half the
+// smallest subnormal's spacing (2^-25) below fp16's normal range.
+void expect_half_c_within(const Operands& o, const CublasLtBest& lt, double factor, const std::string& who) {
+  std::vector<__half> h(static_cast<std::size_t>(o.m) * lt.ldc16());
+  CUDA_CHECK(cudaMemcpy(h.data(), lt.half_c(), h.size() * 2, cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i < o.m && bad < 3; ++i)
+    for (int j = 0; j < o.n && bad < 3; ++j) {
+      const std::size_t at = static_cast<std::size_t>(i) * o.n + j;
+      const double c = __half2float(h[static_cast<std::size_t>(i) * lt.ldc16() + j]);
+      const double bound = factor * o.ref.abs_c[at] + std::ldexp(std::fabs(o.ref.c[at]), -11) + std::ldexp(1.0, -25);
+      if (!(std::fabs(c - o.ref.c[at]) <= bound)) {
+        ADD_FAILURE() << who << " " << o.m << "x" << o.n << "x" << o.k << ": C[" << at << "] = " << c << ", fp64 "
+                      << o.ref.c[at] << ", bound " << bound;
+        ++bad;
+      }
+    }
+}
+
+}  // namespace
+
+TEST(MatmulGpu, CublasLtBestAnchorsWithinTheirOwnBounds) {
+  DISTANCIES_REQUIRE_GPU();
+  CublasLtBest lt;
+  for (const auto& [m, n, k] : kShapes) {
+    const Operands o(m, n, k);
+    for (CublasLtMode mode : {CublasLtMode::F16, CublasLtMode::F16OutF16, CublasLtMode::Tf32}) {
+      const std::string who = cublaslt_mode_name(mode);
+      o.poison();
+      const CublasLtChoice c = lt.prepare(o.args(), mode, nullptr);
+      EXPECT_GE(c.candidates, 1) << who;
+      EXPECT_GE(c.rank, 0) << who;
+      EXPECT_LT(c.rank, CublasLtBest::kCandidates) << who;
+      EXPECT_LE(c.workspace_used, CublasLtBest::kWorkspaceBytes) << who;
+      EXPECT_GT(c.ms, 0) << who;
+      const bool half_in = mode != CublasLtMode::Tf32;
+      EXPECT_TRUE(c.k_run == k || (half_in && c.k_run == matmul_half_ld(k))) << who << ": K " << c.k_run;
+      EXPECT_GT(c.best_exact_k_ms, 0) << who;
+      if (half_in && k % 8 != 0) {
+        EXPECT_GT(c.best_padded_k_ms, 0) << who << ": K rounded to 8 is tried too";
+      }
+      o.poison();  // the set-up's calls wrote C: the timed call must write it again
+      lt.run(o.args(), nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      const double factor = matmul_error_factor(cublaslt_precision(mode), k);
+      if (mode == CublasLtMode::F16OutF16)
+        expect_half_c_within(o, lt, factor, who);
+      else
+        o.expect_within(factor, who);
+    }
+  }
+}
+
+TEST(MatmulGpu, CublasLtBestRefusesOperandsItDidNotPrepare) {
+  DISTANCIES_REQUIRE_GPU();
+  CublasLtBest lt;
+  const Operands a(8, 8, 8), b(9, 9, 9);
+  EXPECT_THROW(lt.run(a.args(), nullptr), Error) << "nothing prepared yet";
+  lt.prepare(a.args(), CublasLtMode::F16, nullptr);
+  EXPECT_THROW(lt.run(b.args(), nullptr), Error);
+  EXPECT_NO_THROW(lt.run(a.args(), nullptr));
+  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 TEST(MatmulGpu, CutlassAnchorsWithinTheirOwnBoundsOrRefuse) {

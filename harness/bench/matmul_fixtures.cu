@@ -1,9 +1,10 @@
 // The matmul study's fixtures (docs/matmul.md): matmul/<variant>/M:m/N:n/K:k for every registered
 // variant at the study's 512^3 and at 4096^3 (the full tile and register sweeps), the best of
-// the seed's kernels, the kernels beyond the seed and the cuBLAS and CUTLASS anchors at every
-// shape, and the study's single-core CPU loop at 512^3. Counters: TFLOP/s, the fraction of
-// cuBLAS's speed at the same shape and precision and of the card's peak for that precision,
-// and the kernel's registers, spills, shared memory, threads and occupancy.
+// the seed's kernels, the kernels beyond the seed and the cuBLAS, cuBLASLt (the fastest of the
+// heuristic's candidates) and CUTLASS anchors at every shape, and the study's single-core CPU
+// loop at 512^3. Counters: TFLOP/s, the fraction of cuBLAS's speed at the same shape and
+// precision and of the card's peak for that precision, and the kernel's registers, spills,
+// shared memory, threads and occupancy.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/matmul/cublas_matmul.hpp"
+#include "harness/matmul/cublaslt_matmul.hpp"
 #include "harness/matmul/cutlass_matmul.hpp"
 #include "harness/matmul/half_operands.hpp"
 #include "harness/matmul/matmul_host.hpp"
@@ -37,8 +39,8 @@ const Shape kStudy{512, 512, 512};
 const Shape kSweep{4096, 4096, 4096};
 // Every shape the anchors and the best seed kernels run at: square sizes, and the batched
 // search's shape (1,024 queries x 300 against a 131,072-row tile of the model).
-const Shape kShapes[] = {{512, 512, 512}, {1024, 1024, 1024}, {4096, 4096, 4096}, {16384, 16384, 16384},
-                         {1024, 131072, 300}};
+const Shape kShapes[] = {{512, 512, 512},       {1024, 1024, 1024},   {4096, 4096, 4096},
+                         {8192, 8192, 8192},    {16384, 16384, 16384}, {1024, 131072, 300}};
 const char* kEveryShape[] = {"register_tile_4x4", "register_tile_8x8", "register_length_8", "shared_tile_4x4",
                              "shared_tile_8x8",   "warp_tiled_sgemm",  "mma_f16_128x128", "mma_f16_128x256",
                              "mma_f16_256x128",   "mma_f16_128x256_k64", "mma_f16_256x128_k64"};
@@ -120,21 +122,22 @@ double cublas_ms(const Shape& s, MatmulPrecision p) {
   return cache[key] = ms[ms.size() / 2];
 }
 
-void rate_counters(benchmark::State& st, const Shape& s, double ms, MatmulPrecision p) {
+void rate_counters(benchmark::State& st, const Shape& s, double ms, MatmulPrecision p, int output_bits = 32) {
   st.counters["M"] = s.m;
   st.counters["N"] = s.n;
   st.counters["K"] = s.k;
   st.counters["tflops"] = s.flops() / (ms * 1e9);
   st.counters["input_bits"] = p == MatmulPrecision::F16 ? 16 : p == MatmulPrecision::TF32 ? 19 : 32;
+  st.counters["output_bits"] = output_bits;  // C's element: fp32 everywhere but cublaslt_f16_out16_best
   const double peak = peak_tflops(p);
   if (peak > 0) st.counters["peak_fraction"] = s.flops() / (ms * 1e9) / peak;
   st.counters["cublas_fraction"] = cublas_ms(s, p) / ms;  // of cuBLAS's speed at the same precision
 }
 
 // What a product must move at least: A and B read once (2 bytes an element in FP16), C written once.
-double min_bytes(const Shape& s, MatmulPrecision p) {
+double min_bytes(const Shape& s, MatmulPrecision p, int output_bits = 32) {
   const double in = p == MatmulPrecision::F16 ? 2 : 4;
-  return in * (double(s.m) * s.k + double(s.k) * s.n) + 4.0 * s.m * s.n;
+  return in * (double(s.m) * s.k + double(s.k) * s.n) + output_bits / 8.0 * s.m * s.n;
 }
 
 void variant_fixture(benchmark::State& st, const MatmulVariant* v, Shape s) {
@@ -175,6 +178,38 @@ void cublas_fixture(benchmark::State& st, CublasMode mode, Shape s) {
                             : mode == CublasMode::Tf32 ? MatmulPrecision::TF32
                                                        : MatmulPrecision::F16;
   rate_counters(st, s, m.mean("kernel_ms"), p);
+}
+
+// cuBLASLt at its best: the heuristic's top candidates timed once at set-up (untimed here), the
+// fastest timed by the engine. Counters say which algorithm won and what the others took.
+void cublaslt_fixture(benchmark::State& st, CublasLtMode mode, Shape s) {
+  static CublasLtBest* lt[3] = {};  // one a mode, never destroyed (as blas()); re-tuned when the operands change
+  static MatmulArgs tuned_for[3] = {};
+  const int i = static_cast<int>(mode);
+  if (!lt[i]) lt[i] = new CublasLtBest;
+  const MatmulArgs args = operands(s).args();
+  const MatmulArgs& t = tuned_for[i];
+  if (t.a != args.a || t.b != args.b || t.m != args.m || t.n != args.n || t.k != args.k) {
+    tuned_for[i] = MatmulArgs{};
+    lt[i]->prepare(args, mode, nullptr);
+    tuned_for[i] = args;
+  }
+  const MatmulPrecision p = cublaslt_precision(mode);
+  Means m;
+  ExecOptions opt;
+  opt.warmups = 2;
+  opt.min_bytes = min_bytes(s, p, cublaslt_output_bits(mode));
+  opt.on_sample = [&](double ms) { m.add("kernel_ms", ms); };
+  if (!exec(st, [&](cudaStream_t str) { lt[i]->run(args, str); }, opt)) return;
+  m.publish(st);
+  rate_counters(st, s, m.mean("kernel_ms"), p, cublaslt_output_bits(mode));
+  const CublasLtChoice& c = lt[i]->choice();
+  parameters(st, {{"algo_rank", c.rank}, {"algo_id", c.algo_id}, {"algo_tile_id", c.tile_id},
+                  {"algo_stages_id", c.stages_id}, {"algo_splitk", c.splitk}, {"algo_cluster_id", c.cluster_id},
+                  {"algo_candidates", c.candidates}, {"k_run", c.k_run},
+                  {"workspace_mib", double(c.workspace_used) / (1 << 20)}, {"setup_best_ms", c.ms},
+                  {"setup_first_choice_ms", c.first_choice_ms}, {"setup_best_exact_k_ms", c.best_exact_k_ms},
+                  {"setup_best_padded_k_ms", c.best_padded_k_ms}});
 }
 
 void cutlass_fixture(benchmark::State& st, CutlassMode mode, Shape s) {
@@ -231,6 +266,9 @@ void register_matmul_fixtures() {
   for (const Shape& s : kShapes) {
     for (CublasMode mode : {CublasMode::Sgemm, CublasMode::Tf32, CublasMode::F16})
       min_time(timed(add(std::string("matmul/") + cublas_mode_name(mode) + s.tail(), cublas_fixture, mode, s)),
+               kMinSeconds);
+    for (CublasLtMode mode : {CublasLtMode::F16, CublasLtMode::F16OutF16, CublasLtMode::Tf32})
+      min_time(timed(add(std::string("matmul/") + cublaslt_mode_name(mode) + s.tail(), cublaslt_fixture, mode, s)),
                kMinSeconds);
     for (CutlassMode mode : {CutlassMode::SimtF32, CutlassMode::F16})
       min_time(timed(add(std::string("matmul/") + cutlass_mode_name(mode) + s.tail(), cutlass_fixture, mode, s)),

@@ -15,6 +15,9 @@ const char* cublas_mode_name(CublasMode m) {
 struct CublasMatmul::Impl {
   CublasHandle handle;
   HalfOperands halves;
+  // cuBLAS's recommended workspace on Hopper (cublasSetWorkspace); cublasSetStream drops it, so
+  // every call sets it again.
+  DeviceBuffer workspace{std::size_t(32) << 20, "cuBLAS workspace"};
 };
 
 CublasMatmul::CublasMatmul() : impl_(new Impl) {}
@@ -28,6 +31,7 @@ void CublasMatmul::prepare(const MatmulArgs& a, CublasMode mode, cudaStream_t s)
 void CublasMatmul::run(const MatmulArgs& a, CublasMode mode, cudaStream_t s) {
   cublasHandle_t h = impl_->handle.get();
   cublas_check(cublasSetStream(h, s), "cublasSetStream");
+  cublas_check(cublasSetWorkspace(h, impl_->workspace.get(), impl_->workspace.bytes()), "cublasSetWorkspace");
   const float one = 1.0f, zero = 0.0f;
   if (mode == CublasMode::Sgemm) {
     cublas_check(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");  // fp32 FMA, never TF32
