@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # One command for a fresh machine: installs what is missing, builds everything (CUDA code
 # too), fetches the real GloVe sample, then runs the main job:
-#   with a GPU:    the full benchmark over the 2,196,016 x 300 model, JSON + tables in results/local/
+#   with a GPU:    the main suite over the 2,196,016 x 300 model (the study's tables and each
+#                  study's headline comparison, 3 repetitions), JSON + tables in results/local/;
+#                  --full: every fixture (results/local/bench-full.json)
 #   without one:   says so, then runs what can run (CPU search on the real model, CPU fixtures)
-#   scripts/setup.sh [--build-only]
+#   An interrupted run is resumed by running the same command again.
+#   scripts/setup.sh [--build-only | --full]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-run}
@@ -43,12 +46,22 @@ glove=.cache/models/glove.6B.50d.w2v.bin
 bin=build/harness
 mkdir -p results/local
 if "$bin/cli/distancies" query --model "$glove" --device gpu -k 5 king - man + woman 2>/dev/null; then
-  "$bin/bench/distancies-bench" --benchmark_repetitions=5 --benchmark_out=results/local/bench.json \
-    --benchmark_out_format=json
-  .venv/bin/python scripts/report.py results/local/bench.json --out-dir results/local --md results/local/tables.md
-  echo "setup: tables in results/local/tables.md"
+  # The JSON is rewritten after every fixture; a run that did not finish is continued, not restarted.
+  out=results/local/bench.json args=(--suite main)
+  if [ "$mode" = "--full" ]; then
+    out=results/local/bench-full.json args=(--suite full --benchmark_repetitions=5)
+    [ -f results/local/bench.json ] && args+=(--estimate-from results/local/bench.json)
+  fi
+  if [ -f "$out" ] && ! grep -q '"suite_state": "complete"' "$out"; then
+    echo "setup: $out is an unfinished run: resuming it (delete it to start again)"
+    args+=(--resume "$out")
+  fi
+  "$bin/bench/distancies-bench" "${args[@]}" --out "$out"
+  .venv/bin/python scripts/report.py "$out" --out-dir results/local --md results/local/tables.md
+  cat results/local/tables.md
+  echo "setup: JSON in $out, tables in results/local/tables.md (scripts/setup.sh --full runs every fixture)"
 else
   echo "setup: no usable CUDA GPU here; running the CPU parts (the GPU fixtures need a GPU host)"
   "$bin/cli/distancies" query --model "$glove" --device cpu -k 5 king - man + woman
-  "$bin/bench/distancies-bench" --benchmark_out=results/local/bench-cpu.json --benchmark_out_format=json
+  "$bin/bench/distancies-bench" --suite full --out results/local/bench-cpu.json
 fi

@@ -15,6 +15,7 @@
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/context.hpp"
 #include "harness/bench/fixtures.hpp"
+#include "harness/bench/suite_run.hpp"
 #include "variants/registry_model.hpp"
 #include "harness/bench/measure.hpp"
 #include "harness/runtime/device.hpp"
@@ -121,6 +122,26 @@ int main(int argc, char** argv) {
       ->default_str("5")
       ->needs(rsd)
       ->group(stopping);
+  const char* run = "Suite, progress and output (docs/methodology.md, \"Suites, progress, resume\")";
+  distancies::bench::SuiteOptions so;
+  app.add_option("--suite", so.suite,
+                 "main: the study's tables and each study's headline comparison, 3 repetitions (the default); "
+                 "full: every fixture (the default when --benchmark_filter is given)")
+      ->check(CLI::IsMember({"main", "full"}))
+      ->group(run);
+  bool full = false;
+  app.add_flag("--full", full, "The same as --suite full")->group(run);
+  app.add_option("--out", so.out,
+                 "JSON file rewritten after every fixture (Google Benchmark's schema; valid if the run is killed)")
+      ->group(run);
+  app.add_option("--resume", so.resume,
+                 "Continue the run in this JSON file: its fixtures are not run again, the new ones are added to it "
+                 "(or to --out)")
+      ->group(run);
+  app.add_option("--estimate-from", so.estimate_from,
+                 "An earlier run's JSON whose fixture wall times give the expected duration and the ETA "
+                 "(default: the --out file, when it exists)")
+      ->group(run);
   app.footer("Google Benchmark's own flags (--benchmark_filter, --benchmark_repetitions, --benchmark_out, ...) "
              "pass through; --help lists them below.");
 
@@ -142,11 +163,14 @@ int main(int argc, char** argv) {
           argv[i] = rank_args.back().data();
         }
   }
+  const auto gb_flags = distancies::bench::scan_benchmark_flags(argc, argv);  // before Initialize takes them
   benchmark::Initialize(&argc, argv, print_help);  // takes the --benchmark_* flags out of argv
   try {
     app.parse(argc, argv);
     if (mc.stopping.max_time_s < mc.stopping.min_time_s)
       throw CLI::ValidationError("--max-time", "must be at least --min-time");
+    if (full && !so.suite.empty() && so.suite != "full")
+      throw CLI::ValidationError("--full", "contradicts --suite " + so.suite);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
@@ -154,6 +178,7 @@ int main(int argc, char** argv) {
   mc.telemetry = !no_telemetry;
   mc.mode = mode == "cold" ? CacheMode::Cold : CacheMode::Warm;
   mc.stopping.target_rsd = target_pct / 100.0;
+  if (full) so.suite = "full";
   try {
     distancies::registry::check_all();  // a bad registry row is an error here, never at launch
     const auto& dev = distancies::device_status();
@@ -163,9 +188,9 @@ int main(int argc, char** argv) {
     distancies::bench::init_measure(mc);
     distancies::bench::init_bench_state(c);
     distancies::bench::add_context();
-    distancies::bench::register_fixtures(dev.available);
-    benchmark::RunSpecifiedBenchmarks();
+    const int status = distancies::bench::run_suite(so, gb_flags, dev.available);
     benchmark::Shutdown();
+    if (status != 0) return status;
     distancies::bench::release_scale_fixtures();  // NCCL and pinned memory before static teardown
     distancies::bench::shutdown_measure();
   } catch (const std::exception& e) {

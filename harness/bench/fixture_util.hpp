@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <exception>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -79,9 +80,16 @@ inline std::vector<std::string>& registered_fixtures() {
   return names;
 }
 
+// Which fixtures this run hands to Google Benchmark (suites.hpp: --suite, less --resume's
+// finished ones); unset: all. An unselected fixture gets an object Google Benchmark never sees,
+// so the chained settings after add() still apply to something.
+std::function<bool(const std::string&)>& fixture_selection();
+benchmark::internal::Benchmark* unselected_fixture(const std::string& name);
+
 template <class Fn, class... Args>
 benchmark::internal::Benchmark* add(const std::string& name, Fn fn, Args... args) {
   registered_fixtures().push_back(name);
+  if (fixture_selection() && !fixture_selection()(name)) return unselected_fixture(name);
   return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { guarded(st, fn, args...); });
 }
 
