@@ -10,6 +10,7 @@
 #include "harness/runtime/device.hpp"
 #include "harness/runtime/error.hpp"
 #include "variants/intersect/cpu_intersect.hpp"
+#include "variants/intersect/cpu_peers.hpp"
 #include "harness/intersect/generate.hpp"
 #include "harness/intersect/gpu_intersect.hpp"
 #include "harness/intersect/index.hpp"
@@ -27,9 +28,18 @@ struct IntersectOptions {
 };
 
 // Runs one variant; returns the answers and the milliseconds the run took (a GPU run timed
-// with events after one untimed run, so first-touch costs are not counted).
+// with events, a CPU peer with the host clock, each after one untimed run, so first-touch costs
+// are not counted; a peer's preparation, like the index's upload, is not timed).
 Answers run_variant(const IntersectVariant& v, const PostingIndex& ix, const HashTables& h,
                     const std::vector<Query>& qs, GpuBatch* batch, double* ms) {
+  if (v.peer) {
+    const std::unique_ptr<CpuPeer> peer = v.peer(ix, 0);
+    peer->run(qs);
+    const auto t0 = std::chrono::steady_clock::now();
+    Answers a = peer->run(qs);
+    *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return a;
+  }
   if (v.serial) {
     Answers a;
     const auto t0 = std::chrono::steady_clock::now();
@@ -79,10 +89,15 @@ void run_intersect(const IntersectOptions& o) {
   const bool gpu = device_status().available;
   std::vector<const IntersectVariant*> run;
   if (o.algorithm == "all") {
-    for (const IntersectVariant& v : intersect_variants())
-      if (v.serial || gpu) run.push_back(&v);
+    for (const IntersectVariant& v : intersect_variants()) {
+      if (v.method == IntersectMethod::Roaring && !roaring_built()) {
+        if (!o.json) std::fprintf(stderr, "%s: not built (libroaring-dev missing at configure time)\n", v.name);
+        continue;
+      }
+      if (v.serial || v.peer || gpu) run.push_back(&v);
+    }
     if (!gpu && !o.json)
-      std::fprintf(stderr, "no usable CUDA GPU (%s): running the serial variants only\n",
+      std::fprintf(stderr, "no usable CUDA GPU (%s): running the CPU variants only\n",
                    device_status().reason.c_str());
   } else {
     run.push_back(&intersect_variant(o.algorithm == "auto" ? (gpu ? "svs_coarse_batch" : "svs_serial") : o.algorithm));
@@ -145,7 +160,7 @@ void add_intersect_commands(CLI::App& app) {
     c->add_option("--queries", o->queries, "Query file: up to 5 term ids per line")->required();
     c->add_option("--algorithm", o->algorithm,
                   "A variant of `distancies list` (intersect family), 'all', or 'auto' (svs_coarse_batch on a GPU, "
-                  "else svs_serial)");
+                  "else svs_serial); the *_allcores peers use every hardware thread");
     c->add_option("--memory", o->memory, "The index in explicit device memory or managed memory")
         ->check(CLI::IsMember({"explicit", "managed"}));
     c->add_flag("--ids", o->ids, "Print each query's ids, not only their count");

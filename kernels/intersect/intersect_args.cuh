@@ -13,7 +13,8 @@ constexpr int kIntersectBuckets = 512;     // Hash(512): the id range cut in 512
 
 // MergePath tiles are ranges of steps of the merge of a query's two shortest lists; the others'
 // are ranges of its shortest list.
-enum class IntersectMethod { Svs, Adp, Hash, Gallop, Bitmap, MergePath, Staged, Probe };
+// Roaring and SimdGallop are the CPU peers of the batch (every core; no kernel).
+enum class IntersectMethod { Svs, Adp, Hash, Gallop, Bitmap, MergePath, Staged, Probe, Roaring, SimdGallop };
 
 struct DeviceQuery {
   unsigned terms[kIntersectMaxTerms];  // shortest list first

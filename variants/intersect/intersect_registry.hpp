@@ -2,7 +2,8 @@
 // table. Serial rows run on the CPU; GPU rows launch a marking kernel over tiles (a tile is up
 // to kIntersectTile ids of one query's shortest list). `batched` rows run a whole batch of
 // queries in one launch; the others launch per query and copy each count back, as the study
-// did. Tests, fixtures, `distancies intersect` and `distancies list` iterate this table.
+// did. AllCores rows are the batch's CPU peers (cpu_peers.hpp): every query of the batch over
+// every core. Tests, fixtures, `distancies intersect` and `distancies list` iterate this table.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -11,12 +12,13 @@
 #include <vector>
 
 #include "variants/intersect/cpu_intersect.hpp"
+#include "variants/intersect/cpu_peers.hpp"
 #include "kernels/intersect/intersect_args.cuh"
 #include "variants/registry_model.hpp"
 
 namespace distancies {
 
-enum class IntersectGrain { Serial, Coarse, Fine };
+enum class IntersectGrain { Serial, Coarse, Fine, AllCores };
 
 struct IntersectVariant {
   const char* name;  // <algorithm>_<grain>[_batch]
@@ -33,16 +35,20 @@ struct IntersectVariant {
   // The kernel compacts each tile's answers itself (at the tile's first candidate position,
   // tile_counts of them): no flags and no select pass.
   bool compacts = false;
+  // AllCores rows: the peer, prepared from the index (untimed); threads 0: every hardware
+  // thread. Throws intersect::PeerNotBuilt where this build lacks its library.
+  std::unique_ptr<intersect::CpuPeer> (*peer)(const intersect::PostingIndex& index, unsigned threads) = nullptr;
 };
 
 const registry::Table<IntersectVariant>& intersect_variants();
 const IntersectVariant& intersect_variant(const std::string& name);  // unknown: one error line
 
-const char* method_name(IntersectMethod m);  // svs, adp, hash, gallop, bitmap, mergepath, staged, probe
-const char* grain_name(IntersectGrain g);    // serial, coarse, fine
-// The fixture's <grain> part: serial, coarse, fine, coarse_batch, fine_batch.
+// svs, adp, hash, gallop, bitmap, mergepath, staged, probe, roaring, simd_gallop
+const char* method_name(IntersectMethod m);
+const char* grain_name(IntersectGrain g);  // serial, coarse, fine, allcores
+// The fixture's <grain> part: serial, coarse, fine, coarse_batch, fine_batch, allcores.
 std::string grain_label(const IntersectVariant& v);
-// Problems with a row (empty: none): launch or serial function as its grain needs, its name.
+// Problems with a row (empty: none): launch, serial function or peer as its grain needs, its name.
 std::vector<std::string> intersect_variant_problems(const IntersectVariant& v);
 
 // Marking launchers (intersect_mark.cu).

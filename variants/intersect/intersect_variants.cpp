@@ -1,5 +1,6 @@
 // The table of intersection variants: the study's nine (serial, coarse, fine for SVS, ADP and
-// Hash(512)), the same kernels run as one batch, and four beyond the study.
+// Hash(512)), the same kernels run as one batch, the batch's GPU designs beyond the study, and
+// its CPU peers on every core.
 #include <string>
 
 #include "variants/intersect/intersect_registry.hpp"
@@ -14,6 +15,13 @@ using Ids = std::vector<std::uint32_t>;
 Ids run_svs(const Lists& l, const Ids&, const HashTables&) { return intersect::svs_serial(l); }
 Ids run_adp(const Lists& l, const Ids&, const HashTables&) { return intersect::adp_serial(l); }
 Ids run_hash(const Lists& l, const Ids& t, const HashTables& h) { return intersect::hash_serial(l, t, h); }
+
+std::unique_ptr<intersect::CpuPeer> peer_roaring(const intersect::PostingIndex& ix, unsigned threads) {
+  return intersect::make_roaring_peer(ix, threads);
+}
+std::unique_ptr<intersect::CpuPeer> peer_simd_gallop(const intersect::PostingIndex& ix, unsigned threads) {
+  return intersect::make_simd_gallop_peer(ix, threads);
+}
 
 using M = IntersectMethod;
 using G = IntersectGrain;
@@ -74,6 +82,14 @@ const registry::Table<IntersectVariant>& intersect_variants() {
            "4 ids a thread placed a block apart (short dependent chains, many threads): a bit test in bitmapped lists, "
            "else the Hash(512) bucket's binary search; answers compacted in the block, no select pass; one launch",
            "beyond the study", M::Probe, G::Coarse, true, launch_probe_mark, nullptr, true},
+          {"roaring_allcores",
+           "CRoaring on every core: each list a roaring bitmap (built once, untimed), a query's bitmaps and-ed "
+           "shortest first; a query per thread",
+           "CPU peer", M::Roaring, G::AllCores, false, nullptr, nullptr, false, peer_roaring},
+          {"simd_gallop_allcores",
+           "sorted arrays on every core: SIMD galloping (AVX2 32-id block compares where the CPU has it), shortest "
+           "list first; a query per thread",
+           "CPU peer", M::SimdGallop, G::AllCores, false, nullptr, nullptr, false, peer_simd_gallop},
       });
   return t;
 }
@@ -98,6 +114,10 @@ const char* method_name(IntersectMethod m) {
       return "staged";
     case M::Probe:
       return "probe";
+    case M::Roaring:
+      return "roaring";
+    case M::SimdGallop:
+      return "simd_gallop";
   }
   return "?";
 }
@@ -110,6 +130,8 @@ const char* grain_name(IntersectGrain g) {
       return "coarse";
     case G::Fine:
       return "fine";
+    case G::AllCores:
+      return "allcores";
   }
   return "?";
 }
@@ -123,9 +145,15 @@ std::vector<std::string> intersect_variant_problems(const IntersectVariant& v) {
   const std::string me = std::string("intersection variant '") + v.name + "'";
   if (v.grain == G::Serial && (!v.serial || v.mark))
     out.push_back(me + " is serial but has no CPU function (or has a kernel)");
-  if (v.grain != G::Serial && (!v.mark || v.serial))
+  const bool gpu = v.grain == G::Coarse || v.grain == G::Fine;
+  if (gpu && (!v.mark || v.serial || v.peer))
     out.push_back(me + " runs on the GPU but has no kernel (or has a CPU function)");
-  if (v.grain == G::Serial && v.batched) out.push_back(me + " is serial and batched");
+  if (!gpu && v.batched) out.push_back(me + " runs on the CPU and is marked batched (a GPU launch)");
+  if (v.grain != G::AllCores && v.peer) out.push_back(me + " has a CPU peer but is not an allcores row");
+  const bool peer_method = v.method == M::Roaring || v.method == M::SimdGallop;
+  if (v.grain == G::AllCores && (!v.peer || v.serial || v.mark || !peer_method))
+    out.push_back(me + " is an allcores row: it needs a peer (roaring or simd_gallop) and nothing else");
+  if (peer_method && v.grain != G::AllCores) out.push_back(me + ": roaring and simd_gallop run only on every core");
   if (v.method == M::MergePath && v.grain == G::Serial) out.push_back(me + ": no serial merge-path row");
   if (v.grain == G::Fine &&
       (v.method == M::Gallop || v.method == M::Bitmap || v.method == M::MergePath || v.method == M::Staged ||
