@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <random>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "harness/runtime/error.hpp"
 #include "variants/intersect/cpu_intersect.hpp"
+#include "variants/intersect/cpu_peers.hpp"
 #include "harness/intersect/floor_bytes.hpp"
 #include "harness/intersect/generate.hpp"
 #include "harness/intersect/index.hpp"
@@ -235,5 +237,156 @@ TEST(IntersectFloor, Gov2ShapedSharesLists) {
   std::printf("gov2-shaped: per-query sum %.1f MB, distinct %.1f MB, distinct shortest %.1f MB\n",
               b.per_query_sum / 1e6, b.distinct / 1e6, b.distinct_shortest / 1e6);
 }
+
+// The batch's CPU peers on every core (cpu_peers.hpp): each equal to the oracle, query by query,
+// on the small set and on the nasty cases; the pool hands out every query exactly once.
+namespace peers {
+
+using distancies::intersect::Answers;
+
+Answers oracle_of(const DataSet& d) {
+  Answers a;
+  for (const Query& q : d.queries) a.push_back(oracle_intersect(lists_of(d.index, q)));
+  return a;
+}
+
+// Every allcores row (roaring skipped where it is not built) on 1, 3 and every hardware thread.
+void expect_peers_exact(const DataSet& d, const std::string& what) {
+  const Answers want = oracle_of(d);
+  for (const IntersectVariant& v : intersect_variants()) {
+    if (!v.peer || (v.method == IntersectMethod::Roaring && !roaring_built())) continue;
+    for (unsigned threads : {1u, 3u, 0u}) {
+      const auto peer = v.peer(d.index, threads);
+      const Answers got = peer->run(d.queries);
+      ASSERT_EQ(got.size(), want.size()) << v.name << " on " << what;
+      for (std::size_t q = 0; q < want.size(); ++q)
+        ASSERT_EQ(got[q], want[q]) << v.name << " (" << threads << " threads) on " << what << ", query line "
+                                   << d.queries[q].line;
+    }
+  }
+}
+
+// Both instruction-set paths of the galloping, query by query, on the calling thread.
+void expect_gallop_paths_exact(const DataSet& d, const std::string& what) {
+  std::vector<GallopIsa> isas = {GallopIsa::Portable};
+  if (best_gallop_isa() == GallopIsa::Avx2) isas.push_back(GallopIsa::Avx2);
+  for (GallopIsa isa : isas)
+    for (const Query& q : d.queries) {
+      const Lists l = lists_of(d.index, q);
+      ASSERT_EQ(simd_gallop_intersect(l, isa), oracle_intersect(l)) << isa_name(isa) << " on " << what;
+    }
+}
+
+DataSet of_lists(const std::vector<std::vector<std::uint32_t>>& lists, const std::vector<std::vector<std::uint32_t>>& qs) {
+  DataSet d;
+  for (const auto& l : lists) d.index.add(l);
+  int line = 0;
+  for (const auto& t : qs) d.queries.push_back({t, ++line});
+  return d;
+}
+
+std::vector<std::uint32_t> range(std::uint32_t from, std::uint32_t count, std::uint32_t step) {
+  std::vector<std::uint32_t> v;
+  for (std::uint32_t i = 0; i < count; ++i) v.push_back(from + i * step);
+  return v;
+}
+
+// Empty lists, one term, disjoint, identical, very skewed lengths (matches at the long list's
+// ends, in its tail and between whole blocks), ids at 2^32-1.
+DataSet nasty_set() {
+  const std::uint32_t top = 0xFFFFFFFFu;
+  std::vector<std::uint32_t> huge = range(0, 300000, 3);  // 0 .. 899,997
+  huge.push_back(top - 1);
+  huge.push_back(top);
+  const std::vector<std::uint32_t> tiny = {0, 31, 32, 96, 95, 899997, top};  // not sorted yet
+  std::vector<std::uint32_t> t = tiny;
+  std::sort(t.begin(), t.end());
+  return of_lists(
+      {{}, huge, t, range(1, 1000, 2), range(0, 1000, 2), range(0, 1000, 2), {top}, {top - 1, top},
+       range(top - 40, 41, 1), range(7, 33, 7), {5}},
+      {{0}, {0, 1}, {1, 0, 2}, {1}, {3, 4}, {4, 5}, {4, 5, 1}, {1, 2}, {2, 1, 6}, {6, 7, 8}, {7, 8}, {1, 9}, {9, 1, 4},
+       {10, 1}, {10, 9}, {2, 8, 7, 1, 6}});
+}
+
+TEST(IntersectPeers, RowsAreRegisteredWithTheirNames) {
+  EXPECT_EQ(intersect_variant("roaring_allcores").grain, IntersectGrain::AllCores);
+  EXPECT_EQ(intersect_variant("simd_gallop_allcores").method, IntersectMethod::SimdGallop);
+  EXPECT_EQ(grain_label(intersect_variant("simd_gallop_allcores")), "allcores");
+  IntersectVariant bad = intersect_variant("roaring_allcores");
+  bad.peer = nullptr;
+  EXPECT_FALSE(intersect_variant_problems(bad).empty());
+  bad = intersect_variant("svs_serial");
+  bad.peer = intersect_variant("simd_gallop_allcores").peer;
+  EXPECT_FALSE(intersect_variant_problems(bad).empty());
+  std::printf("simd_gallop path here: %s; CRoaring %s\n", isa_name(best_gallop_isa()),
+              roaring_built() ? "built" : "not built");
+}
+
+TEST(IntersectPeers, ExactOnTheSmallSetAndTheAdversarialSets) {
+  expect_peers_exact(small_set(), "the small set");
+  expect_peers_exact(small_set(99), "the small set, seed 99");
+  for (auto& [name, d] : adversarial_sets()) expect_peers_exact(d, name);
+  for (int r : {1, 16, 256}) expect_peers_exact(ratio_set(100, r, 20), "ratio " + std::to_string(r));
+  for (int t = 1; t <= 5; ++t) expect_peers_exact(terms_set(t, 500, 20), std::to_string(t) + " terms");
+}
+
+TEST(IntersectPeers, ExactOnTheNastyCases) {
+  const DataSet d = nasty_set();
+  expect_peers_exact(d, "the nasty cases");
+  expect_gallop_paths_exact(d, "the nasty cases");
+  expect_gallop_paths_exact(small_set(), "the small set");
+  for (int r : {1, 2, 31, 33, 1000}) expect_gallop_paths_exact(ratio_set(37, r, 30), "ratio " + std::to_string(r));
+}
+
+TEST(IntersectPeers, ExactOnAGov2ShapedSlice) {
+  Gov2Shape s;
+  s.lists = 60;
+  s.queries = 60;
+  s.mean_length = 2000;
+  s.max_id = 200000;  // dense, so answers are not empty
+  expect_peers_exact(gov2_shaped(s), "a GOV2-shaped slice");
+}
+
+TEST(IntersectPeers, EmptyBatchHasNoAnswers) {
+  const DataSet d = small_set();
+  for (const IntersectVariant& v : intersect_variants()) {
+    if (v.peer && (v.method != IntersectMethod::Roaring || roaring_built())) {
+      EXPECT_TRUE(v.peer(d.index, 4)->run({}).empty()) << v.name;
+    }
+  }
+}
+
+TEST(IntersectPeers, RoaringSaysWhenItIsNotBuilt) {
+  if (roaring_built()) GTEST_SKIP() << "CRoaring is built here";
+  EXPECT_NE(error_of([] { make_roaring_peer(small_set().index); }).find("roaring_allcores was not built"),
+            std::string::npos);
+}
+
+// Each index exactly once, whatever the count against the threads.
+TEST(QueryPool, SplitsAnyNumberOfQueries) {
+  for (unsigned threads : {1u, 2u, 4u, 0u}) {
+    QueryPool pool(threads);
+    EXPECT_EQ(pool.threads(), threads ? threads : hardware_threads());
+    for (std::size_t n : {0u, 1u, 3u, 7u, 1000u, 10007u}) {
+      std::vector<std::atomic<int>> calls(n);
+      for (int round = 0; round < 2; ++round)  // the pool is reused batch after batch
+        pool.run(n, [&](std::size_t i) { calls[i].fetch_add(1); });
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(calls[i].load(), 2) << n << " queries, " << threads << " threads";
+    }
+  }
+}
+
+TEST(QueryPool, RethrowsAFailedQueryAndKeepsWorking) {
+  QueryPool pool(4);
+  EXPECT_THROW(pool.run(100, [](std::size_t i) {
+    if (i == 57) throw Error("query 57 failed");
+  }),
+               Error);
+  std::atomic<int> done{0};
+  pool.run(100, [&](std::size_t) { done.fetch_add(1); });
+  EXPECT_EQ(done.load(), 100);
+}
+
+}  // namespace peers
 
 }  // namespace
