@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The tiled matmul study's report from distancies-bench JSON (the matmul/ fixtures):
 OUT/matmul.md (the tile sweep and the register-length sweep at 512^3 and 4096^3 with each
-variant's registers, spills and occupancy; the anchors at every shape; the kernels beyond the
-seed with their resources and the issue's goals; the study's findings beside ours) and the
+variant's registers, spills and occupancy; the anchors at every shape and what cuBLASLt chose; the
+kernels beyond the seed with their resources and the issue's goals; every row's fraction of the
+best cuBLAS row and of the dense peak at its own SM clock; the study's findings beside ours) and the
 figures: a heat-map of the tile sweep, a line plot of the length sweep and the ladder from the
 naive kernel to the libraries at 4096^3.
 
@@ -43,16 +44,68 @@ def c(b, key):
     return b.center(key) if b is not None and b.has(key) else None
 
 
-LIBRARY_FOR_BITS = {32: "cublas_sgemm", 19: "cublas_tf32", 16: "cublas_f16"}
+CUBLAS = ("cublas_", "cublaslt_")
+BITS_NAME = {32: "fp32", 19: "TF32", 16: "FP16"}
+
+# Dense FLOP per clock and SM, by compute capability major and input bits. sm_90 (H100): the
+# Hopper whitepaper and the H100 datasheet give 989.4 dense FP16 tensor TFLOP/s (fp32
+# accumulate) and 494.7 TF32 at 132 SMs and 1,830 MHz (989.4e12 / (132 x 1.83e9) = 4,096 FLOP, i.e.
+# 2 x A100's 2,048 = 4 tensor cores x 256 FP16 FMA x 2), and 128 FP32 lanes an SM (256 FLOP, FMA).
+DENSE_FLOP_PER_CLOCK_SM = {9: {16: 4096, 19: 2048, 32: 256}}
+
+
+def dense_peak_tflops(bits, sm_count, clock_mhz, cc_major):
+    """The card's dense peak for these input bits at this SM clock (None where unknown)."""
+    per = DENSE_FLOP_PER_CLOCK_SM.get(cc_major, {}).get(bits)
+    if not per or not sm_count or not clock_mhz:
+        return None
+    return per * sm_count * clock_mhz * 1e6 / 1e12
+
+
+def output_bits(b):
+    return c(b, "output_bits") or 32  # runs before the counter: every C was fp32
+
+
+def best_cublas(data, shape, bits):
+    """(name, Bench) of the fastest cuBLAS or cuBLASLt fixture (median time) at this shape with
+    these input bits and fp32 C, as the kernels write: what every row is measured against."""
+    cands = [(c(b, "real_time"), n, b) for (n, *sh), b in data.items() if tuple(sh) == tuple(shape)
+             and n.startswith(CUBLAS) and c(b, "input_bits") == bits and output_bits(b) == 32 and c(b, "real_time")]
+    if not cands:
+        return None, None
+    _, n, b = min(cands, key=lambda t: t[0])
+    return n, b
 
 
 def lib_fraction(data, name, shape):
-    """cuBLAS's median time at the same shape and precision over this kernel's median (both
-    fixtures of this run; the fixtures' own cublas_fraction counter times cuBLAS apart)."""
-    b = data.get((name,) + shape)
-    lib = data.get((LIBRARY_FOR_BITS.get(c(b, "input_bits"), "cublas_sgemm"),) + shape)
+    """The best cuBLAS median time at the same shape and precision over this kernel's median (both
+    fixtures of this run; the fixtures' own cublas_fraction counter times cublasGemmEx apart)."""
+    b = data.get((name,) + tuple(shape))
+    _, lib = best_cublas(data, shape, c(b, "input_bits") or 32)
     t, tl = c(b, "real_time"), c(lib, "real_time")
     return tl / t if t and tl else None
+
+
+def row_context(data, key, context):
+    """(fraction of the best cuBLAS row, its name, fraction of the dense peak at the row's own
+    recorded SM clock, the clock, whether the clock is the card's maximum for want of a reading)."""
+    b = data.get(key)
+    bits = c(b, "input_bits") or 32
+    best, _ = best_cublas(data, key[1:], bits)
+    clock, assumed = c(b, "sm_clock_mhz"), False
+    if not clock:
+        clock, assumed = _float(context.get("gpu_max_sm_clock_mhz")), True
+    cc = _float(str(context.get("gpu_compute_capability", "")).split(".")[0])
+    peak = dense_peak_tflops(bits, _float(context.get("gpu_sm_count")), clock, int(cc) if cc else None)
+    t = c(b, "tflops")
+    return (lib_fraction(data, key[0], key[1:]), best, t / peak if t and peak else None, clock, assumed)
+
+
+def _float(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def fmt(v, spec=".3g"):
@@ -80,9 +133,9 @@ def sweep_table(data, size):
 
 def anchors_table(data):
     shapes = sorted({(m, n, k) for (_, m, n, k) in data}, key=lambda s: (s[0] * s[1] * s[2], s))
-    names = ["cublas_sgemm", "cublas_tf32", "cublas_f16", "naive", "three_loop_tile_8x8", "register_tile_4x4",
+    names = ["cublas_sgemm", "cublas_tf32", "cublaslt_tf32_best", "cublas_f16", "cublaslt_f16_best", "naive", "three_loop_tile_8x8", "register_tile_4x4",
              "register_tile_8x8", "register_length_8"]
-    rows = ["### Every shape: TFLOP/s (fraction of cuBLAS's speed at the same precision)", "",
+    rows = ["### Every shape: TFLOP/s (fraction of the best cuBLAS row's speed at the same precision)", "",
             "| shape | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for s in shapes:
         cells = []
@@ -94,8 +147,64 @@ def anchors_table(data):
     return rows
 
 
+def pct(v):
+    return "—" if v is None else f"{100 * v:.1f} %"
+
+
+def shapes_of(data):
+    return sorted({tuple(k[1:]) for k in data}, key=lambda s: (s[0] * s[1] * s[2], s))
+
+
+def context_tables(data, context):
+    """Every row at every shape, fastest first: TFLOP/s, its SM clock, the fraction of the best
+    cuBLAS row (same shape, input bits, fp32 C) and of the dense peak at that clock."""
+    rows = ["## Every row in context", "",
+            "Per shape, fastest first. *of the best cuBLAS*: that row's median time over this row's (same input "
+            "precision, fp32 C). *of dense peak*: TFLOP/s over SMs × the row's mean SM clock (counter "
+            "`sm_clock_mhz`; * where absent: the card's maximum) × dense FLOP a clock and SM for its input "
+            "precision (sm_90: FP16 4,096, TF32 2,048, FP32 256).", ""]
+    for sh in shapes_of(data):
+        keys = sorted((k for k in data if tuple(k[1:]) == sh and c(data[k], "tflops")),
+                      key=lambda k: -c(data[k], "tflops"))
+        if not keys:
+            continue
+        rows += [f"### {sh[0]}×{sh[1]}×{sh[2]}", "",
+                 "| row | inputs | C | TFLOP/s | SM MHz | of the best cuBLAS | of dense peak |", "|---|---|---|---|---|---|---|"]
+        for k in keys:
+            b = data[k]
+            frac, best, peak, clock, assumed = row_context(data, k, context)
+            rows.append(f"| {k[0]} | {BITS_NAME.get(c(b, 'input_bits'), '?')} | fp{output_bits(b):.0f} | "
+                        f"{fmt(c(b, 'tflops'))} | {fmt(clock, '.0f')}{'*' if assumed else ''} | "
+                        f"{pct(frac)}{f' ({best})' if best and best != k[0] else ''} | {pct(peak)} |")
+        rows.append("")
+    return rows
+
+
+LT_COUNTERS = [("algo_rank", "rank"), ("algo_id", "algo"), ("algo_tile_id", "tile"), ("algo_stages_id", "stages"),
+               ("algo_splitk", "split-K"), ("algo_cluster_id", "cluster"), ("k_run", "K run"),
+               ("workspace_mib", "workspace MiB")]
+
+
+def lt_choices_table(data):
+    """What the cuBLASLt anchors chose at set-up and what their alternatives took."""
+    keys = [k for k in data if k[0].startswith("cublaslt_")]
+    if not keys:
+        return []
+    rows = ["### What cuBLASLt chose (set-up: the heuristic's top candidates, each timed; ms medians of 5 calls)", "",
+            "| row | shape | " + " | ".join(h for _, h in LT_COUNTERS) +
+            " | candidates | winner ms | heuristic's first ms | best at K ms | best at K↑8 ms |",
+            "|---" * (len(LT_COUNTERS) + 7) + "|"]
+    for k in sorted(keys, key=lambda k: (k[1] * k[2] * k[3], k)):
+        b = data[k]
+        rows.append(f"| {k[0]} | {k[1]}×{k[2]}×{k[3]} | " + " | ".join(fmt(c(b, n), ".0f") for n, _ in LT_COUNTERS) +
+                    f" | {fmt(c(b, 'algo_candidates'), '.0f')} | {fmt(c(b, 'setup_best_ms'), '.4g')} | "
+                    f"{fmt(c(b, 'setup_first_choice_ms'), '.4g')} | {fmt(c(b, 'setup_best_exact_k_ms'), '.4g')} | "
+                    f"{fmt(c(b, 'setup_best_padded_k_ms') or None, '.4g')} |")
+    return rows
+
+
 SEED_PREFIXES = ("naive", "three_loop_", "register_tile_", "register_length_", "cpu_")
-LIBRARIES = ("cublas_", "cutlass_")
+LIBRARIES = ("cublas_", "cublaslt_", "cutlass_")
 
 
 def beyond_names(data):
@@ -117,7 +226,7 @@ def best_of(data, size, bits, hand_written=True):
 def beyond_tables(data):
     names = beyond_names(data) + ["cutlass_simt_f32", "cutlass_f16"]
     shapes = sorted({(m, n, k) for (v, m, n, k) in data if v in names}, key=lambda s: (s[0] * s[1] * s[2], s))
-    rows = ["### Beyond the seed, and CUTLASS: TFLOP/s (fraction of cuBLAS at the same precision)", "",
+    rows = ["### Beyond the seed, and CUTLASS: TFLOP/s (fraction of the best cuBLAS at the same precision)", "",
             "| kernel | " + " | ".join(f"{m}×{n}×{k}" for m, n, k in shapes) + " |", "|---" * (len(shapes) + 1) + "|"]
     for name in names:
         cells = []
@@ -138,8 +247,8 @@ def beyond_tables(data):
     return rows
 
 
-GOALS = [("best hand-written fp32 kernel", 32, 0.70, "cuBLAS SGEMM"),
-         ("best tensor-core kernel (FP16 inputs, fp32 sums)", 16, 0.60, "cuBLAS FP16")]
+GOALS = [("best hand-written fp32 kernel", 32, 0.70, "the best cuBLAS fp32"),
+         ("best tensor-core kernel (FP16 inputs, fp32 sums)", 16, 0.60, "the best cuBLAS FP16")]
 
 
 def goals(data, size=4096):
@@ -281,8 +390,10 @@ def main(argv=None):
     for size in (512, 4096):
         md += sweep_table(data, size) + [""]
     md += anchors_table(data) + [""]
+    md += lt_choices_table(data) + [""]
     if beyond_names(data):
         md += ["## Beyond the seed", ""] + goals(data) + [""] + beyond_tables(data) + [""]
+    md += context_tables(data, run.context)
     write_text(os.path.join(a.out, "matmul.md"), "\n".join(md) + "\n")
     print(f"wrote {os.path.join(a.out, 'matmul.md')} and {len(figs)} figures")
 
