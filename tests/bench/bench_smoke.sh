@@ -10,7 +10,7 @@ fi
 # Noise-based stopping registers every family too (one iteration each, no minimum times).
 "$bench" --rows 200000 --target-rsd 1 --benchmark_list_tests >/dev/null || { echo "distancies-bench --target-rsd failed"; exit 1; }
 "$bench" --rows 200000 --mode cold --benchmark_min_time=0.05 \
-  --benchmark_filter='^(floor/read_model|dot/warp_shuffle_dot|topk/reduced_scan_topk/k:(10|1024)|pipeline/V4)$' \
+  --benchmark_filter='^(floor/read_model|dot/warp_shuffle_dot|topk/reduced_scan_topk/k:(10|1024)|pipeline/V4)/manual_time$' \
   --benchmark_out="$out" --benchmark_out_format=json >/dev/null || { echo "distancies-bench failed"; exit 1; }
 python3 - "$out" <<'PY'
 import json, sys
