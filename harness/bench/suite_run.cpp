@@ -377,10 +377,12 @@ std::string expectation(const std::vector<std::string>& planned, const EarlierRu
   const double mean_s = all_s / double(prior->wall_s.size());
   std::string text = "expected " + clock_text(known_s) + " for the " + std::to_string(planned.size() - unknown) +
                      " fixtures measured in " + prior->path;
-  if (unknown > 0)
-    text += "; unknown for the other " + std::to_string(unknown) + " (" + prior->path + " took " +
-            std::to_string(mean_s).substr(0, std::to_string(mean_s).find('.') + 2) +
+  if (unknown > 0) {
+    char mean[32];
+    std::snprintf(mean, sizeof mean, "%.1f", mean_s);
+    text += "; unknown for the other " + std::to_string(unknown) + " (" + prior->path + " took " + mean +
             " s per fixture: about " + clock_text(mean_s * unknown) + " more if they are alike)";
+  }
   return text;
 }
 
