@@ -1,10 +1,10 @@
-"""scripts/every_word_oracle.py on a small model with awkward words, on the CPU."""
+"""scripts/every_word.py on a small model with awkward words, on the CPU."""
 import json
 
 import numpy as np
 import pytest
 
-import every_word_oracle as ewo
+import every_word as ewo
 
 WORDS = ["king", "#", "#tag", '"', "-", "+", "!", "queen", "0", "man", "woman", "zz", "aa", "copy", "copy2"]
 
@@ -34,7 +34,8 @@ def answers_from_oracle(words, rows, k, wrong_line=None):
         if q + 1 == wrong_line:
             r = r[::-1]
         lines.append(json.dumps({"line": q + 1, "query": words[q], "results": [{"word": words[i]} for i in r]}))
-    lines.append(json.dumps({"summary": {"lines": len(words), "fallbacks": 0}}))
+    n = len(words)
+    lines.append(json.dumps({"summary": {"lines": n, "queries": n, "answered": n, "failed": 0, "fallbacks": 0}}))
     return "\n".join(lines) + "\n"
 
 
