@@ -124,9 +124,10 @@ std::vector<cublasLtMatmulHeuristicResult_t> CublasLtBest::Impl::candidates(cons
   }
   std::vector<cublasLtMatmulHeuristicResult_t> r(kCandidates);
   int found = 0;
-  cublas_check(cublasLtMatmulAlgoGetHeuristic(lt, p.desc.get(), p.first.get(), p.second.get(), p.c.get(), p.c.get(),
-                                              raw, kCandidates, r.data(), &found),
-               "cublasLtMatmulAlgoGetHeuristic");
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt, p.desc.get(), p.first.get(), p.second.get(), p.c.get(),
+                                                           p.c.get(), raw, kCandidates, r.data(), &found);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED) return {};  // none at this K: prepare() refuses if no K has one
+  cublas_check(st, "cublasLtMatmulAlgoGetHeuristic");
   r.resize(std::max(found, 0));
   return r;
 }
