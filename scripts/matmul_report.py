@@ -289,6 +289,30 @@ def findings(data, run):
     return rows
 
 
+def length_plot(data, run, out):
+    """The register-length sweep's line plot, or nothing when the run has no length rows."""
+    import matplotlib.pyplot as plt
+    sizes = [s for s in (512, 4096) if any((f"register_length_{L}", s, s, s) in data for L in LENGTHS)]
+    if not sizes:
+        return []
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for size, colour in zip(sizes, distinct_colours(len(sizes))):
+        pts = [(2 * L, c(data.get((f"register_length_{L}", size, size, size)), "tflops")) for L in LENGTHS]
+        pts = [p for p in pts if p[1]]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colour, label=f"{size}³")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("register inputs per side (2L + 2L at tile 2×2)")
+    ax.set_ylabel("TFLOP/s (fp32)")
+    ax.set_title("register length sweep", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    stamp(fig, run.context, "study: Intel GPU (oneAPI), 512³")
+    fig.savefig(os.path.join(out, "matmul_length.png"), dpi=110)
+    plt.close(fig)
+    return ["matmul_length.png"]
+
+
 def plots(data, run, out):
     import matplotlib
     matplotlib.use("Agg")
@@ -318,30 +342,14 @@ def plots(data, run, out):
         fig.savefig(os.path.join(out, name), dpi=110)
         plt.close(fig)
         names.append(name)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    sizes = [s for s in (512, 4096) if any((f"register_length_{L}", s, s, s) in data for L in LENGTHS)]
-    for size, colour in zip(sizes, distinct_colours(len(sizes))):
-        pts = [(2 * L, c(data.get((f"register_length_{L}", size, size, size)), "tflops")) for L in LENGTHS]
-        pts = [p for p in pts if p[1]]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colour, label=f"{size}³")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("register inputs per side (2L + 2L at tile 2×2)")
-    ax.set_ylabel("TFLOP/s (fp32)")
-    ax.set_title("register length sweep", fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    stamp(fig, run.context, "study: Intel GPU (oneAPI), 512³")
-    fig.savefig(os.path.join(out, "matmul_length.png"), dpi=110)
-    plt.close(fig)
-    names.append("matmul_length.png")
+    names += length_plot(data, run, out)
     ladder = [("naive", "naive")] + [(lbl, best_name(data, pfx)) for lbl, pfx in (
         ("best three-loop tile", "three_loop_"), ("best register tile", "register_tile_"),
         ("best register length", "register_length_"), ("best shared-memory tile", "shared_tile_"))] + [
         ("warp-tiled SGEMM", "warp_tiled_sgemm"), ("CUTLASS SIMT fp32", "cutlass_simt_f32"),
-        ("cuBLAS SGEMM", "cublas_sgemm"), ("cuBLAS TF32", "cublas_tf32"),
+        ("cuBLAS SGEMM", "cublas_sgemm"), ("cuBLAS TF32", "cublas_tf32"), ("cuBLASLt TF32, best of 8", "cublaslt_tf32_best"),
         ("best mma.sync FP16", best_name(data, "mma_f16")), ("CUTLASS FP16 (mma.sync)", "cutlass_f16"),
-        ("cuBLAS FP16", "cublas_f16")]
+        ("cuBLAS FP16", "cublas_f16"), ("cuBLASLt FP16, best of 8", "cublaslt_f16_best")]
     pts = [(lbl, n, c(data.get((n, 4096, 4096, 4096)), "tflops")) for lbl, n in ladder if n]
     pts = [p for p in pts if p[2]]
     if pts:
