@@ -3,6 +3,7 @@
 #include <cublasLt.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -171,7 +172,12 @@ void CublasLtBest::Impl::tune(int k, cudaStream_t s, bool exact_k) {
 }
 
 CublasLtBest::CublasLtBest() : impl_(new Impl) {
-  cublas_check(cublasLtCreate(&impl_->lt), "cublasLtCreate");
+  try {
+    cublas_check(cublasLtCreate(&impl_->lt), "cublasLtCreate");
+  } catch (...) {
+    delete impl_;  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 CublasLtBest::~CublasLtBest() {
   cublasLtDestroy(impl_->lt);
