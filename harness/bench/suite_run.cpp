@@ -428,7 +428,12 @@ BenchmarkFlags scan_benchmark_flags(int argc, char** argv) {
 }
 
 
-int run_suite(const SuiteOptions& o, const BenchmarkFlags& flags, bool gpu) {
+int run_suite(const SuiteOptions& options, const BenchmarkFlags& flags, bool gpu) {
+  SuiteOptions o = options;
+  const char* rank = std::getenv("DISTANCIES_RANK");  // a sharded run's rank r > 0: FILE.rankR, as for --benchmark_out
+  if (rank && std::atoi(rank) > 0)
+    for (std::string* path : {&o.out, &o.resume})
+      if (!path->empty()) *path += std::string(".rank") + rank;
   const Suite& suite = find_suite(o.suite.empty() ? (flags.filter.empty() ? "main" : "full") : o.suite);
   const std::string out = o.out.empty() ? o.resume : o.out;
   if (!flags.out.empty() && (flags.out == out || flags.out == o.resume))
@@ -450,6 +455,7 @@ int run_suite(const SuiteOptions& o, const BenchmarkFlags& flags, bool gpu) {
     return in_suite(suite, name) && !(r && r->fixtures.count(name));
   };
   register_fixtures(gpu);
+  fixture_selection() = nullptr;  // it points into this function's state
   if (flags.list_tests) {
     benchmark::RunSpecifiedBenchmarks();
     return 0;
