@@ -5,6 +5,7 @@
 //                                                            query length (the report's plots)
 // Sets: small (the study's), gov2 (GOV2-shaped, full scale), and real when
 // DISTANCIES_INTERSECT_REAL=PREFIX names PREFIX.bin and PREFIX.queries (scripts/intersect_index.py).
+// The CPU peers (the *_allcores rows) are timed with the host clock over every core.
 // Counters: queries_per_s, ids_per_ms and gb_per_s (over the lists each query touches, once per
 // query: effective rates), distinct_mb (the floor's bytes), min_read_mb (the bytes every
 // algorithm reads: the refusal's), floor_ratio (time / the floor: every distinct list read once
@@ -140,8 +141,41 @@ void publish(benchmark::State& st, SetState& s, double ms, bool floor_ratio) {
   if (floor_ratio && device_status().available && s.floor() > 0) st.counters["floor_ratio"] = ms / s.floor();
 }
 
+// Seconds of batches a CPU peer gathers per repetition: a batch takes milliseconds, so this is
+// hundreds of samples, enough for a steady median.
+constexpr double kPeerMinSeconds = 1.0;
+
+// The CPU peers on every core: prepared once (untimed, as the GPU rows' index upload), checked
+// against the oracle, then the host clock around each batch. ms_median, ms_min and ms_max give
+// the samples' centre and spread; threads, how many ran.
+// A peer is kept per row and set: its repetitions do not build its bitmaps again.
+void peer_fixture(benchmark::State& st, const IntersectVariant& v, SetState& s, const std::string& set) {
+  static std::map<std::string, std::unique_ptr<CpuPeer>> peers;
+  std::unique_ptr<CpuPeer>& kept = peers[std::string(v.name) + "/" + set];
+  if (!kept) kept = v.peer(s.data.index, 0);  // PeerNotBuilt: the fixture is skipped, with why
+  CpuPeer* peer = kept.get();
+  Answers got = peer->run(s.data.queries);
+  if (got != s.oracle) throw Error(std::string(v.name) + " differs from the oracle on set " + set);
+  std::vector<double> ms;
+  for (auto _ : st) {
+    const auto t0 = std::chrono::steady_clock::now();
+    got = peer->run(s.data.queries);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    st.SetIterationTime(ms.back() / 1e3);
+  }
+  std::sort(ms.begin(), ms.end());
+  const double median = ms.empty() ? 0 : ms[ms.size() / 2];
+  st.counters["ms_median"] = median;
+  st.counters["ms_min"] = ms.empty() ? 0 : ms.front();
+  st.counters["ms_max"] = ms.empty() ? 0 : ms.back();
+  st.counters["threads"] = peer->threads();
+  if (median > 0) st.counters["gb_per_s"] = double(s.bytes.per_query_sum) / (median * 1e6);
+  publish(st, s, median, true);
+}
+
 void intersect_fixture(benchmark::State& st, const IntersectVariant* v, std::string set, IndexMemory mem) {
   SetState& s = set_state(set);
+  if (v->peer) return peer_fixture(st, *v, s, set);
   if (v->serial) {
     Answers got;
     const double ms = time_host(st, double(s.bytes.per_query_sum), [&] {
@@ -183,13 +217,13 @@ void register_intersect_fixtures(bool gpu) {
   for (const std::string& set : sets) {
     if (gpu) min_time(timed(add("intersect/floor/set:" + set, floor_fixture, set)), kMinSeconds);
     for (const IntersectVariant& v : intersect_variants()) {
-      if (!v.serial && !gpu) continue;
+      if (!v.serial && !v.peer && !gpu) continue;
       const std::string name = std::string("intersect/") + method_name(v.method) + "/" + grain_label(v) + "/set:" + set;
       auto* b = timed(add(name, intersect_fixture, &v, set, IndexMemory::Explicit));
       if (v.serial)
         b->Iterations(set == "small" ? 20 : 2);
       else
-        min_time(b, kMinSeconds);
+        min_time(b, v.peer ? kPeerMinSeconds : kMinSeconds);
       if (v.mark && !v.batched)  // the study's memory comparison, on its per-query variants
         min_time(timed(add(name + "/mem:managed", intersect_fixture, &v, set, IndexMemory::Managed)), kMinSeconds);
     }
