@@ -292,7 +292,7 @@ std::vector<std::uint32_t> range(std::uint32_t from, std::uint32_t count, std::u
 }
 
 // Empty lists, one term, disjoint, identical, very skewed lengths (matches at the long list's
-// ends, in its tail and between whole blocks), ids at 2^32-1.
+// ends, in its tail and between whole blocks), ids at 2^32-1 (galloped and block-merged).
 DataSet nasty_set() {
   const std::uint32_t top = 0xFFFFFFFFu;
   std::vector<std::uint32_t> huge = range(0, 300000, 3);  // 0 .. 899,997
@@ -303,9 +303,9 @@ DataSet nasty_set() {
   std::sort(t.begin(), t.end());
   return of_lists(
       {{}, huge, t, range(1, 1000, 2), range(0, 1000, 2), range(0, 1000, 2), {top}, {top - 1, top},
-       range(top - 40, 41, 1), range(7, 33, 7), {5}},
+       range(top - 40, 41, 1), range(7, 33, 7), {5}, range(top - 80, 41, 2)},
       {{0}, {0, 1}, {1, 0, 2}, {1}, {3, 4}, {4, 5}, {4, 5, 1}, {1, 2}, {2, 1, 6}, {6, 7, 8}, {7, 8}, {1, 9}, {9, 1, 4},
-       {10, 1}, {10, 9}, {2, 8, 7, 1, 6}});
+       {10, 1}, {10, 9}, {2, 8, 7, 1, 6}, {8, 11}, {11, 7}, {11, 8, 1}});
 }
 
 TEST(IntersectPeers, RowsAreRegisteredWithTheirNames) {
