@@ -1,8 +1,9 @@
 // The GPU batch's CPU peers: the best CPU practice, on every core. Each peer is prepared once
 // from the index (untimed, as an index is built), then answers a batch of queries with each
 // query whole on one thread of a QueryPool; answers as every row's: the common ids, increasing.
-//   simd_gallop  sorted arrays, shortest first: SIMD galloping (simd_gallop_kernel.hpp), AVX2
-//                where the CPU has it, else the portable block compare
+//   simd_gallop  sorted arrays, shortest first: an 8-by-8 block merge for lists of similar
+//                lengths, SIMD galloping past 8x (simd_gallop_kernel.hpp); AVX2 where the CPU
+//                has it, else the portable compares
 //   roaring      CRoaring (Debian's libroaring-dev): each list a roaring bitmap, a query's
 //                bitmaps and-ed shortest first; not built without the library
 #pragma once

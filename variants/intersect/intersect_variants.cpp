@@ -87,8 +87,8 @@ const registry::Table<IntersectVariant>& intersect_variants() {
            "shortest first; a query per thread",
            "CPU peer", M::Roaring, G::AllCores, false, nullptr, nullptr, false, peer_roaring},
           {"simd_gallop_allcores",
-           "sorted arrays on every core: SIMD galloping (AVX2 32-id block compares where the CPU has it), shortest "
-           "list first; a query per thread",
+           "sorted arrays on every core, shortest list first: an 8-by-8 block merge for lists within 8x of each "
+           "other, else SIMD galloping (AVX2 compares where the CPU has it); a query per thread",
            "CPU peer", M::SimdGallop, G::AllCores, false, nullptr, nullptr, false, peer_simd_gallop},
       });
   return t;
