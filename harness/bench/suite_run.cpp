@@ -258,7 +258,7 @@ class SuiteReporter : public benchmark::BenchmarkReporter {
     gb.SetOutputStream(&text);
     gb.SetErrorStream(&text);
     gb.ReportContext(context);
-    json ctx = json::parse(text.str() + "]}")["context"];
+    json ctx = json::parse(json_without_nonfinite(text.str() + "]}"))["context"];
     if (resumed_ && !same_settings(ctx)) {
       refused_ = true;
       return false;
@@ -297,7 +297,7 @@ class SuiteReporter : public benchmark::BenchmarkReporter {
     gb.SetOutputStream(&text);
     gb.SetErrorStream(&text);
     gb.ReportRuns(runs);
-    json objects = json::parse("[" + text.str() + "]");
+    json objects = json::parse(json_without_nonfinite("[" + text.str() + "]"));
     std::vector<json> tagged;
     for (json& o : objects) {
       o["fixture"] = fixture;
@@ -427,6 +427,33 @@ BenchmarkFlags scan_benchmark_flags(int argc, char** argv) {
   return f;
 }
 
+std::string json_without_nonfinite(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool replaced = false;
+    for (const char* token : {"-Infinity", "Infinity", "-NaN", "NaN"}) {
+      const std::size_t n = std::char_traits<char>::length(token);
+      if (text.compare(i, n, token) == 0) {
+        out += "null";
+        i += n - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
+}
 
 int run_suite(const SuiteOptions& options, const BenchmarkFlags& flags, bool gpu) {
   SuiteOptions o = options;

@@ -20,6 +20,10 @@ struct BenchmarkFlags {
 };
 BenchmarkFlags scan_benchmark_flags(int argc, char** argv);
 
+// Google Benchmark's JSON writer prints a NaN or infinite counter as a bare NaN / Infinity,
+// which is not JSON: those tokens (outside strings) become null.
+std::string json_without_nonfinite(const std::string& text);
+
 // Registers the selected fixtures and runs them. Returns the exit status. Throws Error on bad input.
 int run_suite(const SuiteOptions& options, const BenchmarkFlags& flags, bool gpu);
 

@@ -11,6 +11,7 @@
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
+#include "harness/bench/suite_run.hpp"
 #include "harness/bench/suites.hpp"
 #include "harness/runtime/error.hpp"
 
@@ -60,3 +61,13 @@ TEST(BenchSuites, MainIsTheStudysTablesAndTheHeadlines) {
 }
 
 }  // namespace
+
+// Google Benchmark prints NaN and infinite counters as bare tokens; the incremental writer must
+// still parse every fixture's JSON (a NaN counter broke the first H200 run of the main suite).
+TEST(BenchSuites, NonFiniteCountersBecomeNull) {
+  const std::string gb = R"({"a": NaN, "b": -Infinity, "c": Infinity, "d": -NaN, "e": "NaN inside", "f": 1.5})";
+  const std::string clean = distancies::bench::json_without_nonfinite(gb);
+  EXPECT_EQ(clean, R"({"a": null, "b": null, "c": null, "d": null, "e": "NaN inside", "f": 1.5})");
+  const std::string escaped = R"({"q": "say \"NaN\"", "x": NaN})";
+  EXPECT_EQ(distancies::bench::json_without_nonfinite(escaped), R"({"q": "say \"NaN\"", "x": null})");
+}
