@@ -331,6 +331,86 @@ def r_family_table(c: Ctx, gpu: str = "h200"):
     return srcs, family_report.markdown(family_report.load([c.root / s for s in srcs])).strip("\n")
 
 
+def _medians(c: Ctx, src: str) -> dict:
+    """name (suffixes dropped) -> the median entry of a run written by distancies-bench."""
+    doc = json.loads((c.root / src).read_text())
+    out = {}
+    for b in doc["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            out[re.sub(r"/(min_time|iterations|repeats|manual_time|real_time)[^/]*", "", b["run_name"])] = b
+    return out
+
+
+def r_main_suite(c: Ctx, gpu: str = "h200"):
+    """The main suite's size and duration: its JSON (fixture_wall_s) and its console's last line."""
+    src, console = f"results/main/{gpu}.json", f"results/main/{gpu}.console.txt"
+    doc = json.loads((c.root / src).read_text())
+    walls: dict = {}
+    for b in doc["benchmarks"]:  # one value per report call of a fixture (its runs, then its aggregates)
+        walls.setdefault(b["fixture"], set()).add(b["fixture_wall_s"])
+    fixtures_s = sum(sum(v) for v in walls.values())
+    done = re.search(r"suite \S+: (\d+) fixtures in (\d+):(\d+)", (c.root / console).read_text())
+    elapsed = f"{int(done[2])} min {int(done[3])} s" if done else "—"
+    return [src, console], ("| suite | fixtures | repetitions | elapsed (start-up included) | in the fixtures | GPU |\n"
+                            "|---|---:|---:|---:|---:|---|\n"
+                            f"| {doc['context'].get('suite', 'main')} | {len(walls)} | 3 | {elapsed} | "
+                            f"{int(fixtures_s // 60)} min {fixtures_s % 60:.0f} s | {doc['context'].get('gpu', '?')} |")
+
+
+def r_intersect_peers(c: Ctx, gpu: str = "h200"):
+    """GOV2-shaped set: the serial and all-core CPU rows against the best GPU batch rows."""
+    src = f"results/intersection/{gpu}.json"
+    m = _medians(c, src)
+    serial = m["intersect/svs/serial/set:gov2"]["real_time"]
+    simd = m["intersect/simd_gallop/allcores/set:gov2"]["real_time"]
+    rows = ["| row | ms | × serial SVS | × all-core SIMD galloping | floor ratio (own minimal read) | × reading every distinct list |",
+            "|---|---:|---:|---:|---:|---:|"]
+    names = ["intersect/svs/serial/set:gov2", "intersect/roaring/allcores/set:gov2", "intersect/simd_gallop/allcores/set:gov2",
+             "intersect/probe/coarse_batch/set:gov2", "intersect/hash/coarse_batch/set:gov2",
+             "intersect/bitmap/coarse_batch/set:gov2"]
+    for n in names:
+        b = m[n]
+        fr = b.get("floor_ratio")
+        dr = b.get("distinct_read_ratio")
+        rows.append(f"| `{n}` | {ms(b['real_time'])} | {serial / b['real_time']:,.1f} | {simd / b['real_time']:,.2f} | "
+                    f"{'—' if fr is None else f'{fr:,.1f}'} | {'—' if dr is None else f'{dr:,.2f}'} |")
+    return [src], "\n".join(rows)
+
+
+def r_floor_audit(c: Ctx, which: str = "moments/h200"):
+    """How many of a run's medians are under their floor (floor_ratio < 1): each is a bug."""
+    study, gpu = which.split("/")
+    src = f"results/{study}/{gpu}.json"
+    ratios = [(n, b["floor_ratio"]) for n, b in _medians(c, src).items() if b.get("floor_ratio") is not None]
+    under = sorted((r, n) for n, r in ratios if r < 1)
+    low = f"lowest {under[0][0]:.2f}, `{under[0][1]}`" if under else "none"
+    return [src], (f"| run | fixtures with a floor ratio | under their floor | |\n|---|---:|---:|---|\n"
+                   f"| `{src}` | {len(ratios)} | {len(under)} | {low} |")
+
+
+def r_matmul_anchors(c: Ctx, gpu: str = "h200"):
+    """Every row at each shape against the fastest cuBLAS/cuBLASLt row of the same input precision
+    writing fp32 C, and its share of dense peak at its own clock (the fixture's peak_fraction)."""
+    src = f"results/matmul/{gpu}-anchors.json"
+    m = _medians(c, src)
+    shape = {n: (b["M"], b["N"], b["K"]) for n, b in m.items()}
+    best = {}
+    for n, b in m.items():
+        if re.match(r"matmul/cublas", n) and b.get("output_bits", 32) == 32:
+            key = (shape[n], b.get("input_bits"))
+            best[key] = min(best.get(key, float("inf")), b["real_time"])
+    rows = ["| fixture | ms | TFLOP/s | of the best cuBLAS (same input, fp32 C) | of dense peak at its clock |",
+            "|---|---:|---:|---:|---:|"]
+    for n in sorted(m, key=lambda n: (shape[n][0] * shape[n][1] * shape[n][2], m[n]["real_time"])):
+        b = m[n]
+        ref = best.get((shape[n], b.get("input_bits")))
+        pf = b.get("peak_fraction")
+        of_cublas = "—" if not ref else f"{ref / b['real_time']:.2f}"
+        of_peak = "—" if pf is None else f"{pf:.2f}"
+        rows.append(f"| `{n}` | {ms(b['real_time'])} | {b.get('tflops', 0):,.1f} | {of_cublas} | {of_peak} |")
+    return [src], "\n".join(rows)
+
+
 RENDERERS = {
     "one-query": r_one_query,
     "filter-candidates": r_filter_candidates,
@@ -349,6 +429,10 @@ RENDERERS = {
     "analogy": r_analogy,
     "data-stats": r_data_stats,
     "family-table": r_family_table,
+    "main-suite": r_main_suite,
+    "intersect-peers": r_intersect_peers,
+    "matmul-anchors": r_matmul_anchors,
+    "floor-audit": r_floor_audit,
 }
 
 
