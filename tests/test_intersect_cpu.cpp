@@ -161,14 +161,17 @@ TEST(IntersectSerial, ExactOnSmallRandomAndAdversarialSets) {
   for (int t = 1; t <= 5; ++t) expect_all_serial_exact(terms_set(t, 500, 20), std::to_string(t) + " terms");
 }
 
-TEST(IntersectSerial, ExactOnAGov2ShapedSlice) {
+// A GOV2-shaped slice small enough for every CPU row, dense so that answers are not empty.
+DataSet gov2_slice() {
   Gov2Shape s;
   s.lists = 60;
   s.queries = 60;
   s.mean_length = 2000;
-  s.max_id = 200000;  // denser, so answers are not empty
-  expect_all_serial_exact(gov2_shaped(s), "a GOV2-shaped slice");
+  s.max_id = 200000;
+  return gov2_shaped(s);
 }
+
+TEST(IntersectSerial, ExactOnAGov2ShapedSlice) { expect_all_serial_exact(gov2_slice(), "a GOV2-shaped slice"); }
 
 TEST(IntersectSerial, HashBucketsCoverTheIdRange) {
   EXPECT_EQ(hash_bucket(0, 1000), 0u);
@@ -338,14 +341,7 @@ TEST(IntersectPeers, ExactOnTheNastyCases) {
   for (int r : {1, 2, 31, 33, 1000}) expect_gallop_paths_exact(ratio_set(37, r, 30), "ratio " + std::to_string(r));
 }
 
-TEST(IntersectPeers, ExactOnAGov2ShapedSlice) {
-  Gov2Shape s;
-  s.lists = 60;
-  s.queries = 60;
-  s.mean_length = 2000;
-  s.max_id = 200000;  // dense, so answers are not empty
-  expect_peers_exact(gov2_shaped(s), "a GOV2-shaped slice");
-}
+TEST(IntersectPeers, ExactOnAGov2ShapedSlice) { expect_peers_exact(gov2_slice(), "a GOV2-shaped slice"); }
 
 TEST(IntersectPeers, EmptyBatchHasNoAnswers) {
   const DataSet d = small_set();
