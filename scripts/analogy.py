@@ -13,7 +13,7 @@ syntactic, per section), writing SUMMARY.json and a table on stdout.
 import argparse
 import json
 import sys
-from atomic_write import write_json, write_text  # noqa: E402  (scripts/atomic_write.py)
+from atomic_write import write_json  # noqa: E402  (scripts/atomic_write.py)
 
 FORMAT = "distancies-analogy-batch/1"
 NO_SECTION = "(no section)"

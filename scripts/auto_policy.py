@@ -21,7 +21,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from atomic_write import write_json, write_text  # noqa: E402  (scripts/atomic_write.py)
+from atomic_write import write_text  # noqa: E402  (scripts/atomic_write.py)
 
 BATCH = re.compile(r"^batch/(?P<p>[^/]+)/batch:(?P<b>\d+)(/|$)")
 AUTO = re.compile(r"^batch_auto/batch:(?P<b>\d+)(/|$)")

@@ -17,14 +17,13 @@ Peers whose library is missing are skipped with a note.
     python scripts/peer_moments.py --out peers_moments.json [--max-log2 28] [--peers torch_gpu,cupy]
 """
 import argparse
-import json
 import platform
 import statistics
 import sys
 import time
 
 import numpy as np
-from atomic_write import write_json, write_text  # noqa: E402  (scripts/atomic_write.py)
+from atomic_write import write_json  # noqa: E402  (scripts/atomic_write.py)
 
 COLS = [1, 2, 8, 31, 32, 33, 300, 1024, 4096]
 LOG2_ELEMENTS = [10, 14, 18, 22, 26, 28]

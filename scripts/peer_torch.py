@@ -9,12 +9,11 @@ each peer's top k against an fp64 oracle on the CPU (`exact` counter: 1 = same r
     python scripts/peer_torch.py MODEL.dsv --query king -k 10 --out peers.json
 """
 import argparse
-import json
 import struct
 import sys
 
 import numpy as np
-from atomic_write import write_json, write_text  # noqa: E402  (scripts/atomic_write.py)
+from atomic_write import write_json  # noqa: E402  (scripts/atomic_write.py)
 
 
 def load_native(path):

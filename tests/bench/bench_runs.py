@@ -6,7 +6,7 @@ new fixtures, and scripts/report.py reading a partial file.
 usage: bench_runs.py BENCH WORKDIR CASE   (CASE: progress, sigterm, sigkill, resume, report)
 No timing thresholds: DISTANCIES_BENCH_TEST_PAUSE_MS holds each fixture after the first before
 its report, so a signal sent after the first progress line lands mid-run."""
-import json, os, re, signal, subprocess, sys, time
+import json, os, re, signal, subprocess, sys
 from pathlib import Path
 
 BENCH, WORK, CASE = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
