@@ -380,8 +380,7 @@ def main(argv=None) -> int:
                     help="Markdown reports whose tables go on the index (default: the committed study reports)")
     ap.add_argument("--no-tables", action="store_true", help="no study tables on the index")
     a = ap.parse_args(argv)
-    tables = [] if a.no_tables else a.tables if a.tables is not None else [a.results / "h100-report.md", a.results / "moments" / "moments_report.md",
-                                                   a.results / "intersect" / "intersection.md"]
+    tables = [] if a.no_tables else a.tables if a.tables is not None else [a.results / "h100-report.md"]
     # The current runs are the files results/manifest.json names; the runs it archived come back
     # from git history (the commit each was last in), so the trends keep their earlier points.
     history = manifest.archived_runs(a.results / "manifest.json", a.repo, Path(tempfile.mkdtemp(prefix="dashboard-")))

@@ -6,7 +6,7 @@ for SVS, ADP and Hash(512)) with ours beside it on the same-shaped data (GOV2-sh
 our batched variants, the floor and the two goals (batch >= 1,000x serial SVS, <= 1.5x the floor);
 and two plots: time vs list-length ratio and time vs query length (the intersect_shape/ fixtures).
 
-  intersect_report.py BENCH.json --out results/intersect [--set gov2]
+  intersect_report.py BENCH.json --out results/intersection [--set gov2]
 """
 from __future__ import annotations
 
