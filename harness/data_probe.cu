@@ -9,26 +9,32 @@
 
 namespace distancies {
 
+RowQueries model_rows_as_queries(const DeviceModel& dm, int n) {
+  RowQueries out;
+  out.q.resize(static_cast<std::size_t>(n) * dm.dim);
+  for (int i = 0; i < n; ++i) {
+    const long long row = (static_cast<long long>(i) * 104729) % dm.rows;
+    float* q = out.q.data() + static_cast<std::size_t>(i) * dm.dim;
+    CUDA_CHECK(cudaMemcpy(q, dm.d_vectors() + row * dm.ld, dm.dim * sizeof(float), cudaMemcpyDeviceToHost));
+    out.norms.push_back(vector_norm(q, dm.dim));
+  }
+  return out;
+}
+
 DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int cc_major, int queries) {
   DataRates rates;
   const int n = static_cast<int>(std::min<long long>(queries, dm.rows));
   if (n <= 0 || k > BatchPolicy::kMaxK) return rates;
-  std::vector<float> q(static_cast<std::size_t>(n) * dm.dim), norms(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    const long long row = (static_cast<long long>(i) * 104729) % dm.rows;
-    CUDA_CHECK(cudaMemcpy(q.data() + static_cast<std::size_t>(i) * dm.dim, dm.d_vectors() + row * dm.ld,
-                          dm.dim * sizeof(float), cudaMemcpyDeviceToHost));
-    norms[static_cast<std::size_t>(i)] = vector_norm(q.data() + static_cast<std::size_t>(i) * dm.dim, dm.dim);
-  }
+  const RowQueries q = model_rows_as_queries(dm, n);
   for (const BatchPipeline& p : batch_pipelines()) {
     if (p.per_query_pipeline || !batch_scan_refusal(p.scan, dm.dim, BatchPolicy::candidates(k), cc_major).empty())
       continue;
-    bs.search(p, q.data(), norms.data(), n, k);
+    bs.search(p, q.q.data(), q.norms.data(), n, k);
     rates.batch.push_back({&p, double(bs.last_fallbacks()) / n});
   }
   GpuSearcher one(dm, nullptr);
   const Pipeline& f16 = pipeline("fused_f16");
-  for (int i = 0; i < n; ++i) one.search(f16, q.data() + static_cast<std::size_t>(i) * dm.dim, norms[i], k);
+  for (int i = 0; i < n; ++i) one.search(f16, q.q.data() + static_cast<std::size_t>(i) * dm.dim, q.norms[i], k);
   const auto& counts = one.certificate_counts();
   rates.one_query_f16 = double(counts.uncertified + counts.refused) / n;
   rates.probe_queries = n;

@@ -3,6 +3,8 @@
 // them each had to redo on its fallback. `auto` adds the predicted time of that redo to the
 // measured table (variants/embeddings/auto_plan.hpp; docs/data.md says why).
 #pragma once
+#include <vector>
+
 #include "harness/batch_search.hpp"
 #include "harness/gpu_search.hpp"
 #include "harness/runtime/device_model.hpp"
@@ -11,6 +13,14 @@
 namespace distancies {
 
 constexpr int kProbeQueries = 64;
+
+// The vectors of rows (i * 104729) mod rows, i < n, packed, and their norms: the rule the
+// benchmarks' batches and the peers use for their queries.
+struct RowQueries {
+  std::vector<float> q;
+  std::vector<float> norms;
+};
+RowQueries model_rows_as_queries(const DeviceModel& dm, int n);
 
 // And `fused_f16` once per row for the one-query plan. Rows (i * 104729) mod rows, i < min(queries, rows), the benchmarks' rule. Pipelines whose
 // scan refuses the model or the device, the per-query loops, and every pipeline when k is beyond

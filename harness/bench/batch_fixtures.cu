@@ -25,24 +25,7 @@ constexpr int kLoopMaxBatch = 1024;  // one-query loops beyond this only multipl
 constexpr int kLoopDenseBatch = 128;  // and between this and kLoopMaxBatch only the largest is run
 
 // Query b of a batch: the vector of row (b * 104729) mod rows (peers use the same rule).
-struct Queries {
-  std::vector<float> q;
-  std::vector<float> norms;
-};
-
-Queries batch_queries(int batch) {
-  const BenchState& s = bench_state();
-  const DeviceModel& dm = *s.device;
-  Queries out;
-  out.q.resize(static_cast<std::size_t>(batch) * dm.dim);
-  for (int b = 0; b < batch; ++b) {
-    const long long row = (static_cast<long long>(b) * 104729) % dm.rows;
-    CUDA_CHECK(cudaMemcpy(out.q.data() + static_cast<std::size_t>(b) * dm.dim, dm.d_vectors() + row * dm.ld,
-                          dm.dim * sizeof(float), cudaMemcpyDeviceToHost));
-    out.norms.push_back(vector_norm(out.q.data() + static_cast<std::size_t>(b) * dm.dim, dm.dim));
-  }
-  return out;
-}
+RowQueries batch_queries(int batch) { return model_rows_as_queries(*bench_state().device, batch); }
 
 // gemm_only: time the GEMM tiles without the selection; tile 0: the policy's.
 void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool gemm_only, int tile) {
@@ -51,7 +34,7 @@ void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool
   so.gemm_only = gemm_only;
   so.tile_rows = tile;
   BatchSearcher searcher(*s.device, so);
-  const Queries q = batch_queries(batch);
+  const RowQueries q = batch_queries(batch);
   const int k = s.config.k;
   Breakdown bd;
   Means m;
