@@ -43,7 +43,7 @@ struct BatchSearcher::Buffers {
     std::size_t list_entries = 0;
     long long capacity = 0;  // the filtered scan's candidates a query
     DeviceBuffer queries, norms, queries_g, scores[2], lists_s, lists_r, thresholds, candidates, counts, out_s, out_r,
-        status, i8_queries, i8_bounds, i8_seg_counts;
+        status, i8_queries, i8_bounds, i8_seg_counts, shifts;
   } pass;
   PinnedBuffer pinned;
   CublasHandle cublas;
@@ -165,6 +165,11 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
   return out;
 }
 
+// The filtered scans read the centred copies where the model is centred (device_model.hpp).
+bool BatchSearcher::uses_centre(const BatchPipeline& p) const {
+  return filtered_scan(p.scan) && p.input == GemmInput::F16 && model_.centre().used;
+}
+
 // Host staging of one pass in the pinned buffer: queries and norms in, results and status out.
 struct BatchSearcher::Staging {
   float* queries;
@@ -229,6 +234,7 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
     w.candidates = DeviceBuffer(Q * capacity * sizeof(unsigned long long), "candidate buffers");
     w.counts = DeviceBuffer(Q * sizeof(unsigned), "candidate counts");
     w.capacity = capacity;
+    w.shifts = DeviceBuffer(N * sizeof(float), "the queries' centring shifts");
   }
   w.out_s = DeviceBuffer(N * kk * sizeof(float), "batch results");
   w.out_r = DeviceBuffer(N * kk * sizeof(int), "batch results");
@@ -295,8 +301,13 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
   a.counts = w.counts.as<unsigned>();
   a.capacity = w.capacity;
   a.error_bound = bound;
+  const bool centred = uses_centre(p);
+  if (centred) {
+    a.centre_mean = model_.centre().mean.as<float>();
+    a.shifts = w.shifts.as<float>();
+  }
   if (p.scan == BatchScan::FilteredI8) {
-    const DeviceModel::TiledI8& t = model_.tiled_i8();
+    const DeviceModel::TiledI8& t = centred ? model_.centred_tiled_i8() : model_.tiled_i8();
     a.i8.codes = t.codes.get();
     a.i8.order = t.order.as<int>();
     a.i8.tiles = t.tiles.as<float4>();
@@ -305,6 +316,7 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
     a.i8.query_bounds = w.i8_bounds.as<float4>();
     a.i8.seg_counts = w.i8_seg_counts.as<unsigned>();
     a.i8.fp32_bound = i8_walk_fp32_bound(dim, model_.norm_range().min_norm);
+    if (centred) a.i8.fp32_bound = (a.i8.fp32_bound + centre_slack(model_.centre().rho)) * (1 + 0x1p-20f);
   }
   a.out_s = w.out_s.as<float>();
   a.out_r = w.out_r.as<int>();
@@ -361,8 +373,11 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
   // 4 bytes a row, ~3 us at 2.2M rows: per search, so a view whose rows changed is never scored
   // with the last rows' norms (the stream's chunk slots are such views).
   launch_inverse_norms(model_.d_norms(), rows, buf_->inv_norms.as<float>(), stream_);
-  const DeviceModel::Reduced* red =
-      p.input == GemmInput::BF16 || p.input == GemmInput::F16 ? &model_.reduced(gemm_storage(p.input)) : nullptr;
+  const bool centred = uses_centre(p);
+  const DeviceModel::Reduced* red = centred ? &model_.centred_f16()
+                                    : p.input == GemmInput::BF16 || p.input == GemmInput::F16
+                                        ? &model_.reduced(gemm_storage(p.input))
+                                        : nullptr;
   if (!batch_refusal(p, red, kk).empty()) {
     std::vector<int> all(static_cast<std::size_t>(batch));
     for (int i = 0; i < batch; ++i) all[i] = i;
@@ -372,7 +387,10 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
 
   const NormRange& range = model_.norm_range();
   const int tile = opt_.tile_rows > 0 ? round_up(opt_.tile_rows, 8) : BatchPolicy::tile_rows(batch);
-  const float bound = gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores);
+  const float rho = centred ? model_.centre().rho : 1.0f;
+  const float bound = centred ? (gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores, rho) + centre_slack(rho)) *
+                                    (1 + 0x1p-20f)
+                              : gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores);
   // Queries outside the range guard run with the others (their scores may be Inf or NaN, which
   // the selection tolerates) and are then redone by the fallback, whatever their status.
   std::vector<int> uncertified;

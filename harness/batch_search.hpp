@@ -66,6 +66,7 @@ class BatchSearcher {
  private:
   struct Buffers;
   struct Staging;
+  bool uses_centre(const BatchPipeline& p) const;
   // The named steps of run_tiles(), in order (batch_search.cu).
   std::string batch_refusal(const BatchPipeline& p, const DeviceModel::Reduced* red, int kk) const;
   void ensure_pass(const BatchPipeline& p, int n, int kk, int tile);

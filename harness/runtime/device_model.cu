@@ -36,10 +36,14 @@ DeviceModel DeviceModel::view(const float* vectors, const float* norms, std::int
   dm.norms = DeviceBuffer::borrow(const_cast<float*>(norms), static_cast<std::size_t>(rows) * sizeof(float));
   dm.range_ = range;
   dm.have_range_ = true;
+  dm.is_view_ = true;
   return dm;
 }
 
-void DeviceModel::rows_changed() { have_f16_ = have_bf16_ = have_i8_ = have_tiled_i8_ = false; }
+void DeviceModel::rows_changed() {
+  have_f16_ = have_bf16_ = have_i8_ = have_tiled_i8_ = false;
+  have_centre_ = have_centred_f16_ = have_centred_tiled_i8_ = false;
+}
 
 NormRange host_norm_range(const float* norms, std::int64_t rows) {
   NormRange r;
@@ -175,13 +179,20 @@ const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
 
 const DeviceModel::TiledI8& DeviceModel::tiled_i8() const {
   if (have_tiled_i8_) return tiled_i8_;
+  build_tiled_i8(tiled_i8_, nullptr);
+  have_tiled_i8_ = true;
+  return tiled_i8_;
+}
+
+// The tiled int8 copy of the rows (mean null) or of the centred rows, into `slot`.
+const DeviceModel::TiledI8& DeviceModel::build_tiled_i8(TiledI8& slot, const float* mean) const {
   TiledI8 fresh;  // filled in, then kept: a throw part-way keeps nothing
   fresh.ldg = (dim + 15) / 16 * 16;
   const std::size_t n = static_cast<std::size_t>(std::max<std::int64_t>(rows, 1));
   const std::size_t tiles = (n + tiled_i8::kTileRows - 1) / tiled_i8::kTileRows;
-  fresh.codes = reuse_or_allocate(std::move(tiled_i8_.codes), n * fresh.ldg, "the model's tiled int8 copy");
-  fresh.order = reuse_or_allocate(std::move(tiled_i8_.order), n * sizeof(int), "the tiled int8 copy's order");
-  fresh.tiles = reuse_or_allocate(std::move(tiled_i8_.tiles), tiles * sizeof(float4), "the tiled int8 copy's tiles");
+  fresh.codes = reuse_or_allocate(std::move(slot.codes), n * fresh.ldg, "the model's tiled int8 copy");
+  fresh.order = reuse_or_allocate(std::move(slot.order), n * sizeof(int), "the tiled int8 copy's order");
+  fresh.tiles = reuse_or_allocate(std::move(slot.tiles), tiles * sizeof(float4), "the tiled int8 copy's tiles");
   if (rows > 0) {
     if (rows > INT32_MAX) throw Error("the tiled int8 copy holds at most 2^31 - 1 rows");
     const int count = static_cast<int>(rows);
@@ -189,8 +200,8 @@ const DeviceModel::TiledI8& DeviceModel::tiled_i8() const {
     DeviceBuffer index(n * sizeof(int), "the tiled int8 copy's sort");
     float* key_in = keys.as<float>();
     float* key_out = key_in + n;
-    tiled_i8_keys_kernel<<<blocks_for(rows * 32, kElementThreads), kElementThreads>>>(d_vectors(), rows, dim, ld, key_in,
-                                                                                     index.as<int>());
+    tiled_i8_keys_kernel<<<blocks_for(rows * 32, kElementThreads), kElementThreads>>>(d_vectors(), rows, dim, ld, d_norms(),
+                                                                                     mean, key_in, index.as<int>());
     CUDA_CHECK_LAUNCH();
     std::size_t temp_bytes = 0;
     CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, key_in, key_out, index.as<int>(),
@@ -199,14 +210,13 @@ const DeviceModel::TiledI8& DeviceModel::tiled_i8() const {
     CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, key_in, key_out, index.as<int>(),
                                                fresh.order.as<int>(), count));
     tiled_i8_codes_kernel<<<static_cast<unsigned>(tiles), tiled_i8::kThreads>>>(
-        d_vectors(), rows, dim, ld, fresh.order.as<int>(), key_out, fresh.ldg, fresh.codes.as<signed char>(),
-        fresh.tiles.as<float4>());
+        d_vectors(), rows, dim, ld, d_norms(), mean, fresh.order.as<int>(), key_out, fresh.ldg,
+        fresh.codes.as<signed char>(), fresh.tiles.as<float4>());
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaStreamSynchronize(0));  // before the scratch goes
   }
-  tiled_i8_ = std::move(fresh);
-  have_tiled_i8_ = true;
-  return tiled_i8_;
+  slot = std::move(fresh);
+  return slot;
 }
 
 const NormRange& DeviceModel::norm_range() const {

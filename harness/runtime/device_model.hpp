@@ -1,6 +1,7 @@
 // The model resident on the GPU: vectors (rows x ld) and norms.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "harness/runtime/device.hpp"
 #include "harness/runtime/model.hpp"
@@ -51,6 +52,20 @@ struct DeviceModel {
   };
   const TiledI8& tiled_i8() const;
 
+  // The centred copies (kernels/embeddings/centre.cuh; docs/batch.md, "Centred copies"): mu, the
+  // mean of the normalised rows, and the fp16 and tiled int8 copies of y = x - |x| mu, which the
+  // filtered batch scans read in place of the plain ones where `used`. Made on first use, kept.
+  struct Centre {
+    DeviceBuffer mean;   // dim floats
+    float mean_norm2 = 0;  // |mu|^2: about the mean cosine between two rows
+    float rho = 1;       // >= |y| / |x| for every row (rounded up)
+    bool used = false;
+    std::string why;     // why not used, or why used
+  };
+  const Centre& centre() const;
+  const Reduced& centred_f16() const;
+  const TiledI8& centred_tiled_i8() const;
+
   // Smallest positive and largest row norm, and whether all are finite: computed on first use
   // and kept (the range guard of harness/runtime/precision.hpp).
   const NormRange& norm_range() const;
@@ -71,7 +86,17 @@ struct DeviceModel {
   mutable bool have_tiled_i8_ = false;
   mutable NormRange range_;
   mutable bool have_range_ = false;
+  mutable Centre centre_;
+  mutable Reduced centred_f16_;
+  mutable TiledI8 centred_tiled_i8_;
+  mutable bool have_centre_ = false, have_centred_f16_ = false, have_centred_tiled_i8_ = false;
+  bool is_view_ = false;  // a streamed chunk: its rows change, so it is never centred
+  const TiledI8& build_tiled_i8(TiledI8& slot, const float* mean) const;
 };
+
+// The centring policy: DISTANCIES_CENTRE=on, off or auto (unset: auto, which centres where the
+// mean cosine |mu|^2 is at least kCentreFrom; off keeps the plain copies everywhere).
+constexpr float kCentreFrom = 0.05f;
 
 // Norm range of host norms (what norm_range() computes on the GPU).
 NormRange host_norm_range(const float* norms, std::int64_t rows);

@@ -78,7 +78,12 @@ float i8_row_bound_factor(int dim, const float* query, float query_norm) {
   return static_cast<float>(l1 / (2.0 * query_norm) * (1 + std::ldexp(1.0, -10)));
 }
 
-float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores) {
+float centre_slack(float rho) {
+  const double eps = std::ldexp(1.0, -24);
+  return static_cast<float>(2.0 * 1.001 * (2.0 + static_cast<double>(rho)) * eps * (1 + 1e-6));
+}
+
+float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores, float rho) {
   if (!(min_norm > 0)) return std::numeric_limits<float>::infinity();
   const double eps = std::ldexp(1.0, -24);
   // Operand rounding: RN to bf16 / fp16 in our conversions; TF32 read by the tensor cores is
@@ -120,8 +125,10 @@ float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores) {
   // The fp32 scan's own error (the same terms reduced_error_bound counts).
   const double gamma = (dim + 5) * eps / (1.0 - (dim + 5) * eps);
   // fp16 scores: |score| <= |x| (1 + gemm) rounded to nearest, absolute 2^-25 below 2^-14.
-  const double stored = scores == Storage::F16 ? std::ldexp(1.0, -11) * (1 + gemm) + std::ldexp(1.0, -25) * inv_min : 0.0;
-  const double bound = gemm + underflow + flushed + stored + scale + gamma + 16 * eps;
+  // Centred rows: the operands' products and the scores are within rho of the plain ones' size.
+  const double r = rho;
+  const double stored = scores == Storage::F16 ? std::ldexp(1.0, -11) * r * (1 + gemm) + std::ldexp(1.0, -25) * inv_min : 0.0;
+  const double bound = gemm * r + underflow + flushed + stored + scale + gamma + 16 * eps;
   return static_cast<float>(bound * (1 + 1e-6));
 }
 

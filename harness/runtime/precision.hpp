@@ -45,7 +45,14 @@ bool i8_query_in_range(int dim, const float* query);
 // for any query (normalised on the GPU) and any row of norm >= min_norm (docs/batch.md), inside
 // batch_query_in_range; min_norm <= 0 (unknown) gives +inf. `scores` F16: the tile's scores
 // are rounded to fp16 before the selection reads them.
-float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores = Storage::F32);
+// `rho` >= |y| / |x| for every row where the GEMM reads the centred rows y (kernels/embeddings/
+// centre.cuh): the operand terms scale with it, the fp32 scan's own do not (1: the plain rows).
+float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores = Storage::F32, float rho = 1.0f);
+
+// What the centred copies add to a bound (docs/batch.md, "Centred copies"): y's one rounding
+// (2^-24 |y| / |x| <= 2^-24 rho), the query's shift q . mu / |q| rounded from double (2^-24 |mu|,
+// |mu| <= 1) and |q| / norm within 1.001 of 1 inside the range guard; twice that, rounded up.
+float centre_slack(float rho);
 
 // The int8 walk's fp32 part (docs/batch.md, "8-bit tiles"): the largest |q . x / |x| - the fp32
 // scan's similarity| for the normalised query q and the row's exact norm |x| (the int8 bound

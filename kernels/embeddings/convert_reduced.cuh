@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/common/launch.hpp"
+#include "kernels/embeddings/centre.cuh"
 
 namespace distancies {
 
@@ -16,14 +17,16 @@ template <>
 __device__ inline __nv_bfloat16 to_reduced<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
 // One thread per element; out_of_range set when a finite value becomes infinite (fp16: |x_j| >= 65520).
+// With `mean`, the centred copy: y = x - norms[row] mean (centre.cuh) in place of x.
 template <class T>
 __global__ void convert_reduced_kernel(const float* v, long long rows, int dim, int ld, int rld, T* out,
-                                       int* out_of_range) {
+                                       int* out_of_range, const float* norms = nullptr, const float* mean = nullptr) {
   const long long i = global_thread_index();
   if (i >= rows * rld) return;
   const long long row = i / rld;
   const int col = static_cast<int>(i % rld);
-  const float x = col < dim ? v[row * ld + col] : 0.0f;
+  float x = col < dim ? v[row * ld + col] : 0.0f;
+  if (mean && col < dim) x = centred_value(x, norms[row], mean[col]);
   const T y = to_reduced<T>(x);
   if (isinf(static_cast<float>(y))) *out_of_range = 1;
   out[i] = y;

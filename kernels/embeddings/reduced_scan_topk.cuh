@@ -143,12 +143,13 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
 // One block. The K approximate candidates (sorted) are recomputed in fp32 exactly as the
 // fused fp32 scan would, one warp per row; their ranks among themselves give the best k.
 // Certified when the k-th exact similarity beats the last candidate's approximate similarity
-// plus the error bound: then every row left out is provably below it (`certifies`, which also
+// (plus the query's shift, for the centred copies) plus the error bound: then every row left out is provably below it (`certifies`, which also
 // refuses an exact NaN among the candidates; a NaN is never placed in the list). Otherwise
 // *status = 1 and the caller falls back.
 template <int kWarps>
 __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, const int* approx_r, int K, int k,
-                                   float error_bound, float* out_s, int* out_r, int* status, unsigned char* smem) {
+                                   float error_bound, float* out_s, int* out_r, int* status, unsigned char* smem,
+                                   float shift = 0.0f) {
   const int ld4 = a.ld / 4;
   float4* q4 = reinterpret_cast<float4*>(smem);
   float* exact_s = reinterpret_cast<float*>(q4 + ld4);
@@ -186,7 +187,10 @@ __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, cons
   }
   // Fewer rows than K: every row was a candidate, nothing was left out.
   const bool all_rows_seen = approx_r[K - 1] == kSentinelRow;
-  const bool certified = certifies(list_s[k - 1], approx_s[K - 1], error_bound, all_rows_seen, exact_nan != 0);
+  // Keys of the centred rows (shift != 0) are the similarity less the query's shift: add it back,
+  // rounded up (the bound holds centre_slack for the shift's own rounding).
+  const float last = shift == 0.0f ? approx_s[K - 1] : __fadd_ru(approx_s[K - 1], shift);
+  const bool certified = certifies(list_s[k - 1], last, error_bound, all_rows_seen, exact_nan != 0);
   if (lane == 0 && !certified) *status = 1;
 }
 

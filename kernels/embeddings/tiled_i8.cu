@@ -4,6 +4,8 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/warp/warp_reduce.cuh>
 
+#include "kernels/embeddings/centre.cuh"
+
 namespace distancies {
 
 namespace {
@@ -12,14 +14,24 @@ __device__ __forceinline__ float up(double v) { return __double2float_ru(v * (1 
 __device__ __forceinline__ float down(double v) { return __double2float_rd(v * (1 - 0x1p-40)); }
 }  // namespace
 
-__global__ void tiled_i8_keys_kernel(const float* x, long long rows, int dim, int ld, float* key, int* order) {
+__global__ void tiled_i8_keys_kernel(const float* x, long long rows, int dim, int ld, const float* norms,
+                                     const float* mean, float* key, int* order) {
   const long long r = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (r >= rows) return;
   const float* v = x + r * ld;
+  const float n = mean ? norms[r] : 0.0f;
   float m = 0, ss = 0;
-  for (int j = lane; j < dim; j += 32) m = fmaxf(m, fabsf(v[j]));
+  for (int j = lane; j < dim; j += 32) m = fmaxf(m, fabsf(mean ? centred_value(v[j], n, mean[j]) : v[j]));
   for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(~0u, m, o));
+  if (mean) {  // the centred row's key: the model row's norm over its largest centred value
+    if (lane == 0) {
+      const float k = m > 0 && n > 0 ? 127.0f * (n / m) : __builtin_huge_valf();
+      key[r] = k <= 3.0e38f ? k : __builtin_huge_valf();
+      order[r] = static_cast<int>(r);
+    }
+    return;
+  }
   // |x| / max |x| from the scaled row: no overflow or underflow whatever the norm.
   for (int j = lane; j < dim && m > 0; j += 32) ss = fmaf(v[j] / m, v[j] / m, ss);
   for (int o = 16; o > 0; o /= 2) ss += __shfl_xor_sync(~0u, ss, o);
@@ -30,8 +42,8 @@ __global__ void tiled_i8_keys_kernel(const float* x, long long rows, int dim, in
 }
 
 __global__ void __launch_bounds__(tiled_i8::kThreads)
-    tiled_i8_codes_kernel(const float* x, long long rows, int dim, int ld, const int* order, const float* sorted_key,
-                          int ldg, signed char* codes, float4* tiles) {
+    tiled_i8_codes_kernel(const float* x, long long rows, int dim, int ld, const float* norms, const float* mean,
+                          const int* order, const float* sorted_key, int ldg, signed char* codes, float4* tiles) {
   using namespace tiled_i8;
   using Reduce = cub::BlockReduce<double, kThreads>;
   using WarpSum = cub::WarpReduce<double>;
@@ -41,24 +53,28 @@ __global__ void __launch_bounds__(tiled_i8::kThreads)
   const float key0 = sorted_key[first];
   const float U = key0 <= 3.0e38f ? key0 : 1.0f;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  double u_lo = 1e300, u_hi = 0, nu = 0;
+  double u_lo = 1e300, u_hi = 0, nu = 0, rho = 0;
   for (int i = warp; i < kTileRows; i += kThreads / 32) {
     const long long r = first + i;
     if (r >= rows) break;
-    const float* v = x + static_cast<long long>(order[r]) * ld;
+    const long long model_row = order[r];
+    const float* v = x + model_row * ld;
+    // The row's values: x, or the centred y (centre.cuh) with the model row's stored norm.
+    const float nx = mean ? norms[model_row] : 0.0f;
+    auto value = [&](int j) { return mean ? centred_value(v[j], nx, mean[j]) : v[j]; };
     signed char* out = codes + r * ldg;
     double ss = 0;
-    for (int j = lane; j < dim; j += 32) ss += static_cast<double>(v[j]) * v[j];
-    const double n = sqrt(WarpSum(warp_tmp[warp]).Sum(ss));
-    const double n_all = __shfl_sync(~0u, n, 0);
+    for (int j = lane; j < dim; j += 32) ss += static_cast<double>(value(j)) * value(j);
+    const double ny = sqrt(WarpSum(warp_tmp[warp]).Sum(ss));
+    const double n_all = mean ? static_cast<double>(nx) : __shfl_sync(~0u, ny, 0);
     const float s = n_all > 0 ? __double2float_rn(n_all / U) : 1.0f;
     double ee = 0;
     for (int j = lane; j < ldg; j += 32) {
       float c = 0;
-      if (j < dim && n_all > 0) c = fminf(fmaxf(rintf(v[j] / s), -127.0f), 127.0f);
+      if (j < dim && n_all > 0) c = fminf(fmaxf(rintf(value(j) / s), -127.0f), 127.0f);
       out[j] = static_cast<signed char>(c);
       if (j < dim) {
-        const double e = static_cast<double>(v[j]) - static_cast<double>(s) * c;
+        const double e = static_cast<double>(value(j)) - static_cast<double>(s) * c;
         ee += e * e;
       }
     }
@@ -66,6 +82,7 @@ __global__ void __launch_bounds__(tiled_i8::kThreads)
     if (n_all > 0) {
       const double u = n_all / s;
       u_lo = fmin(u_lo, u), u_hi = fmax(u_hi, u), nu = fmax(nu, sqrt(e_all) / n_all);
+      if (mean) rho = fmax(rho, __shfl_sync(~0u, ny, 0) / n_all);
     }
   }
   // Lane 0 of each warp holds its rows' figures (the same in every lane): reduce over the block.
@@ -74,8 +91,12 @@ __global__ void __launch_bounds__(tiled_i8::kThreads)
   const double hi = Reduce(tmp).Reduce(lane == 0 ? u_hi : 0.0, [](double a, double b) { return fmax(a, b); });
   __syncthreads();
   const double nmax = Reduce(tmp).Reduce(lane == 0 ? nu : 0.0, [](double a, double b) { return fmax(a, b); });
+  __syncthreads();
+  const double rmax = Reduce(tmp).Reduce(lane == 0 ? rho : 0.0, [](double a, double b) { return fmax(a, b); });
+  // rho_max: the largest |y| / |x| of the tile's rows (1 for the plain copy, where y = x).
+  const float r_up = mean ? up(rmax) : 1.0f;
   if (threadIdx.x == 0)
-    tiles[blockIdx.x] = hi > 0 ? make_float4(down(lo), up(hi), up(nmax), 0.0f) : make_float4(1.0f, 1.0f, 0.0f, 0.0f);
+    tiles[blockIdx.x] = hi > 0 ? make_float4(down(lo), up(hi), up(nmax), r_up) : make_float4(1.0f, 1.0f, 0.0f, 0.0f);
 }
 
 __global__ void __launch_bounds__(128)

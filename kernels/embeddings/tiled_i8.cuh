@@ -6,8 +6,10 @@
 // score's threshold is one integer a query and tile. Each row's own error e = x - s c is known
 // exactly: the tile keeps the largest |e| / |x| (nu_max). A query q (normalised as
 // batch_prepare does) gets s_q = max |q_j| / 127, codes c_q, A_q = s_q |c_q| and B_q = |q - s_q c_q|:
-//   |q . x / |x| - s_q I / u| <= A_q nu + B_q     (I = c_q . c, exact in int32)
-// by Cauchy-Schwarz on q . x = s_q s I + s_q c_q . e + (q - s_q c_q) . x.
+//   |q . x / |x| - s_q I / u| <= A_q nu + B_q rho     (I = c_q . c, exact in int32)
+// by Cauchy-Schwarz on q . x = s_q s I + s_q c_q . e + (q - s_q c_q) . x, rho = 1.
+// The centred copy (centre.cuh) codes y = x - |x| mu in place of x, with |x| (the stored norm)
+// where |x| stands above: then the bound is on q . y / |x|, and rho_max >= |y| / |x| per tile.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -17,7 +19,7 @@ namespace distancies {
 // its rows the copy's sorted rows).
 struct I8FilterArgs {
   const int* order;       // sorted row -> the model's row
-  const float4* tiles;    // per 64-row tile of sorted rows: U_lo, U_hi, nu_max, 0
+  const float4* tiles;    // per 64-row tile of sorted rows: U_lo, U_hi, nu_max, rho_max
   const float4* queries;  // per query: s_q, A_q (rounded up), B_q (rounded up), 0
   float seed_bound;       // the thresholds' keys are fp16 keys: within this of the fp32 similarity
   float fp32_bound;       // |normalised query . x / |x| - the re-rank's fp32 similarity| at most
@@ -40,14 +42,17 @@ constexpr int kThreads = 256;
 }  // namespace tiled_i8
 
 // The sort key u* of every row (a warp a row), zero rows +inf (last), and the identity order.
-__global__ void tiled_i8_keys_kernel(const float* x, long long rows, int dim, int ld, float* key, int* order);
+// `mean` null: the plain copy; else the centred one, of y = x - norms[r] mean (centre.cuh).
+__global__ void tiled_i8_keys_kernel(const float* x, long long rows, int dim, int ld, const float* norms,
+                                     const float* mean, float* key, int* order);
 
 // One block (tiled_i8::kThreads) a 64-row tile of the sorted rows: each row's codes with
 // s = |x| / U (U the tile's first, smallest key; 1 for a tile of zero rows), and the tile's U_lo,
 // U_hi, nu_max from each row's exact u and |e| / |x| (double; zero rows score 0 on every path and
 // count for nothing).
-__global__ void tiled_i8_codes_kernel(const float* x, long long rows, int dim, int ld, const int* order,
-                                      const float* sorted_key, int ldg, signed char* codes, float4* tiles);
+__global__ void tiled_i8_codes_kernel(const float* x, long long rows, int dim, int ld, const float* norms,
+                                      const float* mean, const int* order, const float* sorted_key, int ldg,
+                                      signed char* codes, float4* tiles);
 
 // One block of 128 a query: normalised as normalize_queries_kernel does (q_j * (1 / |q|) in fp32),
 // then codes with s_q = max |q_j| / 127 and the query's A_q, B_q. A query with no finite non-zero

@@ -28,7 +28,7 @@ struct I8Filter {
     unsigned theta_key[kQueries];      // theta_q's key: a lower bound on the k-th best fp32 similarity (~0u past the batch)
     unsigned count[kQueries];          // candidates this block appended for the query
     float4 query[kQueries];            // s_q, A_q, B_q
-    float2 slope[kQueries];            // (theta - B_q - fp32_bound) / s_q rounded down, A_q / s_q rounded up
+    float4 slope[kQueries];            // (theta - fp32_bound) / s_q rounded down, A_q / s_q and B_q / s_q rounded up
     int2 floor_pairs[2][2][kQueries / 2];  // [warpgroup][tile parity]: T(q, tile) by query pairs
     int2 stack[kStack][256];           // [slot][consumer thread]: (score, accumulator index)
   };
@@ -49,14 +49,14 @@ struct I8Filter {
       }
       sm.theta_key[i] = q < a.nq ? ordered_bits(theta) : ~0u;
       const float4 m = sm.query[i];
-      sm.slope[i] = make_float2(__fdiv_rd(__fsub_rd(__fsub_rd(theta, m.z), x.fp32_bound), m.x), __fdiv_ru(m.y, m.x));
+      sm.slope[i] = make_float4(__fdiv_rd(__fsub_rd(theta, x.fp32_bound), m.x), __fdiv_ru(m.y, m.x), __fdiv_ru(m.z, m.x), 0.0f);
       sm.count[i] = 0;
     }
   }
 
   struct Tile {
     long long r0;   // this thread's (sorted) rows r0 and r0 + 8
-    float4 u;       // the tile's U_lo, U_hi, nu_max
+    float4 u;       // the tile's U_lo, U_hi, nu_max, rho_max
     float r_lo;     // 1 / U_lo rounded up, 1 / U_hi rounded down (after_issue)
     float r_hi;
   };
@@ -70,7 +70,7 @@ struct I8Filter {
   // E(q, tile), rounded up: the bound on |row's similarity - s_q I / u_r| for every row of the
   // tile (fp32 arithmetic rounded outward throughout, so the bound is the bound).
   __device__ static float bound(const float4& q, const float4& u, const Args& x) {
-    return __fadd_ru(__fmaf_ru(q.y, u.z, q.z), x.fp32_bound);
+    return __fadd_ru(__fmaf_ru(q.y, u.z, __fmul_ru(q.z, u.w)), x.fp32_bound);
   }
 
   // T(q, tile) for the warpgroup's next tile, two queries a thread, into shared memory; then the
@@ -87,11 +87,11 @@ struct I8Filter {
     for (int h = 0; h < 2; ++h) {
       const int i = 2 * (threadIdx.x % 128) + h;
       if (i >= kQueries) break;
-      // upper = s_q I / u + E >= theta  <=>  I >= (theta - B_q - fp32_bound - A_q nu) u / s_q,
+      // upper = s_q I / u + E >= theta  <=>  I >= (theta - fp32_bound - B_q rho - A_q nu) u / s_q,
       // u being U_lo or U_hi as the bracket is positive or not; rounded down throughout (the
       // query's part divided once, in load), an integer I passes its floor.
-      const float2 k = sm.slope[i];
-      const float d = __fmaf_rd(-k.y, tile.u.z, k.x);
+      const float4 k = sm.slope[i];
+      const float d = __fmaf_rd(-k.y, tile.u.z, __fmaf_rd(-k.z, tile.u.w, k.x));
       const float t = __fmul_rd(d, d >= 0 ? tile.u.x : tile.u.y);
       T[i] = t != t ? -(1 << 30) : static_cast<int>(fminf(fmaxf(floorf(t) - 1.0f, -0x1p30f), 0x1p30f));
     }

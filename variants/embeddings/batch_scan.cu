@@ -6,6 +6,7 @@
 #include "harness/runtime/cublas_check.hpp"
 #include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/batch_select.cuh"
+#include "kernels/embeddings/centre.cuh"
 #include "kernels/embeddings/tiled_i8.cuh"
 #include "variants/embeddings/batch_scan.hpp"
 
@@ -86,6 +87,7 @@ std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int di
          + score_tiles * B * static_cast<std::size_t>(tile_rows) * (scores == Storage::F32 ? 4 : 2)  // tiles of scores
          + B * S * K * 8 + B * 4                    // candidate lists, shared thresholds
          + filter                                   // the filtered scan's candidate buffers
+         + (filtered_scan(scan) ? B * 4 : 0)        // and the queries' centring shifts
          + i8_queries                               // the int8 walk's query codes and bounds
          + B * static_cast<std::size_t>(k) * 8 + B * 4;     // results and status
 }
@@ -111,6 +113,10 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
   CUDA_CHECK_LAUNCH();
   if (a.scan == BatchScan::FilteredI8)  // and the int8 codes of the same normalised queries
     tiled_i8_queries(a.queries, a.query_norms, a.batch, a.exact.dim, a.i8.ldg, a.i8.queries, a.i8.query_bounds, s);
+  if (a.centre_mean) {
+    centre_shift_kernel<<<a.batch, 128, 0, s>>>(a.queries, a.query_norms, a.centre_mean, a.exact.dim, a.shifts);
+    CUDA_CHECK_LAUNCH();
+  }
   if (filtered_scan(a.scan)) return;  // its select writes every list whole, its scan the thresholds
   if (a.scan == BatchScan::FusedTensorCore) {  // its blocks write every list whole
     CUDA_CHECK(cudaMemsetAsync(a.thresholds, 0, static_cast<std::size_t>(a.batch) * sizeof(unsigned), s));
@@ -198,7 +204,8 @@ void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
   allow_dynamic_smem(batch_rerank_kernel<kWarps>, smem, "batch_rerank_kernel");
   batch_rerank_kernel<kWarps><<<a.batch, kWarps * 32, smem, s>>>(a.exact, a.queries, a.query_norms,
                                                                  SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, a.k,
-                                                                 certificate_bound(a), a.out_s, a.out_r, a.status);
+                                                                 certificate_bound(a), a.out_s, a.out_r, a.status,
+                                                                 a.centre_mean ? a.shifts : nullptr);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -69,6 +69,11 @@ struct BatchScanArgs {
     unsigned* seg_counts = nullptr;  // filter_scan_queries x tiled_i8::kMaxSegments
     float fp32_bound = 0;
   } i8;
+  // The centred copies (kernels/embeddings/centre.cuh): the model's mean row when the filtered
+  // scans read them (null: the plain copies), and each query's shift q . mu / |q| (batch floats,
+  // batch_prepare fills them), which the re-rank adds to a key before the certificate compares.
+  const float* centre_mean = nullptr;
+  float* shifts = nullptr;
   float* out_s = nullptr;  // batch x k
   int* out_r = nullptr;
   int* status = nullptr;   // batch; 1 where not certified

@@ -1,0 +1,125 @@
+// The device model's centred copies (device_model.hpp, kernels/embeddings/centre.cuh).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "harness/runtime/device_model.hpp"
+#include "harness/runtime/launch.hpp"
+#include "kernels/embeddings/centre.cuh"
+#include "kernels/embeddings/convert_reduced.cuh"
+
+namespace distancies {
+
+namespace {
+// DISTANCIES_CENTRE: "on", "off" or "auto" (unset).
+std::string centre_setting() {
+  const char* env = std::getenv("DISTANCIES_CENTRE");
+  const std::string v = env ? env : "auto";
+  if (v != "on" && v != "off" && v != "auto") throw Error("DISTANCIES_CENTRE must be on, off or auto, not '" + v + "'");
+  return v;
+}
+}  // namespace
+
+const DeviceModel::Centre& DeviceModel::centre() const {
+  if (have_centre_) return centre_;
+  Centre c;
+  const std::string setting = centre_setting();
+  const NormRange& range = norm_range();
+  c.mean = DeviceBuffer(static_cast<std::size_t>(std::max(dim, 1)) * sizeof(float), "the model's mean row");
+  CUDA_CHECK(cudaMemset(c.mean.get(), 0, static_cast<std::size_t>(std::max(dim, 1)) * sizeof(float)));
+  if (setting == "off") {
+    c.why = "DISTANCIES_CENTRE=off";
+  } else if (is_view_) {
+    c.why = "a streamed chunk's rows change under it";
+  } else if (rows == 0 || !range.finite || !(range.max_norm > 0)) {
+    c.why = "no finite non-zero rows to centre";
+  } else {
+    // mu in double, then fp32 (any fixed mu keeps the identity exact; this one makes y small).
+    DeviceBuffer sum(static_cast<std::size_t>(dim) * sizeof(double) + sizeof(unsigned long long), "the model's mean");
+    CUDA_CHECK(cudaMemset(sum.get(), 0, sum.bytes()));
+    auto* count = reinterpret_cast<unsigned long long*>(sum.as<double>() + dim);
+    constexpr long long kRowsPerBlock = 1024;
+    centre_sum_kernel<<<static_cast<unsigned>(ceil_div(static_cast<long long>(rows), kRowsPerBlock)), 256>>>(
+        d_vectors(), d_norms(), rows, dim, ld, kRowsPerBlock, sum.as<double>(), count);
+    CUDA_CHECK_LAUNCH();
+    std::vector<double> s(static_cast<std::size_t>(dim));
+    unsigned long long used = 0;
+    CUDA_CHECK(cudaMemcpy(s.data(), sum.get(), s.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&used, count, sizeof used, cudaMemcpyDeviceToHost));
+    std::vector<float> mu(static_cast<std::size_t>(dim));
+    double norm2 = 0;
+    for (int j = 0; j < dim; ++j) {
+      mu[j] = static_cast<float>(s[j] / static_cast<double>(used));
+      norm2 += static_cast<double>(mu[j]) * mu[j];
+    }
+    c.mean_norm2 = static_cast<float>(norm2);
+    CUDA_CHECK(cudaMemcpy(c.mean.get(), mu.data(), mu.size() * sizeof(float), cudaMemcpyHostToDevice));
+    DeviceBuffer out(2 * sizeof(unsigned), "the centred rows' rho");
+    CUDA_CHECK(cudaMemset(out.get(), 0, out.bytes()));
+    centre_rho_kernel<<<blocks_for(rows * 32, 256), 256>>>(d_vectors(), d_norms(), c.mean.as<float>(), rows, dim, ld,
+                                                           out.as<unsigned>(), reinterpret_cast<int*>(out.as<unsigned>() + 1));
+    CUDA_CHECK_LAUNCH();
+    unsigned got[2];
+    CUDA_CHECK(cudaMemcpy(got, out.get(), sizeof got, cudaMemcpyDeviceToHost));
+    std::memcpy(&c.rho, &got[0], sizeof(float));
+    const bool zero_rows = got[1] != 0;
+    char figures[96];
+    std::snprintf(figures, sizeof figures, "|mu|^2 = %.3g, rho = %.3g", static_cast<double>(c.mean_norm2),
+                  static_cast<double>(c.rho));
+    if (zero_rows) {
+      // A zero row scores 0 on every path, which the centred copies cannot say (its y has no
+      // norm to carry -q . mu): such a model keeps the plain copies.
+      c.why = std::string("the model has zero rows (") + figures + ")";
+    } else if (!(c.rho < 2.5f)) {
+      c.why = std::string("the centred rows are not smaller (") + figures + ")";
+    } else if (setting == "auto" && c.mean_norm2 < kCentreFrom) {
+      c.why = std::string("no common direction to take out (") + figures + ")";
+    } else {
+      c.used = true;
+      c.why = std::string("centred (") + figures + ")";
+    }
+  }
+  centre_ = std::move(c);
+  have_centre_ = true;
+  return centre_;
+}
+
+const DeviceModel::Reduced& DeviceModel::centred_f16() const {
+  if (have_centred_f16_) return centred_f16_;
+  const Centre& c = centre();
+  if (!c.used) throw Error("the centred copy was asked for an uncentred model: " + c.why);
+  const int rld = reduced_leading_dim(dim);
+  const long long n = rows * rld;
+  Reduced fresh;
+  fresh.data = DeviceBuffer(static_cast<std::size_t>(std::max(n, 1ll)) * 2, "the model's centred 16-bit copy");
+  fresh.flag = DeviceBuffer(sizeof(int), "conversion flag");
+  CUDA_CHECK(cudaMemset(fresh.flag.get(), 0, sizeof(int)));
+  if (n > 0) {
+    convert_reduced_kernel<__half><<<blocks_for(n, 256), 256>>>(d_vectors(), rows, dim, ld, rld, fresh.data.as<__half>(),
+                                                                fresh.flag.as<int>(), d_norms(), c.mean.as<float>());
+    CUDA_CHECK_LAUNCH();
+  }
+  int out = 0;
+  CUDA_CHECK(cudaMemcpy(&out, fresh.flag.get(), sizeof out, cudaMemcpyDeviceToHost));
+  fresh.out_of_range = out != 0;
+  fresh.min_norm = norm_range().min_norm;
+  fresh.max_norm = norm_range().max_norm;
+  centred_f16_ = std::move(fresh);
+  have_centred_f16_ = true;
+  return centred_f16_;
+}
+
+const DeviceModel::TiledI8& DeviceModel::centred_tiled_i8() const {
+  if (have_centred_tiled_i8_) return centred_tiled_i8_;
+  const Centre& c = centre();
+  if (!c.used) throw Error("the centred copy was asked for an uncentred model: " + c.why);
+  build_tiled_i8(centred_tiled_i8_, c.mean.as<float>());
+  have_centred_tiled_i8_ = true;
+  return centred_tiled_i8_;
+}
+
+}  // namespace distancies

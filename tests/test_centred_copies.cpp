@@ -1,0 +1,261 @@
+// The centred copies (kernels/embeddings/centre.cuh; docs/batch.md, "Centred copies"): the
+// identity they rest on and its rounding, emulated on the host; the policy; every int8 score of
+// the centred tiled copy within its bound; and the filtered batches exact on anisotropic data,
+// planted near-ties included, with fewer fallbacks than the plain copies. GPU tests skip,
+// visibly, without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "batch_check.hpp"
+#include "gpu_skip.hpp"
+#include "harness/batch_search.hpp"
+#include "harness/runtime/device_model.hpp"
+#include "harness/runtime/error.hpp"
+#include "harness/runtime/precision.hpp"
+#include "harness/synthetic.hpp"
+#include "kernels/embeddings/tiled_i8.cuh"
+#include "test_models.hpp"
+#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/registry.hpp"
+
+using namespace distancies;
+using namespace distancies::testing;
+
+namespace {
+
+// DISTANCIES_CENTRE for one scope (the policy is read when a model is first centred).
+struct CentreSetting {
+  explicit CentreSetting(const char* v) { setenv("DISTANCIES_CENTRE", v, 1); }
+  ~CentreSetting() { unsetenv("DISTANCIES_CENTRE"); }
+};
+
+Batch rows_as_queries(const Model& m, int batch, std::uint32_t seed, float jitter) {
+  Batch b;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> noise(0.0f, 1.0f);
+  for (int i = 0; i < batch; ++i) {
+    const std::int64_t row = (static_cast<std::int64_t>(i) * 104729 + seed) % m.rows;
+    std::vector<float> q(m.row(row), m.row(row) + m.dim);
+    for (float& v : q) v += jitter * noise(rng);
+    b.q.insert(b.q.end(), q.begin(), q.end());
+    b.norms.push_back(vector_norm(q.data(), m.dim));
+  }
+  return b;
+}
+
+}  // namespace
+
+// q . x / (Q n) = q . y / (Q n) + q . mu / Q with y_j = fma(-n, mu_j, x_j) in fp32 and the shift
+// rounded from double: the difference stays within centre_slack(|y| / n), for aniso rows, a row
+// that is n mu itself (y ~ 0), rows opposite mu, and norms from 1e-20 to 1e20.
+TEST(CentredCopy, SlackCoversTheRoundingOfTheIdentity) {
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  double worst = 0;
+  for (int dim : {3, 50, 300, 1000}) {
+    std::vector<float> mu(dim), x(dim), q(dim), y(dim);
+    for (int trial = 0; trial < 400; ++trial) {
+      double mm = 0;
+      const float a = std::pow(10.0f, -2.0f + 2.0f * (trial % 5) / 4.0f);
+      for (int j = 0; j < dim; ++j) mu[j] = g(rng), mm += double(mu[j]) * mu[j];
+      for (int j = 0; j < dim; ++j) mu[j] = static_cast<float>(mu[j] / std::sqrt(mm) * (trial % 7) / 7.0);
+      const float scale = std::pow(10.0f, -20.0f + 40.0f * (trial % 11) / 10.0f);
+      for (int j = 0; j < dim; ++j) {
+        const float base = trial % 13 == 0 ? mu[j] : trial % 13 == 1 ? -mu[j] : mu[j] + a * g(rng) / std::sqrt(float(dim));
+        x[j] = base * scale;
+        q[j] = trial % 3 == 0 ? x[j] / scale + 0.01f * g(rng) : g(rng);
+      }
+      const float n = vector_norm(x.data(), dim), Q = vector_norm(q.data(), dim);
+      if (!(n > 0) || !(Q > 0)) continue;
+      double qx = 0, qy = 0, qm = 0, yy = 0;
+      for (int j = 0; j < dim; ++j) {
+        y[j] = std::fmaf(-n, mu[j], x[j]);
+        qx += double(q[j]) * x[j], qy += double(q[j]) * y[j], qm += double(q[j]) * mu[j], yy += double(y[j]) * y[j];
+      }
+      const float shift = static_cast<float>(qm / Q);
+      const double rho = std::sqrt(yy) / n;
+      const double diff = std::fabs(qx / (double(Q) * n) - (qy / (double(Q) * n) + shift));
+      const double slack = centre_slack(static_cast<float>(rho * (1 + 1e-9)));
+      ASSERT_LE(diff, slack) << "D = " << dim << ", trial " << trial << ", rho " << rho;
+      worst = std::max(worst, diff / slack);
+    }
+  }
+  RecordProperty("worst_over_slack", std::to_string(worst));
+}
+
+TEST(CentredCopy, OperandTermsScaleWithRho) {
+  const float plain = gemm_error_bound(GemmInput::F16, 300, 1.0f, Storage::F16);
+  EXPECT_EQ(gemm_error_bound(GemmInput::F16, 300, 1.0f, Storage::F16, 1.0f), plain);
+  const float small = gemm_error_bound(GemmInput::F16, 300, 1.0f, Storage::F16, 0.2f);
+  EXPECT_LT(small, 0.3f * plain);
+  // The fp32 scan's own part stays: rho = 0 leaves more than the fp32 GEMM's rounding.
+  EXPECT_GT(gemm_error_bound(GemmInput::F16, 300, 1.0f, Storage::F16, 0.0f), 0.0f);
+  EXPECT_GT(centre_slack(2.0f), centre_slack(0.0f));
+}
+
+TEST(CentredCopy, PolicyTakesOnlyACommonDirectionOut) {
+  DISTANCIES_REQUIRE_GPU();
+  {
+    const DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("aniso:0.95", 300)));
+    const DeviceModel::Centre& c = dm.centre();
+    EXPECT_TRUE(c.used) << c.why;
+    EXPECT_NEAR(c.mean_norm2, 0.95, 0.02) << c.why;
+    EXPECT_LT(c.rho, 0.4f) << c.why;
+  }
+  {
+    const DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("iid", 300)));
+    EXPECT_FALSE(dm.centre().used) << dm.centre().why;
+    EXPECT_NE(dm.centre().why.find("no common direction"), std::string::npos) << dm.centre().why;
+  }
+  {
+    const CentreSetting on("on");
+    const DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("iid", 300)));
+    EXPECT_TRUE(dm.centre().used) << dm.centre().why;
+  }
+  {
+    const CentreSetting off("off");
+    const DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("aniso:0.95", 300)));
+    EXPECT_FALSE(dm.centre().used);
+    EXPECT_THROW(dm.centred_f16(), Error);
+  }
+  {
+    Model m = make_synthetic_model(2000, 300, 3, make_family("aniso:0.95", 300));
+    std::memset(m.vectors.data() + 17 * m.ld, 0, m.ld * sizeof(float));
+    m.norms[17] = 0;
+    const DeviceModel dm = upload_model(m);
+    EXPECT_FALSE(dm.centre().used);
+    EXPECT_NE(dm.centre().why.find("zero rows"), std::string::npos) << dm.centre().why;
+  }
+  {
+    const CentreSetting bad("sometimes");
+    const DeviceModel dm = upload_model(make_synthetic_model(200, 300, 3, make_family("aniso:0.95", 300)));
+    EXPECT_THROW(dm.centre(), Error);
+  }
+}
+
+// The centred tiled int8 copy: for every query and sorted row, q . y / |x| within
+// A_q nu + B_q rho of s_q I / u, with y exactly as the kernels compute it.
+TEST(CentredCopy, EveryInt8ScoreWithinItsBound) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int dim : {50, 300}) {
+    Model m = make_synthetic_model(3001, dim, seed, make_family("aniso:0.98", dim));
+    // A row that is nearly the mean direction, one opposite it, and norms from 1e-10 to 1e10.
+    for (long long r = 100; r < 300; ++r) {
+      float* v = m.vectors.data() + r * m.ld;
+      if (r == 100)
+        for (int j = 0; j < dim; ++j) v[j] = m.row(0)[j] + m.row(1)[j];
+      else if (r == 101)
+        for (int j = 0; j < dim; ++j) v[j] = -m.row(0)[j];
+      else {
+        const float scale = std::pow(10.0f, -10.0f + 20.0f * static_cast<float>(r - 102) / 197.0f);
+        for (int j = 0; j < dim; ++j) v[j] *= scale;
+      }
+      m.norms[r] = vector_norm(v, dim);
+    }
+    const DeviceModel dm = upload_model(m);
+    ASSERT_TRUE(dm.centre().used) << dm.centre().why;
+    const DeviceModel::TiledI8& t = dm.centred_tiled_i8();
+    const int ldg = t.ldg, rows = static_cast<int>(m.rows), tiles = (rows + 63) / 64;
+    std::vector<float> mu(dim);
+    std::vector<signed char> codes(static_cast<std::size_t>(rows) * ldg);
+    std::vector<int> order(rows);
+    std::vector<float4> tile(tiles);
+    ASSERT_EQ(cudaMemcpy(mu.data(), dm.centre().mean.get(), dim * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(codes.data(), t.codes.get(), codes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(order.data(), t.order.get(), rows * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(tile.data(), t.tiles.get(), tiles * sizeof(float4), cudaMemcpyDeviceToHost), cudaSuccess);
+    const int nq = 16;
+    const Batch b = rows_as_queries(m, nq, seed, 0.01f);
+    DeviceBuffer dq(b.q.size() * 4, "queries"), dn(nq * 4, "norms"), dc(static_cast<std::size_t>(nq) * ldg, "codes"),
+        db(nq * sizeof(float4), "bounds");
+    ASSERT_EQ(cudaMemcpy(dq.get(), b.q.data(), b.q.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(dn.get(), b.norms.data(), nq * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    tiled_i8_queries(dq.as<float>(), dn.as<float>(), nq, dim, ldg, dc.get(), db.as<float4>(), 0);
+    std::vector<signed char> qc(static_cast<std::size_t>(nq) * ldg);
+    std::vector<float4> qb(nq);
+    ASSERT_EQ(cudaMemcpy(qc.data(), dc.get(), qc.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(qb.data(), db.get(), nq * sizeof(float4), cudaMemcpyDeviceToHost), cudaSuccess);
+    double widest = 0;
+    for (int r = 0; r < rows; ++r) {
+      const float* x = m.row(order[r]);
+      const float n = m.norms[order[r]];
+      double yy = 0;
+      for (int j = 0; j < dim; ++j) yy += std::pow(double(std::fmaf(-n, mu[j], x[j])), 2);
+      ASSERT_LE(std::sqrt(yy) / n, tile[r / 64].w) << "rho_max below a row's |y| / |x|, sorted row " << r;
+      ASSERT_LE(std::sqrt(yy) / n, dm.centre().rho) << "the model's rho below a row's, sorted row " << r;
+    }
+    for (int q = 0; q < nq; ++q) {
+      const float inv = 1.0f / b.norms[q];
+      for (int r = 0; r < rows; ++r) {
+        const float* x = m.row(order[r]);
+        const float n = m.norms[order[r]];
+        double dot = 0;
+        for (int j = 0; j < dim; ++j) dot += static_cast<double>(b.q[q * dim + j] * inv) * std::fmaf(-n, mu[j], x[j]);
+        long long I = 0;
+        for (int j = 0; j < ldg; ++j) I += qc[q * ldg + j] * codes[static_cast<std::size_t>(r) * ldg + j];
+        const float4 u = tile[r / 64];
+        const double s = qb[q].x, e = double(qb[q].y) * u.z + double(qb[q].z) * u.w;
+        const double target = dot / n;
+        const double hi = s * I / (I >= 0 ? u.x : u.y) + e, lo = s * I / (I >= 0 ? u.y : u.x) - e;
+        ASSERT_LE(target, hi + 1e-12) << "D = " << dim << ", query " << q << ", sorted row " << r;
+        ASSERT_GE(target, lo - 1e-12) << "D = " << dim << ", query " << q << ", sorted row " << r;
+        widest = std::max(widest, e);
+      }
+    }
+    RecordProperty("widest_bound_D" + std::to_string(dim), std::to_string(widest));
+  }
+}
+
+// The filtered batches on anisotropic data: exact (the oracle, and fused bit for bit) with and
+// without the centred copies, planted near-ties around the query's best included; centred, they
+// redo fewer queries.
+TEST(CentredCopy, FilteredBatchesExactWithFewerFallbacks) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (const char* family : {"aniso:0.95", "aniso:0.98", "dirs:0.7"}) {
+    SCOPED_TRACE(family);
+    Model m = make_synthetic_model(30011, 300, seed, make_family(family, 300));
+    // Near-ties: copies of row 5 nudged by 1e-7 ... 1e-3 in one coordinate (and one exact copy).
+    for (int i = 0; i < 12; ++i) {
+      float* v = m.vectors.data() + (1000 + i) * m.ld;
+      std::memcpy(v, m.row(5), m.dim * sizeof(float));
+      if (i > 0) v[i % m.dim] += std::pow(10.0f, -7.0f + 4.0f * (i - 1) / 10.0f);
+      m.norms[1000 + i] = vector_norm(v, m.dim);
+    }
+    Batch b = rows_as_queries(m, 48, seed, 0.02f);
+    std::memcpy(b.q.data(), m.row(5), m.dim * sizeof(float));
+    b.norms[0] = m.norms[5];
+    int plain_fallbacks[2] = {0, 0}, centred_fallbacks[2] = {0, 0};
+    for (int centred = 0; centred < 2; ++centred) {
+      const CentreSetting setting(centred ? "auto" : "off");
+      const DeviceModel dm = upload_model(m);
+      ASSERT_EQ(dm.centre().used, centred == 1) << dm.centre().why;
+      int i = 0;
+      for (const char* name : {"batch_f16_filter", "batch_i8_filter"}) {
+        SCOPED_TRACE(std::string(name) + (centred ? " centred" : " plain"));
+        const BatchPipeline& p = batch_pipeline(name);
+        if (!batch_scan_refusal(p.scan, 300, BatchPolicy::candidates(10), device_status().props.major).empty()) continue;
+        BatchSearcher bs(dm);
+        const auto got = bs.search(p, b.q.data(), b.norms.data(), static_cast<int>(b.norms.size()), 10);
+        expect_batch_exact(m, dm, b, got, 10);
+        (centred ? centred_fallbacks : plain_fallbacks)[i++] = bs.last_fallbacks();
+      }
+    }
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_LE(centred_fallbacks[i], plain_fallbacks[i]) << (i ? "batch_i8_filter" : "batch_f16_filter");
+      RecordProperty(std::string(family) + (i ? "_i8" : "_f16") + "_fallbacks_plain_centred",
+                     std::to_string(plain_fallbacks[i]) + "/" + std::to_string(centred_fallbacks[i]));
+    }
+  }
+}
