@@ -97,6 +97,7 @@ GpuSearcher::~GpuSearcher() = default;
 struct GpuSearcher::Call {
   Plan plan;
   const DeviceModel::Reduced* reduced = nullptr;  // the pipeline's 16-bit copy, if it uses one
+  bool centred = false;                            // ... the centred fp16 copy (device_model.hpp)
   bool pinned = false;
   int n = 0, dim = 0, k = 0, kk = 0;  // kk: results that exist (fewer rows than k)
   const float* vectors = nullptr;     // the model this call reads (resident, or V1's fresh copy)
@@ -211,6 +212,15 @@ void GpuSearcher::run_stages(Call& c, const Pipeline& p, const float* query, flo
     model.storage = p.storage;
     model.reduced_ld = storage_leading_dim(p.storage, c.dim);
     model.error_bound = reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm);
+    if (c.centred) {
+      const DeviceModel::Centre& centre = model_.centre();
+      const float rho = centre.rho;
+      model.error_bound = (reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm, rho) +
+                           centre_slack(rho)) * (1 + 0x1p-20f);
+      double qm = 0;  // q . mu / |q| from double, as centre_shift_kernel computes it for a batch
+      for (int j = 0; j < c.dim; ++j) qm += static_cast<double>(query[j]) * centre.mean_host[j];
+      model.shift = static_cast<float>(qm / query_norm);
+    }
     if (p.storage == Storage::I8) {
       model.row_scale = c.reduced->scale.as<float>();
       model.row_bound_factor = i8_row_bound_factor(c.dim, query, query_norm);
@@ -267,7 +277,9 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
   c.kk = std::min(k, c.n);
   c.plan = make_plan(p, c.n, c.dim, k);
   c.pinned = c.plan.habits.pinned_host && !opt_.force_pageable;
-  c.reduced = p.storage == Storage::F32 ? nullptr : &model_.reduced(p.storage);
+  // The fp16 copy is the centred one where the model is centred (its bound shrinks with rho).
+  c.centred = p.storage == Storage::F16 && model_.centre().used;
+  c.reduced = p.storage == Storage::F32 ? nullptr : c.centred ? &model_.centred_f16() : &model_.reduced(p.storage);
 
   const std::string refused = refusal(p, c.reduced, query, query_norm);
   if (!refused.empty()) {

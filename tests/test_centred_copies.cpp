@@ -259,3 +259,37 @@ TEST(CentredCopy, FilteredBatchesExactWithFewerFallbacks) {
     }
   }
 }
+
+// The one-query fp16 scan reads the centred copy too: exact (the oracle, and fused bit for bit),
+// at k = 10 and at k = 100 (the large-k re-rank's certificate), with fewer queries uncertified.
+TEST(CentredCopy, OneQueryFp16ExactWithFewerFallbacks) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Model m = make_synthetic_model(30011, 300, seed, make_family("aniso:0.98", 300));
+  const Batch b = rows_as_queries(m, 12, seed, 0.02f);
+  long long uncertified[2] = {0, 0};
+  for (int centred = 0; centred < 2; ++centred) {
+    const CentreSetting setting(centred ? "auto" : "off");
+    const DeviceModel dm = upload_model(m);
+    ASSERT_EQ(dm.centre().used, centred == 1) << dm.centre().why;
+    GpuSearcher searcher(dm, &m);
+    for (int k : {10, 100}) {
+      SCOPED_TRACE("k = " + std::to_string(k) + (centred ? ", centred" : ", plain"));
+      for (std::size_t i = 0; i < b.norms.size(); ++i) {
+        const float* q = b.q.data() + i * m.dim;
+        const auto got = searcher.search(pipeline("fused_f16"), q, b.norms[i], k);
+        expect_matches_oracle(m, q, got, k);
+        const auto ref = searcher.search(pipeline("fused"), q, b.norms[i], k);
+        ASSERT_EQ(got.size(), ref.size());
+        for (std::size_t r = 0; r < ref.size(); ++r) {
+          EXPECT_EQ(got[r].row, ref[r].row) << "query " << i << ", rank " << r;
+          EXPECT_EQ(got[r].sim, ref[r].sim) << "query " << i << ", rank " << r;
+        }
+      }
+    }
+    uncertified[centred] = searcher.certificate_counts().uncertified;
+  }
+  EXPECT_LE(uncertified[1], uncertified[0]);
+  RecordProperty("uncertified_plain_centred", std::to_string(uncertified[0]) + "/" + std::to_string(uncertified[1]));
+}

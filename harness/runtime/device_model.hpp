@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "harness/runtime/device.hpp"
 #include "harness/runtime/model.hpp"
@@ -57,6 +58,7 @@ struct DeviceModel {
   // filtered batch scans read in place of the plain ones where `used`. Made on first use, kept.
   struct Centre {
     DeviceBuffer mean;   // dim floats
+    std::vector<float> mean_host;  // the same, on the host (a query's shift)
     float mean_norm2 = 0;  // |mu|^2: about the mean cosine between two rows
     float rho = 1;       // >= |y| / |x| for every row (rounded up)
     bool used = false;

@@ -58,6 +58,7 @@ const DeviceModel::Centre& DeviceModel::centre() const {
     }
     c.mean_norm2 = static_cast<float>(norm2);
     CUDA_CHECK(cudaMemcpy(c.mean.get(), mu.data(), mu.size() * sizeof(float), cudaMemcpyHostToDevice));
+    c.mean_host = mu;
     DeviceBuffer out(2 * sizeof(unsigned), "the centred rows' rho");
     CUDA_CHECK(cudaMemset(out.get(), 0, out.bytes()));
     centre_rho_kernel<<<blocks_for(rows * 32, 256), 256>>>(d_vectors(), d_norms(), c.mean.as<float>(), rows, dim, ld,

@@ -18,7 +18,7 @@ bool batch_query_in_range(float query_norm, const NormRange& r) {
          query_norm <= 0x1p100;
 }
 
-float reduced_error_bound(Storage s, int dim, const float* query, float query_norm, float min_norm) {
+float reduced_error_bound(Storage s, int dim, const float* query, float query_norm, float min_norm, float rho) {
   // Unit roundoff of the storage format (round to nearest), and half of its smallest
   // subnormal spacing: the absolute error of values that underflow.
   const double u = s == Storage::F16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
@@ -55,7 +55,9 @@ float reduced_error_bound(Storage s, int dim, const float* query, float query_no
     const double i8 = split + steps + gamma + flushed + 16 * eps;
     return static_cast<float>(i8 * (1 + 1e-6));
   }
-  const double bound = u * (1 + gamma) + underflow + flushed + 2 * gamma * (1 + u) + 16 * eps;
+  // The copy's rounding and the 16-bit path's accumulation are of sum |q_j||y_j| <= rho |q||x|.
+  const double r = rho;
+  const double bound = u * (1 + gamma) * r + underflow + flushed + gamma * (1 + u) * (1 + r) + 16 * eps;
   return static_cast<float>(bound * (1 + 1e-6));
 }
 

@@ -45,6 +45,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 struct LargeKCertificate {
   const RadixState* threshold = nullptr;
   float error_bound = 0.0f;
+  float shift = 0.0f;  // keys of the centred copy: the query's shift is added back (rounded up)
   bool all_rows_seen = false;
   int kk = 0;  // the k placed: min(k, rows)
   int* status = nullptr;
@@ -74,7 +75,8 @@ __global__ void __launch_bounds__(kThreads)
   const int place = place_staged_by_rank<kGroup>(e, m, skipped, k, t, out_s, out_r);
   if (cert.status && place >= 0 && place == cert.kk - 1) {
     const float kth = e[t / kGroup].s;
-    if (!certifies(kth, from_radix_key(cert.threshold->prefix), cert.error_bound, cert.all_rows_seen, false))
+    const float key = from_radix_key(cert.threshold->prefix);
+    if (!certifies(kth, cert.shift == 0.0f ? key : __fadd_ru(key, cert.shift), cert.error_bound, cert.all_rows_seen, false))
       *cert.status = 1;
   }
 }

@@ -204,7 +204,7 @@ __host__ __device__ constexpr std::size_t exact_rerank_smem(int ld, int K, int k
 template <int kWarps>
 __global__ void __launch_bounds__(kWarps * 32)
     select_rerank_kernel(DotArgs a, const float* lists_s, const int* lists_r, int chunks, int K, int k,
-                         float error_bound, float* out_s, int* out_r, int* status) {
+                         float error_bound, float* out_s, int* out_r, int* status, float shift) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ float approx_s[WarpTopk::kMaxK];
   __shared__ int approx_r[WarpTopk::kMaxK];
@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   allow_dependents();
   select_from_lists_block<kWarps * 32, BoundBy::kHeadRanks>(lists_s, lists_r, chunks, K, approx_s, approx_r);
   __syncthreads();
-  exact_rerank_block<kWarps>(a, approx_s, approx_r, K, k, error_bound, out_s, out_r, status, smem);
+  exact_rerank_block<kWarps>(a, approx_s, approx_r, K, k, error_bound, out_s, out_r, status, smem, shift);
 }
 
 }  // namespace distancies

@@ -158,6 +158,7 @@ void run_select_rerank(TopkState& s, cudaStream_t stream) {
   LargeKCertificate cert;
   cert.threshold = threshold;
   cert.error_bound = s.model.error_bound;
+  cert.shift = s.model.shift;
   cert.all_rows_seen = s.n <= K;
   cert.kk = std::min(s.k, s.n);
   cert.status = s.status;
@@ -180,7 +181,7 @@ void run_exact_rerank(TopkState& s, cudaStream_t stream) {
   allow_dynamic_smem(select_rerank_kernel<kRerankWarps>, smem, "exact_rerank");
   launch_dependent(select_rerank_kernel<kRerankWarps>, 1, kRerankWarps * 32, smem, stream, a,
                    static_cast<const float*>(l.lists_s), static_cast<const int*>(l.lists_r), l.chunks, l.K, s.k,
-                   s.model.error_bound, s.sims, s.idx, s.status);
+                   s.model.error_bound, s.sims, s.idx, s.status, s.model.shift);
   s.chunks = 1;
 }
 

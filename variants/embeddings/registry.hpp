@@ -54,6 +54,7 @@ struct ModelInputs {
                                   // I8: the global part, the per-row part is in the scan's keys
   const float* row_scale = nullptr;  // I8: s_i per row
   float row_bound_factor = 0;        // I8: >= |q|_1 / (2 |q|), the per-row bound is s_i * it / n_i
+  float shift = 0;  // the centred 16-bit copy (kernels/embeddings/centre.cuh): q . mu / |q|, added to the keys' last
 };
 
 // A stage's whole input. `model` is left empty for stages that do not declare reads_model
