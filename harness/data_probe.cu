@@ -1,6 +1,8 @@
 #include "harness/data_probe.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "harness/runtime/cuda_check.hpp"
@@ -29,8 +31,20 @@ DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int 
   for (const BatchPipeline& p : batch_pipelines()) {
     if (p.per_query_pipeline || !batch_scan_refusal(p.scan, dm.dim, BatchPolicy::candidates(k), cc_major).empty())
       continue;
-    bs.search(p, q.q.data(), q.norms.data(), n, k);
-    rates.batch.push_back({&p, double(bs.last_fallbacks()) / n});
+    bs.search(p, q.q.data(), q.norms.data(), n, k);  // makes the copies it reads; counts the redone
+    const double redone = double(bs.last_fallbacks()) / n;
+    // Then its time on this model, best of two (its fallback's stage left out: redo_ms counts it).
+    double best = std::numeric_limits<double>::infinity();
+    for (int rep = 0; rep < 2; ++rep) {
+      Breakdown bd;
+      bs.search(p, q.q.data(), q.norms.data(), n, k, &bd);
+      double ms = bd.total_ms;
+      for (const auto& s : bd.stages)
+        if (s.name == "fallback") ms -= s.ms;
+      best = std::min(best, ms);
+    }
+    const double table = auto_table_ms(p.name, n);
+    rates.batch.push_back({&p, redone, std::isfinite(table) && table > 0 && best > 0 ? best / table : 1.0});
   }
   GpuSearcher one(dm, nullptr);
   const Pipeline& f16 = pipeline("fused_f16");

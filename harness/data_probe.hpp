@@ -1,7 +1,8 @@
 // What the data does to the batch certificates, measured on the resident model: a sample of its
-// own rows asked as one batch through every batch pipeline `auto` may choose, and the share of
-// them each had to redo on its fallback. `auto` adds the predicted time of that redo to the
-// measured table (variants/embeddings/auto_plan.hpp; docs/data.md says why).
+// own rows asked as one batch through every batch pipeline `auto` may choose, the share of
+// them each had to redo on its fallback, and its time on this model against the table's at that
+// size. `auto` scales the measured table by it and adds the predicted time of the redo
+// (variants/embeddings/auto_plan.hpp; docs/data.md says why).
 #pragma once
 #include <vector>
 

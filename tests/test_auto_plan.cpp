@@ -3,6 +3,8 @@
 // decision rules, not particular timings.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <string>
 
 #include "variants/embeddings/auto_plan.hpp"
@@ -122,4 +124,27 @@ TEST(AutoPlan, OneQueryAvoidsACopyWhoseCertificateFails) {
   const AutoChoice c = auto_one_query(10, 1000, true, &r);
   EXPECT_STREQ(c.one->name, "fused");
   EXPECT_NE(c.why.find("own rows"), std::string::npos) << c.why;
+}
+
+// The table is one shape's; the probe's time on this model scales each pipeline's figures. A
+// pipeline the probe finds 4 times slower than its table loses the batch to the next best, and a
+// uniform scale (a faster or slower card) changes nothing.
+TEST(AutoPlan, ProbedTimesScaleTheTable) {
+  for (int b : {1, 16, 128, 1024}) {
+    const AutoChoice table = auto_batch(b, 10, true, 300, 9);
+    DataRates uniform;
+    uniform.probe_queries = 64;
+    for (const auto& p : batch_pipelines()) uniform.batch.push_back({&p, 0.0, 0.5});
+    EXPECT_EQ(auto_batch(b, 10, true, 300, 9, &uniform).many, table.many) << b;
+    DataRates slow = uniform;
+    for (auto& r : slow.batch)
+      if (r.pipeline == table.many) r.scale = 4 * 0.5;
+    const AutoChoice c = auto_batch(b, 10, true, 300, 9, &slow);
+    EXPECT_NE(c.many, table.many) << b << ": " << c.why;
+    EXPECT_NE(c.why.find("x 0.50"), std::string::npos) << c.why;
+  }
+  DataRates r;
+  EXPECT_EQ(r.scale(batch_pipeline("batch_i8_filter")), 1.0);
+  r.batch.push_back({&batch_pipeline("batch_i8_filter"), 0.0, std::nan("")});
+  EXPECT_EQ(r.scale(batch_pipeline("batch_i8_filter")), 1.0) << "an unmeasured scale is 1";
 }

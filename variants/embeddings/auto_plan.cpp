@@ -66,7 +66,7 @@ bool needs_16bit_copy(const BatchPipeline& p) { return p.input == GemmInput::F16
 double redo_ms(const BatchPipeline& p, double queries, const DataRates& rates, int depth = 0) {
   const BatchPipeline* fb = p.fallback_pipeline;
   if (!fb || queries <= 0 || depth > 8) return 0;
-  const double one = predicted_ms(fb->name, std::max(1, static_cast<int>(std::lround(queries))));
+  const double one = predicted_ms(fb->name, std::max(1, static_cast<int>(std::lround(queries)))) * rates.scale(*fb);
   if (!std::isfinite(one)) return 0;
   const double ms = queries < 1 ? queries * one : one;  // a fraction of a query: its expected share
   return ms + redo_ms(*fb, queries * rates.redone(*fb), rates, depth + 1);
@@ -79,6 +79,14 @@ double DataRates::redone(const BatchPipeline& p) const {
     if (r.pipeline == &p) return r.redone;
   return 0;
 }
+
+double DataRates::scale(const BatchPipeline& p) const {
+  for (const Rate& r : batch)
+    if (r.pipeline == &p && std::isfinite(r.scale) && r.scale > 0) return r.scale;
+  return 1;
+}
+
+double auto_table_ms(std::string_view pipeline, int batch) { return predicted_ms(pipeline, batch); }
 
 AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made, const DataRates* rates) {
   AutoChoice c;
@@ -113,7 +121,7 @@ AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major, c
     double ms = predicted_ms(p.name, std::max(batch, 1));
     if (!std::isfinite(ms)) continue;  // not in the measured table
     if (needs_16bit_copy(p) && !copy_made) ms += copy_ms();
-    if (rates && rates->probe_queries > 0) ms += redo_ms(p, rates->redone(p) * batch, *rates);
+    if (rates && rates->probe_queries > 0) ms = ms * rates->scale(p) + redo_ms(p, rates->redone(p) * batch, *rates);
     if (ms < best) {
       best = ms;
       c.many = &p;
@@ -127,8 +135,8 @@ AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major, c
   c.why = fmt("predicted %.3f ms for %.0f queries", best, double(batch)) +
           (needs_16bit_copy(*c.many) && !copy_made ? " (16-bit copy included)" : "");
   if (rates && rates->probe_queries > 0)
-    c.why += fmt(", %.0f %% redone on its fallback (measured on %.0f of the model's rows)",
-                 100.0 * rates->redone(*c.many), double(rates->probe_queries));
+    c.why += fmt(", %.0f %% redone on its fallback, the table's times x %.2f (measured on %.0f of the model's rows)",
+                 100.0 * rates->redone(*c.many), rates->scale(*c.many), double(rates->probe_queries));
   return c;
 }
 

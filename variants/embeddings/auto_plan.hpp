@@ -24,12 +24,19 @@ struct DataRates {
   struct Rate {
     const BatchPipeline* pipeline;
     double redone;  // 0 .. 1
+    // This model's time of the probe batch (its fallback's share left out) over the table's at
+    // that size: the table was measured at one shape (2,196,016 x 300), this model may not be.
+    double scale = 1;
   };
   std::vector<Rate> batch;
   double one_query_f16 = 0;  // the share `fused_f16` could not certify (answered by `fused` after it)
   int probe_queries = 0;     // 0: not measured (the table alone decides)
   double redone(const BatchPipeline& p) const;
+  double scale(const BatchPipeline& p) const;  // 1 where not measured
 };
+
+// The table's predicted median of `pipeline` at `batch` (ms; NaN where it has no figures).
+double auto_table_ms(std::string_view pipeline, int batch);
 
 // One query. `expected_queries`: how many the session will answer (1 for `query WORD`; a REPL
 // does not know, and asks again as queries come); `copy_made`: the 16-bit copy already exists.
