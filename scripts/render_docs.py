@@ -313,7 +313,7 @@ def r_one_query(c: Ctx):
 
 
 FAMILY_ORDER = ("iid", "aniso-0.5", "aniso-0.8", "aniso-0.9", "aniso-0.95", "aniso-0.98", "dirs-0.7", "clustered",
-                "heavy")
+                "heavy", "glove6b50d")
 
 
 def r_data_stats(c: Ctx):
@@ -327,7 +327,9 @@ def r_data_stats(c: Ctx):
 def r_family_table(c: Ctx, gpu: str = "h200"):
     """The headline pipelines over every data family (scripts/family_report.py)."""
     import family_report
-    srcs = [f"results/families/{gpu}-{f}.json" for f in FAMILY_ORDER if (c.root / f"results/families/{gpu}-{f}.json").exists()]
+    names = [f"results/families/{gpu}-{f}.json" for f in FAMILY_ORDER]
+    names += [f"results/families/{gpu}-peers-{p}-{f}.json" for f in FAMILY_ORDER for p in ("faiss", "torch")]
+    srcs = [n for n in names if (c.root / n).exists()]
     return srcs, family_report.markdown(family_report.load([c.root / s for s in srcs])).strip("\n")
 
 
