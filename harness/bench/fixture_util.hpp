@@ -73,6 +73,14 @@ void launch_best_read(const void* data, std::size_t bytes, float* sink, cudaStre
 // The fastest of `reps` such reads on the engine's stream, back to back (warm: what the L2 holds
 // of `data` is read from it, as it is for the work compared with it). ms.
 double best_read_ms(const void* data, std::size_t bytes, int reps);
+// The floor of reading `bytes` distinct bytes (docs/methodology.md, "Floors"): the least time the
+// refusal allows, with the DRAM part at the best read this card achieves (the fastest of 20
+// reads of a 1 GiB buffer, measured once a process) instead of its nominal peak; in warm mode up
+// to the L2's size of them at the L2 ceiling. No fixture that reads them can beat it, whatever its
+// size, so a figure under it is a bug. ms.
+double least_read_ms(double bytes);
+// The best read rate that floor uses (bytes per second).
+double best_read_bytes_per_s();
 
 // Every fixture name this process registered, in order (what the registry gave the bench).
 inline std::vector<std::string>& registered_fixtures() {

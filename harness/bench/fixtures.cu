@@ -310,6 +310,22 @@ double best_read_ms(const void* data, std::size_t bytes, int reps) {
   return best;
 }
 
+double best_read_bytes_per_s() {
+  static const double rate = [] {
+    constexpr std::size_t kBytes = std::size_t(1) << 30;
+    DeviceBuffer buf(kBytes, "the best read's buffer");
+    CUDA_CHECK(cudaMemset(buf.get(), 0, kBytes));
+    return double(kBytes) / (best_read_ms(buf.get(), kBytes, 20) / 1e3);
+  }();
+  return rate;
+}
+
+double least_read_ms(double bytes) {
+  const double cached = std::min(bytes, l2_credit_bytes());
+  const double l2 = l2_peak_bytes_per_s() > 0 ? cached / l2_peak_bytes_per_s() : 0.0;
+  return ((bytes - cached) / best_read_bytes_per_s() + l2) * 1e3;
+}
+
 void register_fixtures(bool gpu) {
   const BenchState& s = bench_state();
   if (gpu) {

@@ -254,6 +254,8 @@ const MeasureConfig& measure_config() { return engine().config; }
 std::string measure_mode_name() { return cold() ? "cold" : "warm"; }
 std::string telemetry_status() { return engine().telemetry_status; }
 double peak_dram_bytes_per_s() { return engine().peak; }
+double l2_credit_bytes() { return cold() ? 0.0 : engine().l2_bytes; }
+double l2_peak_bytes_per_s() { return engine().l2_peak; }
 std::size_t l2_flush_bytes() { return engine().flush.bytes(); }
 cudaStream_t measure_stream() { return engine().stream; }
 

@@ -47,6 +47,9 @@ std::string measure_mode_name();      // "warm" or "cold"
 std::string stopping_description();   // "google-benchmark" or the rule
 std::string telemetry_status();       // "on (driver ...)" or why there is none
 double peak_dram_bytes_per_s();       // 0 without a GPU
+// What the refusal may take from the L2 (warm mode; 0 when cold) and its ceiling (bytes per s).
+double l2_credit_bytes();
+double l2_peak_bytes_per_s();
 std::size_t l2_flush_bytes();         // 0 in warm mode
 
 // Device work: enqueues everything it does on the stream it is given.

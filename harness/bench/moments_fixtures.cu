@@ -33,7 +33,7 @@ struct Shape {
   int cols = 0;
   DeviceBuffer row_major, col_major;
   ColumnMoments oracle;
-  double floor_ms = 0;  // the fastest of 20 best reads of the matrix (fixture_util.hpp)
+  double floor_ms = 0;  // least_read_ms of the matrix (fixture_util.hpp): a true floor
   double bytes() const { return double(rows) * cols * sizeof(float); }
 };
 
@@ -53,7 +53,7 @@ Shape& shape(long long rows, int cols, bool need_col_major) {
     std::vector<float> host(n);
     CUDA_CHECK(cudaMemcpy(host.data(), made->row_major.get(), n * sizeof(float), cudaMemcpyDeviceToHost));
     made->oracle = moments_oracle({host.data(), rows, cols, cols, false}, MomentEstimator{});
-    made->floor_ms = best_read_ms(made->row_major.get(), n * sizeof(float), 20);
+    made->floor_ms = least_read_ms(double(n) * sizeof(float));
     s = made.release();
   }
   if (need_col_major && !s->col_major.get()) {
