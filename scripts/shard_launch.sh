@@ -2,9 +2,11 @@
 # Starts N processes of one command, one per GPU, for sharded search over NCCL (docs/scale.md):
 #   scripts/shard_launch.sh 2 build/harness/cli/distancies query -m MODEL --gpus 2 king
 #   scripts/shard_launch.sh 2 build/harness/bench/distancies-bench --benchmark_filter='^shard/'
-# Each process gets DISTANCIES_RANK (its GPU), DISTANCIES_WORLD_SIZE and DISTANCIES_NCCL_ID_FILE
-# (a fresh folder per launch: no stale id), and NCCL_NVLS_ENABLE=0 (NVLink multicast off: a
-# shared fabric resource that a small all-gather does not need). Rank 0's output is the
+# A thin launcher for one host (clusters use mpirun, srun or torchrun the same way; docs/scale.md):
+# each process gets DISTANCIES_RANK (its GPU) and DISTANCIES_WORLD_SIZE, rank 0's TCP rendezvous
+# for the NCCL id (DISTANCIES_RENDEZVOUS=127.0.0.1:a free port) with a fresh random
+# DISTANCIES_JOB_TOKEN, and NCCL_NVLS_ENABLE=0 (NVLink multicast off: a shared fabric resource
+# that a small all-gather does not need). Rank 0's output is the
 # command's; the others' go to files, shown if that rank fails. If any rank fails, the others
 # are stopped (a rank left waiting in a collective would hang) and its exit status is returned.
 set -uo pipefail
@@ -16,7 +18,11 @@ n=$1
 shift
 dir=$(mktemp -d "${TMPDIR:-/tmp}/distancies-shard.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-export NCCL_NVLS_ENABLE=0 DISTANCIES_WORLD_SIZE=$n DISTANCIES_NCCL_ID_FILE=$dir/nccl.id
+# A free port of the loopback (asked of the kernel), else one in 20000 ... 59999.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null) ||
+  port=$((20000 + RANDOM % 40000))
+token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+export NCCL_NVLS_ENABLE=0 DISTANCIES_WORLD_SIZE=$n DISTANCIES_RENDEZVOUS=127.0.0.1:$port DISTANCIES_JOB_TOKEN=$token
 # libnccl.so.2 from the nvidia-nccl-cu13 wheel when the loader would not find one.
 if [ -z "${DISTANCIES_NCCL_LIBRARY:-}" ]; then
   for py in "$(dirname "$0")/../.venv/bin/python" python3; do

@@ -4,10 +4,18 @@
 // the policy's arithmetic, the merge and the bootstrap on the CPU. GPU tests skip, visibly,
 // without a GPU; the NCCL ones also without libnccl.so.2.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <initializer_list>
+#include <thread>
+#include <utility>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +25,7 @@
 #include "harness/runtime/device_model.hpp"
 #include "harness/runtime/error.hpp"
 #include "harness/scale/bootstrap.hpp"
+#include "harness/scale/rendezvous.hpp"
 #include "harness/scale/merge_hits.hpp"
 #include "harness/scale/shard_search.hpp"
 #include "harness/scale/stream_search.hpp"
@@ -132,67 +141,226 @@ TEST(StreamPolicy, BudgetSetsTheChunkAndTooLittleIsOneClearError) {
   }
 }
 
-TEST(Bootstrap, TwoProcessesShareTheId) {
-  char dir[] = "/tmp/distancies-bootstrap-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  const std::string path = std::string(dir) + "/nccl.id";
-  unsigned char id[128];
-  for (int i = 0; i < 128; ++i) id[i] = static_cast<unsigned char>(i * 37 + 11);
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {  // rank 1: waits for the id and checks it
-    unsigned char got[128] = {};
+namespace {
+// Unsets every launcher's variables (the tests set their own).
+void clear_launch_env() {
+  for (const char* v : {"DISTANCIES_RANK", "DISTANCIES_WORLD_SIZE", "DISTANCIES_LOCAL_RANK", "DISTANCIES_RENDEZVOUS",
+                        "DISTANCIES_JOB_TOKEN", "DISTANCIES_RENDEZVOUS_TIMEOUT", "OMPI_COMM_WORLD_RANK",
+                        "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE",
+                        "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_JOB_ID", "SLURM_STEP_ID", "RANK",
+                        "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"})
+    unsetenv(v);
+}
+struct LaunchEnv {
+  LaunchEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
+    clear_launch_env();
+    for (const auto& [k, v] : vars) setenv(k, v, 1);
+  }
+  ~LaunchEnv() { clear_launch_env(); }
+};
+}  // namespace
+
+TEST(Bootstrap, EveryLauncherNamesTheRanks) {
+  {
+    const LaunchEnv e({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                       {"OMPI_MCA_ess_base_jobid", "42"}, {"DISTANCIES_RENDEZVOUS", "10.0.0.1:29600"}});
+    const ProcessGroup g = process_group_from_env(2);
+    EXPECT_EQ(g.launcher, "mpirun");
+    EXPECT_EQ(g.rank, 1);
+    EXPECT_EQ(g.local_rank, 1);
+    EXPECT_EQ(g.rendezvous, "10.0.0.1:29600");
+    EXPECT_EQ(g.token, "ompi-42");
+  }
+  {
+    const LaunchEnv e({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"}, {"SLURM_JOB_ID", "77"},
+                       {"SLURM_STEP_ID", "2"}, {"MASTER_ADDR", "node7"}, {"MASTER_PORT", "29500"}});
+    const ProcessGroup g = process_group_from_env(4);
+    EXPECT_EQ(g.launcher, "srun");
+    EXPECT_EQ(g.rank, 3);
+    EXPECT_EQ(g.local_rank, 1);  // the second GPU of its host
+    EXPECT_EQ(g.rendezvous, "node7:29500");
+    EXPECT_EQ(g.token, "slurm-77.2");
+  }
+  {
+    const LaunchEnv e({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", "127.0.0.1"},
+                       {"MASTER_PORT", "29500"}, {"TORCHELASTIC_RUN_ID", "abc"}, {"DISTANCIES_RENDEZVOUS_TIMEOUT", "7.5"}});
+    const ProcessGroup g = process_group_from_env(2);
+    EXPECT_EQ(g.launcher, "torchrun");
+    EXPECT_EQ(g.rendezvous, "127.0.0.1:29501") << "torchrun's own store holds MASTER_PORT";
+    EXPECT_EQ(g.token, "torchrun-abc");
+    EXPECT_EQ(g.timeout_s, 7.5);
+  }
+  {  // an explicit identity and token win over the launcher's
+    const LaunchEnv e({{"DISTANCIES_RANK", "1"}, {"DISTANCIES_WORLD_SIZE", "2"}, {"RANK", "0"}, {"WORLD_SIZE", "2"},
+                       {"DISTANCIES_RENDEZVOUS", "127.0.0.1:4000"}, {"DISTANCIES_JOB_TOKEN", "s3cret"},
+                       {"TORCHELASTIC_RUN_ID", "abc"}});
+    const ProcessGroup g = process_group_from_env(2);
+    EXPECT_EQ(g.launcher, "shard_launch.sh");
+    EXPECT_EQ(g.rank, 1);
+    EXPECT_EQ(g.token, "s3cret");
+  }
+}
+
+TEST(Bootstrap, AJobWithoutLauncherAddressOrTokenIsOneClearError) {
+  auto error_of = [](int gpus) -> std::string {
     try {
-      await_id(path, got, sizeof got, 30.0);
-    } catch (...) {
-      _exit(2);
+      process_group_from_env(gpus);
+    } catch (const Error& e) {
+      return e.what();
     }
-    _exit(std::memcmp(got, id, sizeof id) == 0 ? 0 : 1);
+    return "";
+  };
+  {
+    const LaunchEnv e({});
+    EXPECT_EQ(process_group_from_env(1).size, 1);
+    EXPECT_NE(error_of(2).find("shard_launch.sh 2"), std::string::npos) << error_of(2);
+    EXPECT_NE(error_of(2).find("torchrun"), std::string::npos) << error_of(2);
   }
-  usleep(100 * 1000);  // rank 0 comes late: the other must wait, not fail
-  publish_id(path, id, sizeof id);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the id read differs, 2: the wait failed";
-  std::remove(path.c_str());
-  rmdir(dir);
+  {
+    const LaunchEnv e({{"DISTANCIES_RANK", "1"}, {"DISTANCIES_WORLD_SIZE", "2"}, {"DISTANCIES_JOB_TOKEN", "t"}});
+    EXPECT_NE(error_of(2).find("DISTANCIES_RENDEZVOUS"), std::string::npos) << error_of(2);
+    EXPECT_NE(error_of(3).find("started 2"), std::string::npos) << error_of(3);
+  }
+  {
+    const LaunchEnv e({{"DISTANCIES_RANK", "1"}, {"DISTANCIES_WORLD_SIZE", "2"}, {"DISTANCIES_RENDEZVOUS", "h:1"}});
+    EXPECT_NE(error_of(2).find("DISTANCIES_JOB_TOKEN"), std::string::npos) << error_of(2);
+  }
+  for (const char* bad : {"nohost", ":80", "h:0", "h:65536", "h:8x", "h:"}) {
+    const LaunchEnv e({{"DISTANCIES_RANK", "1"}, {"DISTANCIES_WORLD_SIZE", "2"}, {"DISTANCIES_RENDEZVOUS", bad},
+                       {"DISTANCIES_JOB_TOKEN", "t"}});
+    EXPECT_NE(error_of(2).find("HOST:PORT"), std::string::npos) << bad << ": " << error_of(2);
+  }
+  {
+    const LaunchEnv e({{"DISTANCIES_RANK", "2"}, {"DISTANCIES_WORLD_SIZE", "2"}});
+    EXPECT_NE(error_of(2).find("not below"), std::string::npos) << error_of(2);
+  }
+  {
+    const LaunchEnv e({{"DISTANCIES_RANK", "x"}, {"DISTANCIES_WORLD_SIZE", "2"}});
+    EXPECT_NE(error_of(2).find("not a rank"), std::string::npos) << error_of(2);
+  }
 }
 
-TEST(Bootstrap, AMissingIdIsOneClearErrorAfterTheTimeout) {
+TEST(Rendezvous, LinesRoundTripAndMalformedOnesAreRefused) {
+  std::string why;
+  const auto h = parse_rendezvous_hello(rendezvous_hello("tok", 3, 4).substr(0, rendezvous_hello("tok", 3, 4).size() - 1), &why);
+  ASSERT_TRUE(h) << why;
+  EXPECT_EQ(h->token, "tok");
+  EXPECT_EQ(h->rank, 3);
+  EXPECT_EQ(h->size, 4);
+  for (const char* bad : {"", "hello", "distancies-rendezvous 1 tok 1", "distancies-rendezvous 2 tok 1 2",
+                          "distancies-rendezvous 1 tok 0 2", "distancies-rendezvous 1 tok 2 2",
+                          "distancies-rendezvous 1 tok 01 2", "distancies-rendezvous 1 tok -1 2",
+                          "distancies-rendezvous 1 tok 1 1", "distancies-rendezvous 1 tok 1 99999",
+                          "distancies-rendezvous 1  1 2", "distancies-rendezvous 1 tok 1 2 extra",
+                          "distancies-rendezvous 1 tok\x01 1 2"})
+    EXPECT_FALSE(parse_rendezvous_hello(bad, &why)) << bad;
+  unsigned char id[128], got[128];
+  for (int i = 0; i < 128; ++i) id[i] = static_cast<unsigned char>(i * 37 + 11);
+  const std::string ok = rendezvous_ok(id, sizeof id);
+  ASSERT_TRUE(parse_rendezvous_reply(ok.substr(0, ok.size() - 1), got, sizeof got, &why)) << why;
+  EXPECT_EQ(0, std::memcmp(id, got, sizeof id));
+  EXPECT_FALSE(parse_rendezvous_reply("ok 00", got, sizeof got, &why));
+  EXPECT_FALSE(parse_rendezvous_reply(std::string("ok ") + std::string(256, 'g'), got, sizeof got, &why));
+  EXPECT_FALSE(parse_rendezvous_reply("error not this job's token", got, sizeof got, &why));
+  EXPECT_NE(why.find("not this job's token"), std::string::npos) << why;
+}
+
+namespace {
+// A raw connection to the rendezvous: sends `text`, returns rank 0's one-line answer.
+std::string ask(int port, const std::string& text) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  if (!text.empty()) (void)!::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
+  ::shutdown(fd, SHUT_WR);
+  std::string out;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return out;
+}
+}  // namespace
+
+// Rank 0 serves three ranks, each in its own process with its own temporary folder (they meet
+// only through the port); strays before and between them (garbage, another job's token, a
+// duplicate rank, a wrong world size, a connection that says nothing) get one error line each and
+// change nothing.
+TEST(Rendezvous, RanksInSeparateProcessesGetTheIdAndStraysAnError) {
   unsigned char id[128];
-  try {
-    await_id("/tmp/distancies-no-such-dir/nccl.id", id, sizeof id, 0.2);
-    FAIL() << "waited for nothing and returned";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("never published"), std::string::npos) << e.what();
+  for (int i = 0; i < 128; ++i) id[i] = static_cast<unsigned char>(255 - i);
+  std::atomic<int> port{0};
+  std::string served_error;
+  std::thread rank0([&] {
+    try {
+      serve_rendezvous("127.0.0.1:0", "job-7", 4, id, sizeof id, 30.0, [&](int p) { port = p; });
+    } catch (const Error& e) {
+      served_error = e.what();
+    }
+  });
+  while (port == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(ask(port, "GET / HTTP/1.0\r\n\r\n").rfind("error ", 0), 0u);
+  EXPECT_NE(ask(port, rendezvous_hello("job-8", 1, 4)).find("not this job's token"), std::string::npos);
+  EXPECT_NE(ask(port, rendezvous_hello("job-7", 1, 3)).find("has 4 ranks"), std::string::npos);
+  EXPECT_EQ(ask(port, std::string(600, 'x')).rfind("error ", 0), 0u);
+  const std::string address = "127.0.0.1:" + std::to_string(port.load());
+  std::vector<pid_t> kids;
+  for (int r = 1; r < 4; ++r) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      char dir[] = "/tmp/distancies-rank-XXXXXX";
+      if (!mkdtemp(dir) || chdir(dir) != 0) _exit(3);
+      unsigned char got[128] = {};
+      try {
+        fetch_rendezvous(address, "job-7", r, 4, got, sizeof got, 20.0);
+      } catch (...) {
+        _exit(2);
+      }
+      rmdir(dir);
+      _exit(std::memcmp(got, id, sizeof id) == 0 ? 0 : 1);
+    }
+    kids.push_back(child);
+    if (r == 1) {  // rank 1 again, once it has been served: refused
+      int status = 0;
+      ASSERT_EQ(waitpid(child, &status, 0), child);
+      ASSERT_TRUE(WIFEXITED(status));
+      EXPECT_EQ(WEXITSTATUS(status), 0) << "rank 1: 1 the id differs, 2 the fetch failed";
+      kids.pop_back();
+      EXPECT_NE(ask(port, rendezvous_hello("job-7", 1, 4)).find("already fetched"), std::string::npos);
+    }
   }
+  for (pid_t k : kids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(k, &status, 0), k);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the id differs, 2: the fetch failed";
+  }
+  rank0.join();
+  EXPECT_EQ(served_error, "");
 }
 
-TEST(Bootstrap, GpusWithoutALauncherIsOneClearError) {
-  unsetenv("DISTANCIES_WORLD_SIZE");
-  unsetenv("DISTANCIES_RANK");
-  EXPECT_EQ(process_group_from_env(1).size, 1);
+TEST(Rendezvous, AMissingRankOrRankZeroIsOneClearErrorAfterTheTimeout) {
+  unsigned char id[128] = {};
   try {
-    process_group_from_env(2);
-    FAIL() << "--gpus 2 without a launcher was accepted";
+    serve_rendezvous("127.0.0.1:0", "t", 3, id, sizeof id, 0.3);
+    FAIL() << "served nobody and returned";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("shard_launch.sh 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank(s) 1, 2 never came"), std::string::npos) << e.what();
   }
-  setenv("DISTANCIES_WORLD_SIZE", "2", 1);
-  setenv("DISTANCIES_RANK", "1", 1);
-  unsetenv("DISTANCIES_NCCL_ID_FILE");
-  EXPECT_THROW(process_group_from_env(2), Error);  // no way to share the id
-  setenv("DISTANCIES_NCCL_ID_FILE", "/tmp/x.id", 1);
-  EXPECT_EQ(process_group_from_env(2).rank, 1);
-  EXPECT_EQ(process_group_from_env(2).local_rank, 1);  // one host: the rank is the GPU
-  setenv("DISTANCIES_LOCAL_RANK", "0", 1);             // a second host's first GPU
-  EXPECT_EQ(process_group_from_env(2).local_rank, 0);
-  unsetenv("DISTANCIES_LOCAL_RANK");
-  EXPECT_THROW(process_group_from_env(3), Error);  // the launcher started 2
-  unsetenv("DISTANCIES_WORLD_SIZE");
-  unsetenv("DISTANCIES_RANK");
-  unsetenv("DISTANCIES_NCCL_ID_FILE");
+  try {
+    fetch_rendezvous("127.0.0.1:1", "t", 1, 2, id, sizeof id, 0.3);
+    FAIL() << "fetched from nobody";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("found no rank 0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(serve_rendezvous("127.0.0.1:0", "has space", 2, id, sizeof id, 0.1), Error);
 }
 
 // ---- Streaming on the GPU ----

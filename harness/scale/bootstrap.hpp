@@ -1,9 +1,16 @@
-// A process group's bootstrap: which rank this process is, how many there are, and the NCCL
-// unique id (128 opaque bytes) that rank 0 makes and every other rank must read before they
-// can form a communicator. The id travels through a file (written atomically, polled by the
-// others) or the environment; scripts/shard_launch.sh sets both up (docs/scale.md).
+// A process group's bootstrap: which rank this process is, how many there are, and where rank 0
+// hands out the NCCL unique id (128 opaque bytes) that every rank needs before they can form a
+// communicator. The identity comes from the launcher that started the job (docs/scale.md):
+//   scripts/shard_launch.sh  DISTANCIES_RANK, DISTANCIES_WORLD_SIZE, DISTANCIES_LOCAL_RANK
+//   mpirun (OpenMPI)         OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK
+//   srun (Slurm)             SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID
+//   torchrun                 RANK, WORLD_SIZE, LOCAL_RANK
+// and the id goes over TCP (harness/scale/rendezvous.hpp): rank 0 listens at
+// DISTANCIES_RENDEZVOUS=HOST:PORT (torchrun: MASTER_ADDR and MASTER_PORT + 1, the port after its
+// own store's), and admits only connections that present the job's token: DISTANCIES_JOB_TOKEN,
+// else the launcher's job id (SLURM_JOB_ID and SLURM_STEP_ID, TORCHELASTIC_RUN_ID,
+// OMPI_MCA_ess_base_jobid or PMIX_NAMESPACE). DISTANCIES_RENDEZVOUS_TIMEOUT: seconds (120).
 #pragma once
-#include <cstddef>
 #include <string>
 
 namespace distancies {
@@ -11,19 +18,16 @@ namespace distancies {
 struct ProcessGroup {
   int rank = 0;
   int size = 1;
-  int local_rank = 0;   // the GPU of this host it uses (DISTANCIES_LOCAL_RANK; default the rank)
-  std::string id_file;  // where rank 0 leaves the id (empty with one process)
+  int local_rank = 0;      // the GPU of this host it uses (default: the rank)
+  std::string launcher;    // "shard_launch.sh", "mpirun", "srun", "torchrun"; empty with one process
+  std::string rendezvous;  // HOST:PORT of rank 0's rendezvous (size > 1)
+  std::string token;       // the job's token (size > 1)
+  double timeout_s = 120;
 };
 
-// From DISTANCIES_RANK, DISTANCIES_WORLD_SIZE, DISTANCIES_LOCAL_RANK and DISTANCIES_NCCL_ID_FILE. `gpus` is what the
-// command line asked for: a mismatch with the environment, or gpus > 1 without a launcher, is
-// one clear Error.
+// From the environment above. `gpus` is what the command line asked for: a mismatch with the
+// launcher's world size, gpus > 1 without a launcher, or a job with no rendezvous address or no
+// token is one clear Error.
 ProcessGroup process_group_from_env(int gpus);
-
-// Rank 0: writes the id (atomically: no reader sees half of it).
-void publish_id(const std::string& path, const void* id, std::size_t bytes);
-// Other ranks: waits until the file holds exactly `bytes` bytes, then reads them; Error after
-// `timeout_s` seconds ("rank 0 never published ...").
-void await_id(const std::string& path, void* id, std::size_t bytes, double timeout_s);
 
 }  // namespace distancies

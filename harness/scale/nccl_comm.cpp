@@ -1,4 +1,5 @@
 #include "harness/scale/nccl_comm.hpp"
+#include "harness/scale/rendezvous.hpp"
 
 #include <dlfcn.h>
 
@@ -73,9 +74,9 @@ NcclComm::NcclComm(const ProcessGroup& g) : group_(g), api_(std::make_unique<Api
   ncclUniqueId id;
   if (g.rank == 0) {
     check(api_->get_unique_id(&id), "ncclGetUniqueId");
-    if (g.size > 1) publish_id(g.id_file, &id, sizeof id);
+    if (g.size > 1) serve_rendezvous(g.rendezvous, g.token, g.size, &id, sizeof id, g.timeout_s);
   } else {
-    await_id(g.id_file, &id, sizeof id, 120.0);
+    fetch_rendezvous(g.rendezvous, g.token, g.rank, g.size, &id, sizeof id, g.timeout_s);
   }
   ncclComm_t comm = nullptr;
   check(api_->init_rank(&comm, g.size, id, g.rank), "ncclCommInitRank");
