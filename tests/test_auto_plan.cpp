@@ -148,3 +148,22 @@ TEST(AutoPlan, ProbedTimesScaleTheTable) {
   r.batch.push_back({&batch_pipeline("batch_i8_filter"), 0.0, std::nan("")});
   EXPECT_EQ(r.scale(batch_pipeline("batch_i8_filter")), 1.0) << "an unmeasured scale is 1";
 }
+
+// A REPL or batch stream whose fallbacks climb: once the live queries through the chosen pipeline
+// outnumber the probe's, their redone share replaces the probe's and the next batch moves on.
+TEST(AutoPlan, ClimbingFallbacksSwitchThePipeline) {
+  DataRates r;
+  r.probe_queries = 64;
+  for (const auto& p : batch_pipelines()) r.batch.push_back({&p, 0.0});
+  const AutoChoice before = auto_batch(1024, 10, true, 300, 9, &r);
+  ASSERT_NE(before.many, nullptr);
+  ASSERT_NE(before.many->fallback_pipeline, nullptr) << before.many->name;
+  r.observe(*before.many, 10, 32);  // fewer live queries than the probe's: not yet trusted
+  EXPECT_EQ(r.redone(*before.many), 0.0);
+  r.observe(*before.many, 1000, 1024);
+  EXPECT_NEAR(r.redone(*before.many), 1010.0 / 1056.0, 1e-12);
+  const AutoChoice after = auto_batch(1024, 10, true, 300, 9, &r);
+  EXPECT_NE(after.many, before.many) << after.why;
+  r.observe(*before.many, 0, 100000);  // and back when they fall
+  EXPECT_EQ(auto_batch(1024, 10, true, 300, 9, &r).many, before.many);
+}

@@ -176,6 +176,8 @@ std::vector<std::vector<Hit>> Session::search_many(const std::vector<Query>& qs,
   auto out = batch_searcher().search(*many_, qs, o_.k, o_.keep_query_words, bd);
   summary.sub_batch = batch_->last_sub_batch();
   summary.fallbacks = batch_->last_fallbacks();
+  // auto: the live share of redone queries replaces the probe's (a climbing share switches).
+  if (auto_ && rates_) rates_->observe(*many_, batch_->last_fallbacks(), static_cast<long long>(qs.size()));
   return out;
 }
 

@@ -80,6 +80,17 @@ double DataRates::redone(const BatchPipeline& p) const {
   return 0;
 }
 
+void DataRates::observe(const BatchPipeline& p, long long redone, long long queries) {
+  if (queries <= 0 || probe_queries <= 0) return;
+  for (Rate& r : batch) {
+    if (r.pipeline != &p) continue;
+    r.seen += queries;
+    r.seen_redone += redone;
+    if (r.seen >= probe_queries) r.redone = double(r.seen_redone) / double(r.seen);
+    return;
+  }
+}
+
 double DataRates::scale(const BatchPipeline& p) const {
   for (const Rate& r : batch)
     if (r.pipeline == &p && std::isfinite(r.scale) && r.scale > 0) return r.scale;

@@ -27,12 +27,18 @@ struct DataRates {
     // This model's time of the probe batch (its fallback's share left out) over the table's at
     // that size: the table was measured at one shape (2,196,016 x 300), this model may not be.
     double scale = 1;
+    long long seen = 0, seen_redone = 0;  // live traffic through it (observe)
   };
   std::vector<Rate> batch;
   double one_query_f16 = 0;  // the share `fused_f16` could not certify (answered by `fused` after it)
   int probe_queries = 0;     // 0: not measured (the table alone decides)
   double redone(const BatchPipeline& p) const;
   double scale(const BatchPipeline& p) const;  // 1 where not measured
+  // A batch the session answered with `p`: `redone` of `queries` went down its fallback. Once
+  // the live queries outnumber the probe's, their share replaces the probe's, so a stream whose
+  // fallbacks climb moves `auto` to another pipeline at its next batch (and one whose fallbacks
+  // fall, back).
+  void observe(const BatchPipeline& p, long long redone, long long queries);
 };
 
 // The table's predicted median of `pipeline` at `batch` (ms; NaN where it has no figures).
