@@ -7,7 +7,8 @@
 //   stream_sweep/fused/chunk_mb:M/buffers:N   the chunk policy's sweep (no memory limit)
 //   stream/<pipeline>/rows:R[/batch:B]        with --stream-rows R: a synthetic model of R rows made
 //                                             in page-locked host memory only (larger than the GPU)
-//   shard/<pipeline>/gpus:G/batch:B           sharded over the G ranks this process belongs to
+//   shard/<pipeline>/gpus:G/batch:B           every pipeline (V1 and the per-query loop aside)
+//                                             sharded over the G ranks this process belongs to
 //                                             (scripts/shard_launch.sh; G = 1 alone)
 #include <algorithm>
 #include <memory>
@@ -26,7 +27,13 @@ namespace distancies::bench {
 namespace {
 
 const int kStreamBatches[] = {16, 128, 1024};
-const int kShardBatches[] = {16, 128, 1024, 8192};
+const int kShardBatches[] = {1, 16, 128, 1024, 8192};
+
+// Bytes an element of the cheapest copy a pipeline reads (the refusal's least bytes).
+double element_bytes_read(const Pipeline* one, const BatchPipeline* many) {
+  if (many) return many->scan == BatchScan::FilteredI8 ? 1.0 : gemm_storage(many->input) == Storage::F32 ? 4.0 : 2.0;
+  return one->storage == Storage::I8 ? 1.0 : one->storage == Storage::F32 ? 4.0 : 2.0;
+}
 const int kSweepChunkMb[] = {32, 64, 128, 256, 512, 1024};
 const int kSweepBuffers[] = {2, 3};
 
@@ -190,7 +197,7 @@ void shard_fixture(benchmark::State& st, const Pipeline* one, const BatchPipelin
   ExecOptions o;
   o.warmups = 1;
   o.fixed_samples = true;  // every rank must run the same number of collectives (Iterations above)
-  o.min_bytes = double(sh.shard_rows()) * s.host.dim * 2.0;
+  o.min_bytes = double(sh.shard_rows()) * s.host.dim * element_bytes_read(one, many);
   o.on_sample = [&](double ms) {
     m.add("total_ms", ms);
     m.add("exchange_ms", bd.stage_ms("shard_exchange"));
@@ -264,11 +271,16 @@ void register_scale_fixtures() {
                         "gpus:" + std::to_string(w ? std::atoi(w) : 1);
   // Fixed iteration counts (about 1 s each on the H100): every rank must run the same number of
   // collectives, which Google Benchmark's own choice (from each rank's timing) would not give.
-  timed(add("shard/fused/" + g + "/batch:1", shard_fixture, &pipeline("fused"), nullptr, 1))->Iterations(1000);
-  for (int b : kShardBatches)
-    timed(add("shard/batch_f16_h/" + g + "/batch:" + std::to_string(b), shard_fixture, nullptr,
-              &batch_pipeline("batch_f16_h"), b))
-        ->Iterations(std::max(10, 8000 / b));
+  // Every one-query pipeline but V1 (it copies the whole model from pageable memory each query)
+  // and every batch pipeline but the per-query loop, at each batch size.
+  for (const Pipeline& p : pipelines())
+    if (!p.habits.copy_model_every_query)
+      timed(add("shard/" + std::string(p.name) + "/" + g + "/batch:1", shard_fixture, &p, nullptr, 1))->Iterations(300);
+  for (const BatchPipeline& p : batch_pipelines())
+    if (!p.per_query_pipeline)
+      for (int b : kShardBatches)
+        timed(add("shard/" + std::string(p.name) + "/" + g + "/batch:" + std::to_string(b), shard_fixture, nullptr, &p, b))
+            ->Iterations(std::max(5, 2000 / b));
 }
 
 }  // namespace distancies::bench
