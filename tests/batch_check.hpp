@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "harness/gpu_search.hpp"
+#include "harness/runtime/cuda_check.hpp"
+#include "harness/runtime/device_model.hpp"
 #include "oracle_check.hpp"
+#include "variants/embeddings/batch_scan.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies::testing {
@@ -33,6 +36,44 @@ inline void expect_batch_exact(const Model& m, const DeviceModel& dm, const Batc
       EXPECT_EQ(got[i][r].sim, ref[r].sim) << "rank " << r << ": not fused's fp32 similarity";
     }
   }
+}
+
+// A tiled int8 copy brought to the host: codes (rows x ldg), the sorted rows' places, the tiles.
+struct HostTiledI8 {
+  std::vector<signed char> codes;
+  std::vector<int> order;
+  std::vector<float4> tiles;
+};
+inline HostTiledI8 download_tiled_i8(const DeviceModel::TiledI8& t, int rows) {
+  HostTiledI8 h;
+  h.codes.resize(static_cast<std::size_t>(rows) * t.ldg);
+  h.order.resize(static_cast<std::size_t>(rows));
+  h.tiles.resize(static_cast<std::size_t>((rows + 63) / 64));
+  CUDA_CHECK(cudaMemcpy(h.codes.data(), t.codes.get(), h.codes.size(), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(h.order.data(), t.order.get(), h.order.size() * sizeof(int), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(h.tiles.data(), t.tiles.get(), h.tiles.size() * sizeof(float4), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// The int8 walk's queries of a batch (tiled_i8_queries on the GPU), on the host: codes (batch x
+// ldg) and per query s_q, A_q, B_q.
+struct HostI8Queries {
+  std::vector<signed char> codes;
+  std::vector<float4> bounds;
+};
+inline HostI8Queries tiled_i8_queries_of(const Batch& b, int dim, int ldg) {
+  const int nq = static_cast<int>(b.norms.size());
+  DeviceBuffer dq(b.q.size() * 4, "queries"), dn(nq * 4, "norms"), dc(static_cast<std::size_t>(nq) * ldg, "codes"),
+      db(nq * sizeof(float4), "bounds");
+  CUDA_CHECK(cudaMemcpy(dq.get(), b.q.data(), b.q.size() * 4, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dn.get(), b.norms.data(), nq * 4, cudaMemcpyHostToDevice));
+  tiled_i8_queries(dq.as<float>(), dn.as<float>(), nq, dim, ldg, dc.get(), db.as<float4>(), 0);
+  HostI8Queries h;
+  h.codes.resize(static_cast<std::size_t>(nq) * ldg);
+  h.bounds.resize(static_cast<std::size_t>(nq));
+  CUDA_CHECK(cudaMemcpy(h.codes.data(), dc.get(), h.codes.size(), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(h.bounds.data(), db.get(), nq * sizeof(float4), cudaMemcpyDeviceToHost));
+  return h;
 }
 
 }  // namespace distancies::testing

@@ -555,14 +555,12 @@ TEST(TiledI8Copy, EveryScoreWithinItsBound) {
     }
     const DeviceModel dm = upload_model(m);
     const DeviceModel::TiledI8& t = dm.tiled_i8();
-    const int ldg = t.ldg, rows = static_cast<int>(m.rows), tiles = (rows + 63) / 64;
+    const int ldg = t.ldg, rows = static_cast<int>(m.rows);
     ASSERT_EQ(ldg, filter_scan_i8_ldg(dim));
-    std::vector<signed char> codes(static_cast<std::size_t>(rows) * ldg);
-    std::vector<int> order(rows);
-    std::vector<float4> tile(tiles);
-    ASSERT_EQ(cudaMemcpy(codes.data(), t.codes.get(), codes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(order.data(), t.order.get(), rows * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(tile.data(), t.tiles.get(), tiles * sizeof(float4), cudaMemcpyDeviceToHost), cudaSuccess);
+    const HostTiledI8 copy = download_tiled_i8(t, rows);
+    const std::vector<signed char>& codes = copy.codes;
+    const std::vector<int>& order = copy.order;
+    const std::vector<float4>& tile = copy.tiles;
     std::vector<int> seen(rows, 0);
     for (int r : order) {
       ASSERT_TRUE(r >= 0 && r < rows);
@@ -581,15 +579,9 @@ TEST(TiledI8Copy, EveryScoreWithinItsBound) {
     Batch b = random_batch(m, nq, seed);
     std::memcpy(b.q.data(), m.row(120), dim * sizeof(float));  // a one-hot query
     b.norms[0] = m.norms[120];
-    DeviceBuffer dq(b.q.size() * 4, "queries"), dn(nq * 4, "norms"), dc(static_cast<std::size_t>(nq) * ldg, "codes"),
-        db(nq * sizeof(float4), "bounds");
-    ASSERT_EQ(cudaMemcpy(dq.get(), b.q.data(), b.q.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(dn.get(), b.norms.data(), nq * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    tiled_i8_queries(dq.as<float>(), dn.as<float>(), nq, dim, ldg, dc.get(), db.as<float4>(), 0);
-    std::vector<signed char> qc(static_cast<std::size_t>(nq) * ldg);
-    std::vector<float4> qb(nq);
-    ASSERT_EQ(cudaMemcpy(qc.data(), dc.get(), qc.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(qb.data(), db.get(), nq * sizeof(float4), cudaMemcpyDeviceToHost), cudaSuccess);
+    const HostI8Queries iq = tiled_i8_queries_of(b, dim, ldg);
+    const std::vector<signed char>& qc = iq.codes;
+    const std::vector<float4>& qb = iq.bounds;
     long long checked = 0;
     for (int q = 0; q < nq; ++q) {
       const float inv = 1.0f / b.norms[q];

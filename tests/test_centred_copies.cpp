@@ -165,26 +165,17 @@ TEST(CentredCopy, EveryInt8ScoreWithinItsBound) {
     const DeviceModel dm = upload_model(m);
     ASSERT_TRUE(dm.centre().used) << dm.centre().why;
     const DeviceModel::TiledI8& t = dm.centred_tiled_i8();
-    const int ldg = t.ldg, rows = static_cast<int>(m.rows), tiles = (rows + 63) / 64;
-    std::vector<float> mu(dim);
-    std::vector<signed char> codes(static_cast<std::size_t>(rows) * ldg);
-    std::vector<int> order(rows);
-    std::vector<float4> tile(tiles);
-    ASSERT_EQ(cudaMemcpy(mu.data(), dm.centre().mean.get(), dim * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(codes.data(), t.codes.get(), codes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(order.data(), t.order.get(), rows * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(tile.data(), t.tiles.get(), tiles * sizeof(float4), cudaMemcpyDeviceToHost), cudaSuccess);
+    const int ldg = t.ldg, rows = static_cast<int>(m.rows);
+    const std::vector<float>& mu = dm.centre().mean_host;
+    const HostTiledI8 copy = download_tiled_i8(t, rows);
+    const std::vector<signed char>& codes = copy.codes;
+    const std::vector<int>& order = copy.order;
+    const std::vector<float4>& tile = copy.tiles;
     const int nq = 16;
     const Batch b = rows_as_queries(m, nq, seed, 0.01f);
-    DeviceBuffer dq(b.q.size() * 4, "queries"), dn(nq * 4, "norms"), dc(static_cast<std::size_t>(nq) * ldg, "codes"),
-        db(nq * sizeof(float4), "bounds");
-    ASSERT_EQ(cudaMemcpy(dq.get(), b.q.data(), b.q.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(dn.get(), b.norms.data(), nq * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    tiled_i8_queries(dq.as<float>(), dn.as<float>(), nq, dim, ldg, dc.get(), db.as<float4>(), 0);
-    std::vector<signed char> qc(static_cast<std::size_t>(nq) * ldg);
-    std::vector<float4> qb(nq);
-    ASSERT_EQ(cudaMemcpy(qc.data(), dc.get(), qc.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(qb.data(), db.get(), nq * sizeof(float4), cudaMemcpyDeviceToHost), cudaSuccess);
+    const HostI8Queries iq = tiled_i8_queries_of(b, dim, ldg);
+    const std::vector<signed char>& qc = iq.codes;
+    const std::vector<float4>& qb = iq.bounds;
     double widest = 0;
     for (int r = 0; r < rows; ++r) {
       const float* x = m.row(order[r]);
