@@ -152,29 +152,35 @@ const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
     have = true;
     return r;
   }
+  r = convert_16bit(s, std::move(r), nullptr);
+  have = true;
+  return r;
+}
+
+// The 16-bit copy of the rows (mean null) or of the centred rows, re-filling `old`'s buffers
+// where their size fits. Filled in, then returned: a throw part-way keeps nothing.
+DeviceModel::Reduced DeviceModel::convert_16bit(Storage s, Reduced old, const float* mean) const {
   const int rld = reduced_leading_dim(dim);
   const long long n = rows * rld;
-  Reduced fresh;  // filled in, then kept: a throw part-way keeps nothing
-  fresh.data = reuse_or_allocate(std::move(r.data), static_cast<std::size_t>(n) * 2, "the model's 16-bit copy");
-  fresh.flag = reuse_or_allocate(std::move(r.flag), sizeof(int), "conversion flag");
+  Reduced fresh;
+  fresh.data = reuse_or_allocate(std::move(old.data), static_cast<std::size_t>(n) * 2, "the model's 16-bit copy");
+  fresh.flag = reuse_or_allocate(std::move(old.flag), sizeof(int), "conversion flag");
   const DeviceBuffer& flag = fresh.flag;
   CUDA_CHECK(cudaMemsetAsync(flag.get(), 0, sizeof(int), 0));
   const unsigned grid = blocks_for(n, kElementThreads);
   if (s == Storage::F16)
     convert_reduced_kernel<__half><<<grid, kElementThreads>>>(d_vectors(), rows, dim, ld, rld, fresh.data.as<__half>(),
-                                                              flag.as<int>());
+                                                              flag.as<int>(), d_norms(), mean);
   else
-    convert_reduced_kernel<__nv_bfloat16><<<grid, kElementThreads>>>(d_vectors(), rows, dim, ld, rld,
-                                                                     fresh.data.as<__nv_bfloat16>(), flag.as<int>());
+    convert_reduced_kernel<__nv_bfloat16><<<grid, kElementThreads>>>(
+        d_vectors(), rows, dim, ld, rld, fresh.data.as<__nv_bfloat16>(), flag.as<int>(), d_norms(), mean);
   CUDA_CHECK_LAUNCH();
   int out = 0;
   CUDA_CHECK(cudaMemcpy(&out, flag.get(), sizeof out, cudaMemcpyDeviceToHost));
   fresh.out_of_range = out != 0;
   fresh.min_norm = norm_range().min_norm;
   fresh.max_norm = norm_range().max_norm;
-  r = std::move(fresh);
-  have = true;
-  return r;
+  return fresh;
 }
 
 const DeviceModel::TiledI8& DeviceModel::tiled_i8() const {

@@ -94,6 +94,8 @@ struct DeviceModel {
   mutable bool have_centre_ = false, have_centred_f16_ = false, have_centred_tiled_i8_ = false;
   bool is_view_ = false;  // a streamed chunk: its rows change, so it is never centred
   const TiledI8& build_tiled_i8(TiledI8& slot, const float* mean) const;
+  Reduced convert_16bit(Storage s, Reduced old, const float* mean) const;
+  const float* centred_mean() const;  // the centre's mean; Error where the model is not centred
 };
 
 // The centring policy: DISTANCIES_CENTRE=on, off or auto (unset: auto, which centres where the

@@ -10,7 +10,6 @@
 #include "harness/runtime/device_model.hpp"
 #include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/centre.cuh"
-#include "kernels/embeddings/convert_reduced.cuh"
 
 namespace distancies {
 
@@ -89,36 +88,23 @@ const DeviceModel::Centre& DeviceModel::centre() const {
   return centre_;
 }
 
-const DeviceModel::Reduced& DeviceModel::centred_f16() const {
-  if (have_centred_f16_) return centred_f16_;
+const float* DeviceModel::centred_mean() const {
   const Centre& c = centre();
   if (!c.used) throw Error("the centred copy was asked for an uncentred model: " + c.why);
-  const int rld = reduced_leading_dim(dim);
-  const long long n = rows * rld;
-  Reduced fresh;
-  fresh.data = DeviceBuffer(static_cast<std::size_t>(std::max(n, 1ll)) * 2, "the model's centred 16-bit copy");
-  fresh.flag = DeviceBuffer(sizeof(int), "conversion flag");
-  CUDA_CHECK(cudaMemset(fresh.flag.get(), 0, sizeof(int)));
-  if (n > 0) {
-    convert_reduced_kernel<__half><<<blocks_for(n, 256), 256>>>(d_vectors(), rows, dim, ld, rld, fresh.data.as<__half>(),
-                                                                fresh.flag.as<int>(), d_norms(), c.mean.as<float>());
-    CUDA_CHECK_LAUNCH();
-  }
-  int out = 0;
-  CUDA_CHECK(cudaMemcpy(&out, fresh.flag.get(), sizeof out, cudaMemcpyDeviceToHost));
-  fresh.out_of_range = out != 0;
-  fresh.min_norm = norm_range().min_norm;
-  fresh.max_norm = norm_range().max_norm;
-  centred_f16_ = std::move(fresh);
+  return c.mean.as<float>();
+}
+
+const DeviceModel::Reduced& DeviceModel::centred_f16() const {
+  if (have_centred_f16_) return centred_f16_;
+  const float* mean = centred_mean();
+  centred_f16_ = convert_16bit(Storage::F16, std::move(centred_f16_), mean);
   have_centred_f16_ = true;
   return centred_f16_;
 }
 
 const DeviceModel::TiledI8& DeviceModel::centred_tiled_i8() const {
   if (have_centred_tiled_i8_) return centred_tiled_i8_;
-  const Centre& c = centre();
-  if (!c.used) throw Error("the centred copy was asked for an uncentred model: " + c.why);
-  build_tiled_i8(centred_tiled_i8_, c.mean.as<float>());
+  build_tiled_i8(centred_tiled_i8_, centred_mean());
   have_centred_tiled_i8_ = true;
   return centred_tiled_i8_;
 }
