@@ -316,7 +316,7 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
     a.i8.query_bounds = w.i8_bounds.as<float4>();
     a.i8.seg_counts = w.i8_seg_counts.as<unsigned>();
     a.i8.fp32_bound = i8_walk_fp32_bound(dim, model_.norm_range().min_norm);
-    if (centred) a.i8.fp32_bound = (a.i8.fp32_bound + centre_slack(model_.centre().rho)) * (1 + 0x1p-20f);
+    if (centred) a.i8.fp32_bound = with_centre_slack(a.i8.fp32_bound, model_.centre().rho);
   }
   a.out_s = w.out_s.as<float>();
   a.out_r = w.out_r.as<int>();
@@ -388,8 +388,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
   const NormRange& range = model_.norm_range();
   const int tile = opt_.tile_rows > 0 ? round_up(opt_.tile_rows, 8) : BatchPolicy::tile_rows(batch);
   const float rho = centred ? model_.centre().rho : 1.0f;
-  const float bound = centred ? (gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores, rho) + centre_slack(rho)) *
-                                    (1 + 0x1p-20f)
+  const float bound = centred ? with_centre_slack(gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores, rho), rho)
                               : gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores);
   // Queries outside the range guard run with the others (their scores may be Inf or NaN, which
   // the selection tolerates) and are then redone by the fallback, whatever their status.

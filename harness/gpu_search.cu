@@ -211,12 +211,13 @@ void GpuSearcher::run_stages(Call& c, const Pipeline& p, const float* query, flo
     model.reduced = c.reduced->data.get();
     model.storage = p.storage;
     model.reduced_ld = storage_leading_dim(p.storage, c.dim);
-    model.error_bound = reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm);
-    if (c.centred) {
+    if (!c.centred) {
+      model.error_bound = reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm);
+    } else {
       const DeviceModel::Centre& centre = model_.centre();
       const float rho = centre.rho;
-      model.error_bound = (reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm, rho) +
-                           centre_slack(rho)) * (1 + 0x1p-20f);
+      model.error_bound =
+          with_centre_slack(reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm, rho), rho);
       double qm = 0;  // q . mu / |q| from double, as centre_shift_kernel computes it for a batch
       for (int j = 0; j < c.dim; ++j) qm += static_cast<double>(query[j]) * centre.mean_host[j];
       model.shift = static_cast<float>(qm / query_norm);

@@ -85,6 +85,8 @@ float centre_slack(float rho) {
   return static_cast<float>(2.0 * 1.001 * (2.0 + static_cast<double>(rho)) * eps * (1 + 1e-6));
 }
 
+float with_centre_slack(float bound, float rho) { return (bound + centre_slack(rho)) * (1 + 0x1p-20f); }
+
 float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores, float rho) {
   if (!(min_norm > 0)) return std::numeric_limits<float>::infinity();
   const double eps = std::ldexp(1.0, -24);

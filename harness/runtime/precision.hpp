@@ -55,6 +55,8 @@ float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores = St
 // (2^-24 |y| / |x| <= 2^-24 rho), the query's shift q . mu / |q| rounded from double (2^-24 |mu|,
 // |mu| <= 1) and |q| / norm within 1.001 of 1 inside the range guard; twice that, rounded up.
 float centre_slack(float rho);
+// A bound of the centred copies: `bound` plus centre_slack(rho), rounded up (a little over).
+float with_centre_slack(float bound, float rho);
 
 // The int8 walk's fp32 part (docs/batch.md, "8-bit tiles"): the largest |q . x / |x| - the fp32
 // scan's similarity| for the normalised query q and the row's exact norm |x| (the int8 bound
