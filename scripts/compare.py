@@ -4,7 +4,8 @@
     python scripts/compare.py BASELINE.json NEW.json [--threshold 0.05] [--alpha 0.05]
                               [--filter REGEX] [--metric real_time|<counter>]
     python scripts/compare.py --gate [scripts/gate.json] BASELINE.json NEW.json [--noise FILE]
-    python scripts/compare.py --calibration DIR [--gate GATE.json] [--out-dir DIR]
+    python scripts/compare.py --gate [scripts/gate.json] --base B1.json B2.json ... --new N1.json ... --noise FILE
+    python scripts/compare.py --calibration DIR [DIR ...] [--gate GATE.json] [--out-dir DIR]
 
 A benchmark regresses when its new median is worse than the baseline median by more than
 --threshold and, where both sides have >= 3 repetitions, a one-sided Mann-Whitney U test says
@@ -13,9 +14,11 @@ Exit status: 1 on any regression (or a benchmark that errors now but did not bef
 is skipped now, because it cannot do its case, is a note), benchmarks with throttled samples noted,
 0 otherwise, 2 on bad input (also: two different GPUs without --force, or a baseline run with an
 injected slowdown). With --gate the fixture set and the rule come from scripts/gate.json: a gated
-fixture regresses when the U test agrees (p <= alpha) and its median is worse by more than
-max(min_effect, noise_k x its measured spread); host-bound fixtures are reported, never gated.
---calibration measures that rule's false-positive and detection rates (scripts/gate_calibrate.sh).
+fixture regresses when the U test over the pooled repetitions agrees (p <= alpha) and the median
+ratio of its runs is worse by more than max(min_effect, noise_k x sigma x sqrt(1/N + 1/M)), N and M
+the runs a side and sigma the fixture's between-run noise from --noise (a calibration's noise.json);
+host-bound fixtures are reported, never gated. --calibration measures that rule's false-positive
+and detection rates (scripts/gate_calibrate.sh).
 docs/regression.md has the details.
 """
 from __future__ import annotations
@@ -158,38 +161,62 @@ def rel_spread(values: list) -> float:
     return 1.4826 * statistics.median(abs(v - med) for v in values) / abs(med)
 
 
+def median_noise(values: list) -> float:
+    """The relative standard deviation of one run's median, from its own repetitions (a median of
+    n normal samples spreads sqrt(pi / 2) ~ 1.25 times a mean's sigma / sqrt(n))."""
+    return 1.25 * rel_spread(values) / math.sqrt(len(values)) if len(values) >= MIN_SAMPLES else 0.0
+
+
 @dataclass
 class Evidence:
     """What the rule needs of one fixture's comparison, computed once (the calibration reuses it
-    for every rule it tries)."""
+    for every rule it tries). A side is one run or several runs of the same binary."""
     name: str
-    base: float
+    base: float          # the median of the baseline runs' medians
     new: float
-    change: float
-    worse: float         # > 0: the new run is worse
+    change: float        # the median of new / base over every pair of runs, minus 1
+    worse: float         # > 0: the new side is worse
     p_worse: float | None
     p_better: float | None
-    spread: float        # the larger of the two runs' relative spreads (and --noise's, if given)
-    n_base: int
+    noise: float         # the relative sigma of one run's median: --noise's (between runs) or the runs' own
+    n_base: int          # runs
     n_new: int
 
 
-def evidence(name: str, base: list, new: list, metric: str, noise: float = 0.0) -> Evidence:
+def _as_runs(side: list) -> list:
+    """One run's samples ([t, ...]) or several runs' ([[t, ...], ...]) -> a list of runs."""
+    return [list(r) for r in side] if side and isinstance(side[0], (list, tuple)) else [list(side)]
+
+
+def evidence(name: str, base: list, new: list, metric: str, noise: float | None = None) -> Evidence:
+    """base and new: one run's samples or a list of runs' samples. noise: the fixture's measured
+    between-run sigma (a run median's relative spread), None where not measured."""
     up = higher_is_better(metric)
-    mb, mn = statistics.median(base), statistics.median(new)
-    change = (mn - mb) / abs(mb) if mb else (0.0 if mn == mb else math.copysign(math.inf, mn - mb))
+    br, nr = [r for r in _as_runs(base) if r], [r for r in _as_runs(new) if r]
+    mb = statistics.median(statistics.median(r) for r in br)
+    mn = statistics.median(statistics.median(r) for r in nr)
+    # Every pair of runs gives a ratio; their median (Hodges-Lehmann) is robust to one odd run.
+    ratios = [statistics.median(n) / statistics.median(b) for b in br for n in nr if statistics.median(b)]
+    change = statistics.median(ratios) - 1 if ratios else (0.0 if mn == mb else math.copysign(math.inf, mn - mb))
+    pb, pn = [v for r in br for v in r], [v for r in nr for v in r]
     p_w = p_b = None
-    if len(base) >= MIN_SAMPLES and len(new) >= MIN_SAMPLES:
+    if len(pb) >= MIN_SAMPLES and len(pn) >= MIN_SAMPLES:
         sign = -1 if up else 1
-        p_w, p_b = mann_whitney([sign * v for v in new], [sign * v for v in base])
-    spread = max(rel_spread(base), rel_spread(new), noise)
-    return Evidence(name, mb, mn, change, -change if up else change, p_w, p_b, spread, len(base), len(new))
+        p_w, p_b = mann_whitney([sign * v for v in pn], [sign * v for v in pb])
+    # A calibrated between-run sigma already holds each run's own noise; without one, the runs'.
+    sigma = noise if noise is not None else max(median_noise(r) for r in br + nr)
+    return Evidence(name, mb, mn, change, -change if up else change, p_w, p_b, sigma, len(br), len(nr))
+
+
+def limit_of(e: Evidence, rule: Rule) -> float:
+    """The change the rule needs: max(min_effect, noise_k x the sigma of the two sides' difference)."""
+    return max(rule.min_effect, rule.noise_k * e.noise * math.sqrt(1 / e.n_base + 1 / e.n_new))
 
 
 def decide(e: Evidence, rule: Rule) -> Row:
-    """The gate's rule: regression when p(worse) <= alpha AND worse > max(min_effect, k x spread).
-    Fewer than MIN_SAMPLES repetitions on a side: the limit alone (noise not judged)."""
-    limit = max(rule.min_effect, rule.noise_k * e.spread)
+    """The gate's rule: regression when p(worse) <= alpha (U test over the pooled repetitions) AND
+    worse > limit_of(e). Fewer than MIN_SAMPLES repetitions on a side: the limit alone."""
+    limit = limit_of(e, rule)
     if e.p_worse is None:
         reg = e.worse > limit
         verdict = ("REGRESSION" if reg else "improved" if -e.worse > limit else "ok") + " (threshold only)"
@@ -230,29 +257,35 @@ def check_runs(base: Run, new: Run, force: bool) -> str | None:
     return None
 
 
-def gate_evidence(base: Run, new: Run, gate: Gate, metric: str, noise: dict):
-    """Evidence for every fixture of the gate present in both runs, by kind, plus the notes:
-    (gated, host, failures, notes, only_base, only_new)."""
-    kinds = {n: gate.kind(n) for n in list(base.benches) + list(new.benches)}
-    in_gate = lambda names: [n for n in names if kinds[n]]
-    only_base = [n for n in in_gate(base.benches) if n not in new.benches]
-    only_new = [n for n in in_gate(new.benches) if n not in base.benches]
+def gate_evidence(base: list, new: list, gate: Gate, metric: str, noise: dict | None, default_noise: float = 0.0):
+    """Evidence for every fixture of the gate present on both sides (each a list of runs), by
+    kind, plus the notes: (gated, host, failures, notes, only_base, only_new). noise: the measured
+    between-run sigma by fixture; a gated fixture it lacks gets default_noise. None: not measured."""
+    names = lambda side: list(dict.fromkeys(n for r in side for n in r.benches))
+    kinds = {n: gate.kind(n) for n in names(base) + names(new)}
+    in_gate = lambda ns: [n for n in ns if kinds[n]]
+    in_all = lambda side, n: all(n in r.benches for r in side)
+    only_base = [n for n in in_gate(names(base)) if not any(n in r.benches for r in new)]
+    only_new = [n for n in in_gate(names(new)) if not any(n in r.benches for r in base)]
     gated, host, failures, notes = [], [], [], []
-    for name in in_gate(base.benches):
-        if name not in new.benches:
+    for name in in_gate(names(base)):
+        if not in_all(new, name) or not in_all(base, name):
             continue
-        be, ne = base.benches[name].error, new.benches[name].error
-        if ne is not None or be is not None:
-            if ne is not None and be is None and not new.benches[name].skipped and kinds[name] == "gated":
+        be = next((r.benches[name].error for r in base if r.benches[name].error is not None), None)
+        bad = [r.benches[name] for r in new if r.benches[name].error is not None]
+        if bad or be is not None:
+            ne = bad[0].error if bad else None
+            if bad and be is None and not bad[0].skipped and kinds[name] == "gated":
                 failures.append(f"{name}: errors in the new run ({ne})")
             else:
-                notes.append(f"{name}: not compared ({'skipped' if new.benches[name].skipped else 'error'}: "
-                             f"{ne or be})")
+                notes.append(f"{name}: not compared ({'skipped' if bad and bad[0].skipped else 'error'}: {ne or be})")
             continue
-        sb, sn = _samples(base, name, metric), _samples(new, name, metric)
-        if not sb or not sn:
+        sb = [_samples(r, name, metric) for r in base]
+        sn = [_samples(r, name, metric) for r in new]
+        if not all(sb) or not all(sn):
             continue
-        ev = evidence(name, sb, sn, metric, noise.get(name, 0.0))
+        between = None if noise is None else noise.get(name, default_noise)
+        ev = evidence(name, sb, sn, metric, between)
         (gated if kinds[name] == "gated" else host).append(ev)
     return gated, host, failures, notes, only_base, only_new
 
@@ -271,7 +304,7 @@ def _table(rows: list) -> str:
 
 
 def _gate_table(rows: list) -> str:
-    head = ("benchmark", "baseline", "new", "change", "limit", "n", "p(worse)", "verdict")
+    head = ("benchmark", "baseline", "new", "change", "limit", "runs", "p(worse)", "verdict")
     body = [(r.name, _fmt(r.base), _fmt(r.new), f"{r.change * 100:+.1f}%", f"{r.limit * 100:.1f}%",
              f"{r.n_base}/{r.n_new}", "-" if r.p is None else f"{r.p:.3g}", r.verdict) for r in rows]
     widths = [max(len(str(c[i])) for c in [head] + body) for i in range(len(head))]
@@ -279,31 +312,40 @@ def _gate_table(rows: list) -> str:
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(c) for c in body])
 
 
-def compare_gate(base: Run, new: Run, gate: Gate, rule: Rule, noise: dict, registry: list) -> int:
+def _side(runs: list) -> str:
+    r = runs[0]
+    more = f" and {len(runs) - 1} more run(s)" if len(runs) > 1 else ""
+    return f"{r.path}{more} ({r.context.get('gpu', '?')}, commit {r.context.get('distancies_commit', '?')})"
+
+
+def compare_gate(base: list, new: list, gate: Gate, rule: Rule, noise: dict | None, registry: list) -> int:
     """--gate: the gated fixtures decided by the rule, host-bound ones reported; 0, 1 or 2."""
-    gated, host, failures, notes, only_base, only_new = gate_evidence(base, new, gate, rule.metric, noise)
+    gated, host, failures, notes, only_base, only_new = gate_evidence(
+        base, new, gate, rule.metric, noise, rule.default_noise)
     if not gated:
         print("error: no gated fixture is in both files; nothing to compare", file=sys.stderr)
         return 2
     rows = [decide(e, rule) for e in gated]
+    source = "--noise's between-run sigma" if noise is not None else "the runs' own spread (no --noise)"
     print(f"gate: {gate.path}; metric {rule.metric}; regression when p(worse) <= {rule.alpha:g} and "
-          f"worse > max({rule.min_effect:.1%}, {rule.noise_k:g} x spread)")
-    print(f"baseline: {base.path} ({base.context.get('gpu', '?')}, commit {base.context.get('distancies_commit', '?')})")
-    print(f"new:      {new.path} ({new.context.get('gpu', '?')}, commit {new.context.get('distancies_commit', '?')})\n")
+          f"worse > max({rule.min_effect:.1%}, {rule.noise_k:g} x sigma x sqrt(1/runs + 1/runs)), sigma from {source}")
+    print(f"baseline: {_side(base)}")
+    print(f"new:      {_side(new)}\n")
     print(_gate_table(rows))
     if host:
+        pool = lambda side, n: [v for r in side for v in _samples(r, n, rule.metric)]
         print("\nhost-bound (reported, never gated):\n"
-              + _table([judge(e.name, _samples(base, e.name, rule.metric), _samples(new, e.name, rule.metric),
-                              rule.metric, rule.min_effect, rule.alpha) for e in host]))
+              + _table([judge(e.name, pool(base, e.name), pool(new, e.name), rule.metric, rule.min_effect, rule.alpha)
+                        for e in host]))
     for title, names in (("only in the baseline (not gated)", only_base), ("only in the new run (not gated)", only_new)):
         if names:
             print(f"\n{title}: {', '.join(names)}")
-    missing = [n for n in registry if n not in new.benches]
+    missing = [n for n in registry if not all(n in r.benches for r in new)]
     if missing:
         print(f"\nnote: registered but not in the new run: {', '.join(missing)}")
     for n in notes:
         print(f"note: {n}")
-    hot = {n: t for n, t in new.throttled().items() if gate.kind(n) == "gated"}
+    hot = {n: t for r in new for n, t in r.throttled().items() if gate.kind(n) == "gated"}
     if hot:
         print("note: throttled samples in the new run (reduced clocks): " + ", ".join(f"{n} ({t})" for n, t in hot.items()))
     for f in failures:
@@ -316,103 +358,190 @@ def compare_gate(base: Run, new: Run, gate: Gate, rule: Rule, noise: dict, regis
     return 0
 
 
-# -- calibration (--calibration DIR): the rule's false-positive and detection rates --------------
+# -- calibration (--calibration DIR...): the rule's false-positive and detection rates -----------
+#
+# A folder holds one device call's runs of one binary, in cycles: NN-aC.json, NN-bC.json (plain)
+# and NN-iC.json (--inject-slowdown), C the cycle. A window of `runs` consecutive cycles gives
+# the gate's two sides: a against b and b against a are A/A trials (every flag a false alarm), a
+# and b against i are detection trials. The between-run sigma that judges one folder is measured
+# on the other folders (cross-fitted), so no rate is judged with noise measured on its own runs.
 
 GOAL_FP, GOAL_DETECT = 0.01, 0.95
+_TAG = re.compile(r"-([abi])(\d+)\.json$")
 
 
-def _pairs(runs: list) -> tuple:
-    """A/A pairs (every two plain runs, the earlier file as baseline) and detection pairs (every
-    plain run against every injected one)."""
-    plain = [r for r in runs if inject_pct(r) == 0]
-    injected = [r for r in runs if inject_pct(r) > 0]
-    return list(itertools.combinations(plain, 2)), [(p, i) for p in plain for i in injected]
+def _cycles(runs: list) -> list:
+    """[{'a': Run, 'b': Run, 'i': Run}, ...] in cycle order, from the files' tags (an untagged
+    folder: plain runs alternate a, b; injected runs go to the cycle of the plain run before)."""
+    tagged = {}
+    for r in runs:
+        m = _TAG.search(os.path.basename(r.path))
+        if not m:
+            break
+        tagged.setdefault(int(m.group(2)), {})[m.group(1)] = r
+    else:
+        for c, d in tagged.items():
+            if "i" in d and inject_pct(d["i"]) <= 0:
+                raise BenchError(f"{d['i'].path}: an i run without --inject-slowdown")
+        return [tagged[c] for c in sorted(tagged)]
+    out, cur = [], {}
+    for r in runs:
+        key = "i" if inject_pct(r) > 0 else ("a" if "a" not in cur else "b")
+        if key in cur:
+            out.append(cur)
+            cur = {}
+            key = "i" if key == "i" else "a"
+        cur[key] = r
+    return out + ([cur] if cur else [])
+
+
+def _plain(runs: list) -> list:
+    return [r for r in runs if inject_pct(r) == 0]
+
+
+def between_run_noise(cycles: list, gate: Gate, metric: str) -> dict:
+    """Each gated fixture's between-run sigma (a run median's relative spread): the RMS of
+    ln(a / b) over the cycles, over sqrt(2). Pairing a and b of one cycle cancels slow drift."""
+    sq: dict = {}
+    for c in cycles:
+        if "a" not in c or "b" not in c:
+            continue
+        for e in gate_evidence([c["a"]], [c["b"]], gate, metric, None)[0]:
+            if e.base > 0 and e.new > 0:
+                sq.setdefault(e.name, []).append(math.log(e.new / e.base) ** 2)
+    return {n: math.sqrt(statistics.fmean(v) / 2) for n, v in sorted(sq.items())}
+
+
+def _pooled_noise(parts: list) -> dict:
+    """RMS of several folders' sigmas, weighted by their cycles: [(noise, cycles), ...]."""
+    acc: dict = {}
+    for noise, n in parts:
+        for k, v in noise.items():
+            s, w = acc.get(k, (0.0, 0))
+            acc[k] = (s + v * v * n, w + n)
+    return {k: math.sqrt(s / w) for k, (s, w) in sorted(acc.items()) if w}
+
+
+def _trials(cycles: list, gate: Gate, rule: Rule, noise: dict | None, runs: int) -> tuple:
+    """(A/A evidence, detection evidence) over every window of `runs` cycles."""
+    aa, det = [], []
+    for w in range(0, max(len(cycles) - runs, 0) + 1):
+        win = cycles[w:w + runs]
+        side = {k: [c[k] for c in win if k in c] for k in "abi"}
+        ev = lambda b, n: gate_evidence(b, n, gate, rule.metric, noise, rule.default_noise)[0]
+        if side["a"] and side["b"]:
+            aa += ev(side["a"], side["b"]) + ev(side["b"], side["a"])
+        for k in "ab":
+            if side[k] and side["i"]:
+                det += ev(side[k], side["i"])
+    return aa, det
 
 
 def rates(trials: list, rule: Rule) -> tuple:
-    """(flagged, judged) over every (pair, fixture) evidence in trials."""
-    flags = sum(decide(e, rule).regression for e in trials)
-    return flags, len(trials)
+    """(flagged, judged) over every (comparison, fixture) evidence in trials."""
+    return sum(decide(e, rule).regression for e in trials), len(trials)
 
 
-def _grid(aa: list, det: list, rule: Rule) -> list:
-    out = []
-    for alpha, min_effect, k in itertools.product((0.01, 0.05), (0.01, 0.015, 0.02, 0.025), (0.0, 2.0, 3.0, 4.0)):
-        r = Rule(rule.metric, rule.repetitions, alpha, min_effect, k)
-        (fa, na), (fd, nd) = rates(aa, r), rates(det, r)
-        fp, dr = fa / na if na else float("nan"), fd / nd if nd else float("nan")
-        out.append({"alpha": alpha, "min_effect": min_effect, "noise_k": k, "false_positive_rate": fp,
-                    "detection_rate": dr, "goals_met": fp < GOAL_FP and dr >= GOAL_DETECT})
-    return out
+def _rate(f: int, n: int) -> float:
+    return f / n if n else float("nan")
 
 
-def calibration_summary(runs: list, gate: Gate, rule: Rule) -> dict:
-    aa_pairs, det_pairs = _pairs(runs)
-    aa = [e for b, n in aa_pairs for e in gate_evidence(b, n, gate, rule.metric, {})[0]]
-    det = [e for b, n in det_pairs for e in gate_evidence(b, n, gate, rule.metric, {})[0]]
+def calibration_summary(folders: list, gate: Gate, rule: Rule) -> dict:
+    """folders: [(path, [Run, ...]), ...]. The rates of the rule, judged folder by folder with the
+    other folders' noise, and a grid of other rules over the same trials."""
+    cycles = [_cycles(runs) for _, runs in folders]
+    own = [between_run_noise(c, gate, rule.metric) for c in cycles]
+    n_cyc = [sum(1 for x in c if "a" in x and "b" in x) for c in cycles]
+    cross = len(folders) > 1
+    per_folder, noise_used = [], []
+    for i in range(len(folders)):
+        others = [(own[j], n_cyc[j]) for j in range(len(folders)) if j != i] if cross else [(own[i], n_cyc[i])]
+        noise_used.append(_pooled_noise(others))
+    grid_runs = sorted({r for r in (1, 2, 3, 4, rule.runs) if r <= max(len(c) for c in cycles)})
+    trials = {r: [_trials(c, gate, rule, noise_used[i], r) for i, c in enumerate(cycles)] for r in grid_runs}
+    aa = [e for a, _ in trials.get(rule.runs, trials[grid_runs[-1]]) for e in a]
+    det = [e for _, d in trials.get(rule.runs, trials[grid_runs[-1]]) for e in d]
     (fa, na), (fd, nd) = rates(aa, rule), rates(det, rule)
-    shifts: dict = {}
-    for e in aa:
-        shifts.setdefault(e.name, []).append(abs(e.change))
-    injected = [e.worse for e in det]
+    for i, (path, runs) in enumerate(folders):
+        a_i, d_i = trials.get(rule.runs, trials[grid_runs[-1]])[i]
+        (f1, n1), (f2, n2) = rates(a_i, rule), rates(d_i, rule)
+        per_folder.append({"folder": os.path.basename(os.path.normpath(path)), "runs": [os.path.basename(r.path) for r in runs],
+                           "cycles": len(cycles[i]), "false_positive": [f1, n1], "detection": [f2, n2]})
+    grid = []
+    for r, k, me in itertools.product(grid_runs, (2.0, 3.0, 4.0), (0.01, 0.015, 0.02, 0.025)):
+        g = Rule(rule.metric, rule.repetitions, r, rule.alpha, me, k, rule.default_noise)
+        ga = [e for a, _ in trials[r] for e in a]
+        gd = [e for _, d in trials[r] for e in d]
+        fp, dr = _rate(*rates(ga, g)), _rate(*rates(gd, g))
+        grid.append({"runs": r, "noise_k": k, "min_effect": me, "false_positive_rate": fp, "detection_rate": dr,
+                     "judged": [len(ga), len(gd)], "goals_met": fp < GOAL_FP and dr >= GOAL_DETECT})
+    pooled = _pooled_noise(list(zip(own, n_cyc)))
+    all_runs = [r for _, runs in folders for r in runs]
     return {
-        "runs": [os.path.basename(r.path) for r in runs],
-        "inject_slowdown_pct": sorted({inject_pct(r) for r in runs if inject_pct(r) > 0}),
-        "gpu": sorted({str(r.context.get("gpu")) for r in runs}),
+        "folders": per_folder,
+        "inject_slowdown_pct": sorted({inject_pct(r) for r in all_runs if inject_pct(r) > 0}),
+        "gpu": sorted({str(r.context.get("gpu")) for r in all_runs}),
+        "commit": sorted({str(r.context.get("distancies_commit")) for r in all_runs}),
         "rule": vars(rule),
-        "aa_pairs": len(aa_pairs), "detection_pairs": len(det_pairs),
-        "false_positive": {"flagged": fa, "judged": na, "rate": fa / na if na else None, "goal": f"< {GOAL_FP:.0%}",
+        "noise_source": "cross-fitted: each folder judged with the others' between-run sigma" if cross
+                        else "in-sample: one folder, judged with its own between-run sigma",
+        "false_positive": {"flagged": fa, "judged": na, "rate": _rate(fa, na), "goal": f"< {GOAL_FP:.0%}",
                            "flagged_fixtures": sorted({e.name for e in aa if decide(e, rule).regression})},
-        "detection": {"flagged": fd, "judged": nd, "rate": fd / nd if nd else None, "goal": f">= {GOAL_DETECT:.0%}",
+        "detection": {"flagged": fd, "judged": nd, "rate": _rate(fd, nd), "goal": f">= {GOAL_DETECT:.0%}",
                       "missed_fixtures": sorted({e.name for e in det if not decide(e, rule).regression}),
-                      "median_injected_shift": statistics.median(injected) if injected else None},
-        "aa_max_shift_by_fixture": {n: max(v) for n, v in sorted(shifts.items())},
-        # Between-run noise in the units of `spread` (a median's shift over two runs has sqrt(2)
-        # times one run's spread): what --noise takes. Measured on these runs, so the rates above
-        # were computed without it.
-        "aa_between_run_spread": {n: math.sqrt(statistics.fmean(x * x for x in v) / 2) for n, v in sorted(shifts.items())},
-        "grid": _grid(aa, det, rule),
+                      "median_injected_shift": statistics.median(e.worse for e in det) if det else None},
+        "between_run_noise": pooled,
+        "grid": grid,
     }
 
 
 def calibration_markdown(s: dict) -> str:
-    pct = lambda v: "-" if v is None else f"{v * 100:.2f} %"
-    fp, dt = s["false_positive"], s["detection"]
-    r = s["rule"]
+    pct = lambda v: "-" if v is None or v != v else f"{v * 100:.2f} %"
+    fp, dt, r = s["false_positive"], s["detection"], s["rule"]
     lines = [f"# Regression gate calibration ({', '.join(s['gpu'])})", "",
-             f"Runs: {', '.join(s['runs'])}; injected slowdown {s['inject_slowdown_pct']} %.",
-             f"Rule: p(worse) <= {r['alpha']:g} and worse > max({r['min_effect']:.1%}, {r['noise_k']:g} x spread).", "",
+             "Folders (one device call each): " + "; ".join(
+                 f"{f['folder']} ({len(f['runs'])} runs, {f['cycles']} cycles)" for f in s["folders"]) + ".",
+             f"Injected slowdown {s['inject_slowdown_pct']} %. Noise: {s['noise_source']}.",
+             f"Rule: {r['runs']} runs a side, p(worse) <= {r['alpha']:g} and worse > max({r['min_effect']:.1%}, "
+             f"{r['noise_k']:g} x sigma x sqrt(2 / {r['runs']})).", "",
              "| rate | flagged / judged | rate | goal |", "|---|---|---|---|",
-             f"| false positives (A/A, {s['aa_pairs']} pairs) | {fp['flagged']} / {fp['judged']} | {pct(fp['rate'])} | {fp['goal']} |",
-             f"| detection ({s['detection_pairs']} pairs) | {dt['flagged']} / {dt['judged']} | {pct(dt['rate'])} | {dt['goal']} |",
+             f"| false positives (A/A) | {fp['flagged']} / {fp['judged']} | {pct(fp['rate'])} | {fp['goal']} |",
+             f"| detection | {dt['flagged']} / {dt['judged']} | {pct(dt['rate'])} | {dt['goal']} |",
              "", f"Median measured shift of the injected runs: {pct(dt['median_injected_shift'])}.", "",
-             "| alpha | min_effect | noise_k | false positives | detection | both goals |", "|---|---|---|---|---|---|"]
-    lines += [f"| {g['alpha']:g} | {g['min_effect']:.1%} | {g['noise_k']:g} | {pct(g['false_positive_rate'])} | "
+             "| runs a side | noise_k | min_effect | false positives | detection | both goals |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {g['runs']} | {g['noise_k']:g} | {g['min_effect']:.1%} | {pct(g['false_positive_rate'])} | "
               f"{pct(g['detection_rate'])} | {'yes' if g['goals_met'] else 'no'} |" for g in s["grid"]]
-    noisy = sorted(s["aa_between_run_spread"].items(), key=lambda kv: -kv[1])[:8]
+    noisy = sorted(s["between_run_noise"].items(), key=lambda kv: -kv[1])[:8]
     if noisy:
-        lines += ["", "Largest between-run spreads (A/A): " + ", ".join(f"{n} {v * 100:.2f} %" for n, v in noisy)]
+        lines += ["", "Largest between-run sigmas: " + ", ".join(f"{n} {v * 100:.2f} %" for n, v in noisy)]
     if fp["flagged_fixtures"]:
-        lines += ["", "Flagged in an A/A pair: " + ", ".join(fp["flagged_fixtures"])]
+        lines += ["", "Flagged in an A/A trial: " + ", ".join(fp["flagged_fixtures"])]
     if dt["missed_fixtures"]:
-        lines += ["", "Missed in a detection pair: " + ", ".join(dt["missed_fixtures"])]
+        lines += ["", "Missed in a detection trial: " + ", ".join(dt["missed_fixtures"])]
     return "\n".join(lines) + "\n"
 
 
-def calibrate(folder: str, gate: Gate, rule: Rule, out_dir: str) -> int:
-    names = sorted(f for f in os.listdir(folder) if f.endswith(".json") and not f.startswith("calibration"))
-    runs = [load(os.path.join(folder, f)) for f in names]
-    if len({str(r.context.get("gpu")) for r in runs}) > 1:
-        raise BenchError(f"{folder}: runs from different devices")
-    aa_pairs, det_pairs = _pairs(runs)
-    if not aa_pairs or not det_pairs:
-        raise BenchError(f"{folder}: needs two runs without and one with --inject-slowdown")
-    s = calibration_summary(runs, gate, rule)
+def _run_files(folder: str) -> list:
+    names = sorted(f for f in os.listdir(folder) if f.endswith(".json") and not f.startswith(("calibration", "noise")))
+    return [load(os.path.join(folder, f)) for f in names]
+
+
+def calibrate(folders: list, gate: Gate, rule: Rule, out_dir: str) -> int:
+    loaded = [(f, _run_files(f)) for f in folders]
+    all_runs = [r for _, runs in loaded for r in runs]
+    if len({str(r.context.get("gpu")) for r in all_runs}) > 1:
+        raise BenchError(f"{', '.join(folders)}: runs from different devices")
+    for f, runs in loaded:
+        c = _cycles(runs)
+        if not any("a" in x and "b" in x for x in c) or not any("i" in x for x in c):
+            raise BenchError(f"{f}: needs two runs without and one with --inject-slowdown")
+    s = calibration_summary(loaded, gate, rule)
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "calibration.json"), "w", encoding="utf-8") as f:
         json.dump(s, f, indent=1)
     with open(os.path.join(out_dir, "noise.json"), "w", encoding="utf-8") as f:
-        json.dump(s["aa_between_run_spread"], f, indent=1)
+        json.dump(s["between_run_noise"], f, indent=1)
     md = calibration_markdown(s)
     with open(os.path.join(out_dir, "calibration.md"), "w", encoding="utf-8") as f:
         f.write(md)
@@ -492,6 +621,8 @@ def compare(base: Run, new: Run, metric: str, threshold: float, alpha: float, pa
 def _args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("runs", nargs="*", help="BASELINE.json NEW.json")
+    ap.add_argument("--base", nargs="+", metavar="JSON", help="--gate: the baseline's runs (several: alternated with --new's)")
+    ap.add_argument("--new", nargs="+", metavar="JSON", help="--gate: the new build's runs")
     ap.add_argument("--threshold", type=float, default=0.05,
                     help="relative change of the median that counts (default 0.05 = 5%%; not with --gate)")
     ap.add_argument("--alpha", type=float, default=None, help="U test significance level (default 0.05, --gate: its rule)")
@@ -501,11 +632,12 @@ def _args(argv):
     ap.add_argument("--gate", nargs="?", const=DEFAULT_GATE, default=None,
                     help="the gated set and rule from this file (default scripts/gate.json)")
     ap.add_argument("--min-effect", type=float, default=None, help="--gate: the smallest change that counts")
-    ap.add_argument("--noise-k", type=float, default=None, help="--gate: the limit in units of the measured spread")
-    ap.add_argument("--noise", help="--gate: JSON {fixture: relative spread} measured between runs (a floor)")
+    ap.add_argument("--noise-k", type=float, default=None, help="--gate: the limit in units of the between-run sigma")
+    ap.add_argument("--noise", help="--gate: JSON {fixture: between-run sigma} from a calibration (results/regression/)")
     ap.add_argument("--registry", help="--gate: `distancies list --json`, to name registered fixtures missing")
-    ap.add_argument("--calibration", metavar="DIR", help="false-positive and detection rates of the runs in DIR")
-    ap.add_argument("--out-dir", help="--calibration: where calibration.{json,md} go (default DIR)")
+    ap.add_argument("--calibration", nargs="+", metavar="DIR",
+                    help="false-positive and detection rates of the runs in DIR (one folder per device call)")
+    ap.add_argument("--out-dir", help="--calibration: where calibration.{json,md} go (default the first DIR)")
     ap.add_argument("--force", action="store_true", help="compare runs from different GPUs anyway")
     return ap.parse_args(argv)
 
@@ -513,8 +645,8 @@ def _args(argv):
 def _rule(a, gate: Gate) -> Rule:
     r = gate.rule
     pick = lambda v, d: d if v is None else v
-    return Rule(pick(a.metric, r.metric), r.repetitions, pick(a.alpha, r.alpha), pick(a.min_effect, r.min_effect),
-                pick(a.noise_k, r.noise_k))
+    return Rule(pick(a.metric, r.metric), r.repetitions, r.runs, pick(a.alpha, r.alpha),
+                pick(a.min_effect, r.min_effect), pick(a.noise_k, r.noise_k), r.default_noise)
 
 
 def _run_gate(a) -> int:
@@ -523,17 +655,28 @@ def _run_gate(a) -> int:
     if not (0 < rule.alpha < 1 and rule.min_effect >= 0 and rule.noise_k >= 0):
         raise BenchError("--alpha must be in (0, 1), --min-effect and --noise-k >= 0")
     if a.calibration:
-        return calibrate(a.calibration, gate, rule, a.out_dir or a.calibration)
-    if len(a.runs) != 2:
+        return calibrate(a.calibration, gate, rule, a.out_dir or a.calibration[0])
+    if a.base or a.new:
+        if not (a.base and a.new) or a.runs:
+            raise BenchError("give --base JSON... and --new JSON... (or BASELINE.json NEW.json)")
+        base_files, new_files = a.base, a.new
+    elif len(a.runs) == 2:
+        base_files, new_files = [a.runs[0]], [a.runs[1]]
+    else:
         raise BenchError("give BASELINE.json and NEW.json")
-    base, new = load(a.runs[0]), load(a.runs[1])
-    why = check_runs(base, new, a.force)
-    if why:
-        raise BenchError(why)
-    noise, registry = {}, []
+    base, new = [load(f) for f in base_files], [load(f) for f in new_files]
+    for b in base:
+        for n in new:
+            why = check_runs(b, n, a.force)
+            if why:
+                raise BenchError(why)
+    noise, registry = None, []
     if a.noise:
-        with open(a.noise, encoding="utf-8") as f:
-            noise = {k: float(v) for k, v in json.load(f).items()}
+        try:
+            with open(a.noise, encoding="utf-8") as f:
+                noise = {k: float(v) for k, v in json.load(f).items()}
+        except (OSError, ValueError, TypeError, AttributeError) as e:
+            raise BenchError(f"--noise {a.noise}: not a JSON object of fixture -> sigma ({e})") from None
     if a.registry:
         from gate import expected_names
         with open(a.registry, encoding="utf-8") as f:

@@ -25,9 +25,11 @@ _GB_TAIL = "(/(iterations|repeats|threads|min_time|min_warmup_time|manual_time|r
 class Rule:
     metric: str = "real_time"
     repetitions: int = 5
+    runs: int = 1               # runs a side, alternated (scripts/gate_ab.sh)
     alpha: float = 0.01
     min_effect: float = 0.02
     noise_k: float = 3.0
+    default_noise: float = 0.0  # the between-run sigma of a fixture the noise file lacks
 
 
 @dataclass

@@ -366,21 +366,76 @@ def test_gate_device_mismatch(tmp_path):
     assert rc == 2 and "different devices" in err
 
 
-def test_calibration_rates(tmp_path):
-    rng = random.Random(7)
-    folder = tmp_path / "cal"
+def calibration_folder(folder, rng, cycles=4, offsets=None):
+    """cycles of a, b (plain) and i (+3 %, injected) runs; offsets[name]: the amplitude of each
+    run's own offset (a fixed pattern, so that the noise two folders measure is alike)."""
+    pattern = (1.0, -1.0, 0.5, -0.5, 0.0, 0.8, -0.8)
     folder.mkdir()
-    for i, (scale, pct) in enumerate([(1.0, "0"), (1.0, "0"), (1.03, "3"), (1.0, "0")]):
-        gbfake.write(folder / f"run{i}.json", gbfake.document(fixtures(rng, scale), inject_slowdown_pct=pct))
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), "--calibration", str(folder),
-                        "--gate", GATE], check=False, capture_output=True, text=True)
+    n = 0
+    for c in range(1, cycles + 1):
+        for kind, scale, pct in (("a", 1.0, "0"), ("b", 1.0, "0"), ("i", 1.03, "3")):
+            n += 1
+            ents = []
+            for i, name in enumerate(("pipeline/fused", "batch/batch_f16/batch:16", "moments/one_pass/rows:223697/cols:300")):
+                off = 1 + (offsets or {}).get(name, 0.0) * pattern[n % len(pattern)]
+                ents += gbfake.entries(name, samples(noisy(rng, (i + 1) * scale * off, 0.002)))
+            gbfake.write(folder / f"{n:02d}-{kind}{c}.json", gbfake.document(ents, inject_slowdown_pct=pct))
+    return folder
+
+
+def calibrate(*folders, out=None):
+    args = [sys.executable, os.path.join(SCRIPTS, "compare.py"), "--calibration", *map(str, folders), "--gate", GATE]
+    p = subprocess.run(args + (["--out-dir", str(out)] if out else []), check=False, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    s = json.loads((folder / "calibration.json").read_text())
-    assert s["aa_pairs"] == 3 and s["detection_pairs"] == 3
-    assert s["false_positive"]["judged"] == 9 and s["false_positive"]["flagged"] == 0
-    assert s["detection"]["judged"] == 9 and s["detection"]["rate"] >= 0.95
+    return json.loads(((out or folders[0]) / "calibration.json").read_text())
+
+
+def test_calibration_rates(tmp_path):
+    folder = calibration_folder(tmp_path / "cal", random.Random(7))
+    s = calibrate(folder)
+    assert s["rule"]["runs"] == 3 and s["folders"][0]["cycles"] == 4
+    assert "in-sample" in s["noise_source"]
+    # 2 windows of 3 cycles, a->b and b->a: 4 A/A comparisons of 3 fixtures; a->i and b->i likewise.
+    assert s["false_positive"]["judged"] == 12 and s["false_positive"]["flagged"] == 0
+    assert s["detection"]["judged"] == 12 and s["detection"]["rate"] >= 0.95
     assert "| false positives" in (folder / "calibration.md").read_text()
-    assert any(g["goals_met"] for g in s["grid"])
+    assert any(g["goals_met"] for g in s["grid"]) and {g["runs"] for g in s["grid"]} == {1, 2, 3, 4}
+    assert set(json.loads((folder / "noise.json").read_text())) == set(s["between_run_noise"])
+
+
+def test_calibration_cross_fits_the_noise_of_another_call(tmp_path):
+    # One fixture has a 2 % offset in each process: its noise, measured on the other folder,
+    # must widen its limit so that the A/A trials stay quiet; the quiet fixtures still detect 3 %.
+    loud = {"pipeline/fused": 0.02}
+    rng = random.Random(11)
+    f1 = calibration_folder(tmp_path / "call1", rng, cycles=5, offsets=loud)
+    f2 = calibration_folder(tmp_path / "call2", rng, cycles=5, offsets=loud)
+    s = calibrate(f1, f2, out=tmp_path / "both")
+    assert "cross-fitted" in s["noise_source"] and [f["folder"] for f in s["folders"]] == ["call1", "call2"]
+    assert s["between_run_noise"]["pipeline/fused"] > 0.01 > s["between_run_noise"]["batch/batch_f16/batch:16"]
+    assert "pipeline/fused" in s["detection"]["missed_fixtures"]
+    assert "batch/batch_f16/batch:16" not in s["detection"]["missed_fixtures"]
+    assert "pipeline/fused" not in s["false_positive"]["flagged_fixtures"]
+
+
+def test_gate_runs_a_side_and_the_noise_file(tmp_path):
+    rng = random.Random(12)
+    write = lambda name, scale, off: gbfake.write(
+        tmp_path / name, gbfake.document(gbfake.entries("pipeline/fused", samples(noisy(rng, scale * off, 0.001)))))
+    base = [write(f"b{k}.json", 1.0, o) for k, o in enumerate((1.0, 1.03, 0.99))]
+    new = [write(f"n{k}.json", 1.0, o) for k, o in enumerate((1.04, 1.0, 1.01))]     # the same binary
+    noise = tmp_path / "noise.json"
+    noise.write_text(json.dumps({"pipeline/fused": 0.02}))
+    cmd = [sys.executable, os.path.join(SCRIPTS, "compare.py"), "--gate", GATE, "--base", *base, "--new", *new]
+    p = subprocess.run(cmd + ["--noise", str(noise)], check=False, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    line = row(p.stdout, "pipeline/fused")
+    assert "3/3" in line and "3.3%" in line        # limit noise_k 2 x 2 % x sqrt(2/3)
+    slow = [write(f"s{k}.json", 1.08, o) for k, o in enumerate((1.0, 1.01, 0.99))]
+    p = subprocess.run(cmd[:-4] + ["--new", *slow, "--noise", str(noise)], check=False, capture_output=True, text=True)
+    assert p.returncode == 1 and "REGRESSION" in row(p.stdout, "pipeline/fused")
+    p = subprocess.run(cmd + ["--noise", str(tmp_path / "none.json")], check=False, capture_output=True, text=True)
+    assert p.returncode == 2 and "--noise" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_gate_file_filter_and_registry():
@@ -415,17 +470,34 @@ gbfake.write(pathlib.Path(opt("--benchmark_out")), gbfake.document(ents, inject_
 '''
 
 
-def test_gate_calibrate_script_with_a_fake_bench(tmp_path):
-    bench = tmp_path / "bench"
+def fake_bench(tmp_path, name="bench"):
+    bench = tmp_path / name
     bench.write_text(FAKE_BENCH.format(data=os.path.join(HERE, "data")))
     bench.chmod(0o755)
-    out = tmp_path / "out"
+    return bench
+
+
+def test_gate_calibrate_script_with_a_fake_bench(tmp_path):
+    bench, out = fake_bench(tmp_path), tmp_path / "out"
     p = subprocess.run(["bash", os.path.join(SCRIPTS, "gate_calibrate.sh"), str(out), str(bench)],
-                       cwd=os.path.dirname(SCRIPTS), env={**os.environ, "BUDGET_S": "4", "PYTHON": sys.executable},
+                       cwd=os.path.dirname(SCRIPTS), env={**os.environ, "BUDGET_S": "6", "PYTHON": sys.executable},
                        check=False, capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert sorted(os.listdir(out)) == ["calibration.json", "calibration.md", "gate-calibration.tar.gz", "noise.json"]
+    files = sorted(os.listdir(out))
+    assert files[:3] == ["01-a1.json", "02-b1.json", "03-i1.json"] and len([f for f in files if f[0].isdigit()]) % 3 == 0
+    assert {"calibration.json", "calibration.md", "noise.json", "runs.tar.gz"} <= set(files)
     s = json.loads((out / "calibration.json").read_text())
-    assert s["runs"][:3] == ["01-a1.json", "02-b1.json", "03-i1.json"]
     assert s["false_positive"]["judged"] > 0 and s["detection"]["rate"] >= 0.95
-    assert "load/native_resident/cache:warm" not in s["aa_between_run_spread"]   # host-bound: not gated
+    assert "load/native_resident/cache:warm" not in s["between_run_noise"]   # host-bound: not gated
+
+
+def test_gate_ab_script_alternates_the_two_benches(tmp_path):
+    base, new, out = fake_bench(tmp_path, "base"), fake_bench(tmp_path, "new"), tmp_path / "ab"
+    env = {**os.environ, "RUNS": "2", "PYTHON": sys.executable}
+    p = subprocess.run(["bash", os.path.join(SCRIPTS, "gate_ab.sh"), str(base), str(new), str(out)],
+                       cwd=os.path.dirname(SCRIPTS), env=env, check=False, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert [ln.split()[1] for ln in p.stdout.splitlines()] == ["base-1", "new-1", "base-2", "new-2"]
+    p = subprocess.run(["bash", os.path.join(SCRIPTS, "gate_ab.sh"), str(base), str(tmp_path / "nope"), str(out)],
+                       cwd=os.path.dirname(SCRIPTS), env=env, check=False, capture_output=True, text=True)
+    assert p.returncode == 2 and "is not an executable bench" in p.stderr
