@@ -54,10 +54,10 @@ peers() {
     --benchmark_out=$O/ours-1024.json --benchmark_out_format=json > $O/ours-1024.console.txt 2>&1
   grep median $O/ours-1024.console.txt | awk '{print $1, $2, $3}'; save
   timeout 40 $P/distancies gen /tmp/model.dsv > $O/gen.txt 2>&1; echo "gen rc=$?"
-  timeout 80 python3 scripts/peer_torch_batch.py /tmp/model.dsv --batches 1024 -k 10 --out $O/peers-torch-1024.json \
+  timeout 80 python3 -m scripts.peers.peer_torch_batch /tmp/model.dsv --batches 1024 -k 10 --out $O/peers-torch-1024.json \
     > $O/peers-torch.txt 2>&1; echo "torch rc=$?"; grep "median" $O/peers-torch.txt; save
   python3 -c "import tarfile; tarfile.open('.carry/faiss-gpu-1.15.1-sm90-bundle.tar.xz').extractall('/tmp', filter='data')"
-  timeout 80 python3 scripts/peer_faiss.py /tmp/model.dsv --batches 1024 -k 10 --faiss-dir /tmp/faiss-gpu-sm90 \
+  timeout 80 python3 -m scripts.peers.peer_faiss /tmp/model.dsv --batches 1024 -k 10 --faiss-dir /tmp/faiss-gpu-sm90 \
     --out $O/peers-faiss-1024.json > $O/peers-faiss.txt 2>&1; echo "faiss rc=$?"; grep "median" $O/peers-faiss.txt
   save
 }

@@ -20,7 +20,7 @@ budget=${BUDGET_S:-480}
 inject=${INJECT:-3}
 min_time=${MIN_TIME:-0.05}
 reps=${REPS:-$("$py" -c 'import json; print(json.load(open("scripts/gate.json"))["rule"]["repetitions"])')}
-filter=$("$py" scripts/gate.py filter)
+filter=$("$py" -m scripts.ci.gate filter)
 work=$(mktemp -d)
 mkdir -p "$out"
 
@@ -57,7 +57,7 @@ for tag in "${order[@]}"; do
 done
 
 rc=0
-"$py" scripts/compare.py --calibration "$work" --out-dir "$work" || rc=$?
+"$py" -m scripts.ci.compare --calibration "$work" --out-dir "$work" || rc=$?
 cp "$work"/calibration.md "$work"/calibration.json "$work"/noise.json "$out"/ 2>/dev/null || true
 tar czf "$out/gate-calibration.tar.gz" -C "$work" .
 rm -rf "$work"

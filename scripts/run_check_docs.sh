@@ -7,4 +7,4 @@ if [ ! -x .venv/bin/python ]; then
   echo "SKIPPED: no .venv with the script requirements (run scripts/setup.sh)"
   exit 77
 fi
-exec .venv/bin/python scripts/check_docs.py "$@"
+exec .venv/bin/python -m scripts.ci.check_docs "$@"

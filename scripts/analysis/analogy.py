@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Word analogies (the Google test set) as a distancies batch, and the accuracy of its answers.
 
 `make` writes one expression `b - a + c` per question `a b c d` (its nearest word should be d) and
@@ -13,7 +12,8 @@ syntactic, per section), writing SUMMARY.json and a table on stdout.
 import argparse
 import json
 import sys
-from atomic_write import write_json  # noqa: E402  (scripts/atomic_write.py)
+
+from scripts.lib.atomic_write import write_json
 
 FORMAT = "distancies-analogy-batch/1"
 NO_SECTION = "(no section)"

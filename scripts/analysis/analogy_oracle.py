@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The fp64 oracle for an analogy batch, against the answers of every pipeline that ran it.
 
 For each line `b - a + c` of the batch (made by `analogy.py make`), the query is the float32 sum
@@ -16,9 +15,9 @@ import sys
 
 import numpy as np
 
-from analogy import read_results  # noqa: E402  (scripts/analogy.py: the answers' reader)
-from atomic_write import write_json  # noqa: E402  (scripts/atomic_write.py)
-from w2v_binary import read_w2v  # noqa: E402
+from scripts.analysis.analogy import read_results  # the answers' reader
+from scripts.lib.atomic_write import write_json
+from scripts.lib.w2v_binary import read_w2v
 
 
 def fail(msg):

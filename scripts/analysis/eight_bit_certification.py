@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """How often an 8-bit copy's certificate holds: int8 with per-row scales against FP8 e4m3.
 
     .venv/bin/python scripts/eight_bit_certification.py [--model M] [--queries N] [--out F]
@@ -34,7 +33,7 @@ import sys
 
 import numpy as np
 
-from w2v_binary import read_w2v  # noqa: E402  (scripts/w2v_binary.py)
+from scripts.lib.w2v_binary import read_w2v
 
 EPS = 2.0 ** -24
 # The 16-bit filter's E at D = 50 on GloVe 6B (scripts/filter_candidates.py's default): the
@@ -160,7 +159,7 @@ def certify(exact, keys, k, K, E):
 
 
 def main():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=os.path.join(root, ".cache", "models", "glove.6B.50d.w2v.bin"))
     ap.add_argument("--queries", type=int, default=10000, help="an even sample of the rows (0: every row)")

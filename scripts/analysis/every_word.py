@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Every word of a model as a query, against the fp64 oracle.
 
 `words` writes each word of a word2vec binary model on a line of its own (a batch file: every
@@ -23,8 +22,8 @@ import sys
 
 import numpy as np
 
-import atomic_write
-from w2v_binary import read_w2v
+from scripts.lib import atomic_write
+from scripts.lib.w2v_binary import read_w2v
 
 NEAR_TIE = 1e-6
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """How many candidates `batch_f16_filter`'s seeded threshold lets through, against its buffer.
 
     .venv/bin/python scripts/filter_candidates.py MODEL [--queries N] [--k K] [--out F]
@@ -26,9 +25,8 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eight_bit_certification import load_w2v  # noqa: E402
-from peer_torch import load_native  # noqa: E402
+from scripts.analysis.eight_bit_certification import load_w2v
+from scripts.peers.peer_torch import load_native
 
 
 def plan(rows, K, seed_ratio=8, factor=4):

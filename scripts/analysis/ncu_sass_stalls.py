@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Where a kernel's warps wait, from Nsight Compute's per-instruction source page.
 
 Reads `ncu --import REPORT --page source --csv --print-source sass > sass.csv` and prints the

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Truth checks for the docs and the comments, run by ctest (`docs.truth`) and so by .ci/run.
 
 1. Every generated block in README.md, docs/*.md and results/README.md is what
@@ -24,10 +23,9 @@ import sys
 import tokenize
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import render_docs
+from scripts.docs import render_docs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOP = ("kernels", "harness", "variants", "scripts", "results", "docs", "tests", "cmake")
 PATH = re.compile(r"(?<![\w/.$-])(?:" + "|".join(TOP) + r")/[\w./*<>{}…,+-]*")
 GLOB = re.compile(r"[*<>{}…]|\.\.\.")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Guard: the wgmma walk's MMAs are issued back to back, not serialised by ptxas.
 
 A condition around a `wgmma`, even a warp-uniform one, can make ptxas serialise every wgmma of a

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Regression gate: compares two distancies-bench JSON files benchmark by benchmark.
 
     python scripts/compare.py BASELINE.json NEW.json [--threshold 0.05] [--alpha 0.05]
@@ -30,8 +29,8 @@ import statistics
 import sys
 from dataclasses import dataclass
 
-from bench_json import BenchError, Run, higher_is_better, load
-from gate import DEFAULT_GATE, Gate, Rule, load_gate
+from scripts.ci.gate import DEFAULT_GATE, Gate, Rule, load_gate
+from scripts.lib.bench_json import BenchError, Run, higher_is_better, load
 
 MIN_SAMPLES = 3    # per side, for the U test
 EXACT_MAX_N = 40   # exact permutation distribution up to this many samples in all
@@ -535,7 +534,7 @@ def _run_gate(a) -> int:
         with open(a.noise, encoding="utf-8") as f:
             noise = {k: float(v) for k, v in json.load(f).items()}
     if a.registry:
-        from gate import expected_names
+        from scripts.ci.gate import expected_names
         with open(a.registry, encoding="utf-8") as f:
             registry = expected_names(gate, json.load(f))
     return compare_gate(base, new, gate, rule, noise, registry)

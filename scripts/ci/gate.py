@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The regression gate's fixture set and rule, from scripts/gate.json (docs/regression.md).
 
     python scripts/gate.py filter [GATE.json] [--host]   # the bench's --benchmark_filter for the set
@@ -14,9 +13,9 @@ import re
 import sys
 from dataclasses import dataclass
 
-from bench_json import BenchError
+from scripts.lib.bench_json import BenchError
 
-DEFAULT_GATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gate.json")
+DEFAULT_GATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gate.json")
 # Google Benchmark's suffixes after a registered name, as the bench's filter sees them (POSIX ERE).
 _GB_TAIL = "(/(iterations|repeats|threads|min_time|min_warmup_time|manual_time|real_time|process_time)[^/]*)*$"
 

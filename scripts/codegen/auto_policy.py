@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Writes variants/embeddings/auto_policy.inc, the table behind `--variant auto`, from a committed
 benchmark run (Google Benchmark JSON with our context): the median time of every exact batch
 pipeline at each measured batch size, and the one-query figures the copy rule needs.
@@ -21,7 +20,8 @@ import json
 import re
 import sys
 from pathlib import Path
-from atomic_write import write_text  # noqa: E402  (scripts/atomic_write.py)
+
+from scripts.lib.atomic_write import write_text
 
 BATCH = re.compile(r"^batch/(?P<p>[^/]+)/batch:(?P<b>\d+)(/|$)")
 AUTO = re.compile(r"^batch_auto/batch:(?P<b>\d+)(/|$)")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What a model's data is like, for docs/data.md: the mean and spread of pairwise cosines and
 how far a query's 10th best stands out of the rest.
 
@@ -18,9 +17,9 @@ import sys
 
 import numpy as np
 
-import atomic_write
-from peer_torch import load_native
-from w2v_binary import read_w2v
+from scripts.lib import atomic_write
+from scripts.lib.w2v_binary import read_w2v
+from scripts.peers.peer_torch import load_native
 
 K = 10
 

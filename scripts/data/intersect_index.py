@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build a real inverted index for the posting-list study from a real text corpus.
 
 The corpus is Debian's Python standard library (/usr/lib/python3.X, from the libpython3.X-minimal

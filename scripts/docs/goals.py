@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The goals the docs claim, checked against the committed result files: met / missed / unknown.
 
 Each study's goals are in results/goals/<study>.json, a list of objects:
@@ -34,11 +33,9 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_json
-import manifest
+from scripts.lib import bench_json, manifest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GOALS = Path("results") / "goals"
 _CMP = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt, "==": operator.eq}
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Renders the figure tables of README.md, docs/*.md and results/README.md from the committed JSON.
 
 A generated block in a Markdown file:
@@ -24,12 +23,10 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_json
-import goals
-import manifest
+from scripts.docs import goals
+from scripts.lib import bench_json, manifest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"<!-- generated: scripts/render_docs\.py (?P<id>\S+) from (?P<src>[^>]*?) -->\n"
                    r"(?P<body>.*?)<!-- end generated -->", re.DOTALL)
 REGISTRY_TXT = "results/registry/list.txt"     # `distancies list` of the tree the docs describe
@@ -185,7 +182,7 @@ def r_batch_i8(c: Ctx):
 
 
 def r_batch_roofline(c: Ctx):
-    import batch_roofline
+    from scripts.reports import batch_roofline
     srcs = c.parts("batch", "h100")
     registry = json.loads((c.root / REGISTRY_JSON).read_text(encoding="utf-8"))
     docs = [json.loads((c.root / s).read_text(encoding="utf-8")) for s in srcs]
@@ -206,7 +203,7 @@ def r_batch_roofline(c: Ctx):
 
 
 def r_variants(c: Ctx):
-    import variants_table
+    from scripts.reports import variants_table
     src = c.canonical("embeddings", "h100")
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
@@ -299,7 +296,7 @@ def r_filter_candidates(c: Ctx):
 
 def r_one_query(c: Ctx):
     """The one-query pipelines over k (scripts/one_query_report.py over the canonical run)."""
-    import one_query_report
+    from scripts.reports import one_query_report
     src = c.canonical("one-query", "h100")
     buf = io.StringIO()
     argv = sys.argv
@@ -318,7 +315,7 @@ FAMILY_ORDER = ("iid", "aniso-0.5", "aniso-0.8", "aniso-0.9", "aniso-0.95", "ani
 
 def r_data_stats(c: Ctx):
     """Each data family's cosine statistics beside GloVe's (scripts/data_stats.py)."""
-    import data_stats
+    from scripts.data import data_stats
     src = "results/families/data-stats.json"
     doc = json.loads((c.root / src).read_text())
     return [src], data_stats.markdown(doc["models"]).strip("\n")
@@ -326,7 +323,7 @@ def r_data_stats(c: Ctx):
 
 def r_family_table(c: Ctx, gpu: str = "h200"):
     """The headline pipelines over every data family (scripts/family_report.py)."""
-    import family_report
+    from scripts.reports import family_report
     names = [f"results/families/{gpu}-{f}.json" for f in FAMILY_ORDER]
     names += [f"results/families/{gpu}-peers-{p}-{f}.json" for f in FAMILY_ORDER for p in ("faiss", "torch")]
     srcs = [n for n in names if (c.root / n).exists()]

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """results/manifest.json: the canonical result files per study and GPU, and what left the tree.
 
 The manifest names every file kept under results/ (its study, GPU, role, the commit and command
@@ -23,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = Path("results") / "manifest.json"
 # Files under results/ that document the folder rather than a run (and results/goals/, the goals
 # scripts/goals.py checks).

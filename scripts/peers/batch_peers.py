@@ -13,8 +13,8 @@ import time
 
 import numpy as np
 
-from peer_torch import load_native
-import atomic_write  # noqa: E402  (scripts/atomic_write.py)
+from scripts.lib import atomic_write
+from scripts.peers.peer_torch import load_native
 
 QUERY_STRIDE = 104729
 CHECKED = 32            # queries of each batch compared with the oracle

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Builds a FAISS GPU bundle small enough to carry to the GPU host (CUDA 13 only, no internet, 64 MiB).
 
 No FAISS GPU wheel on PyPI runs there as it is (docs/batch-peers.md). This takes faiss-gpu 1.15.1

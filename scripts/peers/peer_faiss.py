@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """FAISS GPU peer: exact search with GpuIndexFlatIP over the normalised rows, B queries at once.
 
 Same model, query rule (row (b * 104729) % rows), oracle check and JSON shape as
@@ -19,7 +18,7 @@ import time
 
 import numpy as np
 
-from batch_peers import (add_common_args, default_reps, entries, load_model_and_oracle, normalised_queries,
+from scripts.peers.batch_peers import (add_common_args, default_reps, entries, load_model_and_oracle, normalised_queries,
                          normalised_rows, parse_batches, query_rows, write_json)
 
 PROG = "peer_faiss"

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Peers of the moments study: column mean, variance, skewness and kurtosis of the same
 float32 matrices as distancies-bench's moments/* fixtures (kernels/moments/moments_data.cuh's
 generator, reproduced here bit for bit), computed by PyTorch (GPU and CPU), CuPy, SciPy and
@@ -23,7 +22,8 @@ import sys
 import time
 
 import numpy as np
-from atomic_write import write_json  # noqa: E402  (scripts/atomic_write.py)
+
+from scripts.lib.atomic_write import write_json
 
 COLS = [1, 2, 8, 31, 32, 33, 300, 1024, 4096]
 LOG2_ELEMENTS = [10, 14, 18, 22, 26, 28]

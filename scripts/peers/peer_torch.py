@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """PyTorch peer: `mv` + `topk` over the same model and query as distancies-bench, on the GPU.
 
 Times one query end to end (query upload, similarities, top k, result download) with CUDA
@@ -13,7 +12,8 @@ import struct
 import sys
 
 import numpy as np
-from atomic_write import write_json  # noqa: E402  (scripts/atomic_write.py)
+
+from scripts.lib.atomic_write import write_json
 
 
 def load_native(path):

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """PyTorch batch peer: B queries at once as `torch.mm(Q, Xn.T)` + `torch.topk`, fp32 and bf16, on the GPU.
 
 Query b is model row (b * 104729) % rows (the C++ batch benchmark's rule). Each batch is timed end
@@ -16,9 +15,9 @@ import sys
 
 import numpy as np
 
-from batch_peers import (add_common_args, default_reps, entries, largest_pow2_at_most,
+from scripts.peers.batch_peers import (add_common_args, default_reps, entries, largest_pow2_at_most,
                          load_model_and_oracle, parse_batches, query_rows, write_json)
-from peer_torch import timed
+from scripts.peers.peer_torch import timed
 
 PROG = "peer_torch_batch"
 INT32_MAX = 2**31 - 1

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The roofline of every batch pipeline in a committed run: its median time against
 max(bytes / bandwidth, FLOP / peak of its precision), as a Markdown table (or JSON).
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Builds a static site of every committed benchmark run: per family a page with each
 benchmark's time against commit order (one line per GPU, the spread of each run as error bars),
 steps beyond the noise marked with their commit, filters by study, family and GPU, and the
@@ -21,8 +20,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import manifest  # scripts/manifest.py: the current runs and the archived ones
+from scripts.lib import manifest  # the current runs and the archived ones
 
 SUFFIXES = re.compile(r"/(manual_time|real_time|iterations:\d+|min_time:[0-9.]+|repeats:\d+)")
 STUDIES = {  # the first part of a fixture's name -> its study

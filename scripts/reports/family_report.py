@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Per-family table of a benchmark run made once per data family (docs/data.md): rows are the
 fixtures (one query and batch pipelines, `auto` with what it chose), columns the families; each
 cell the median in ms with the queries redone on a fallback in brackets, and per family the
@@ -19,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-import atomic_write
+from scripts.lib import atomic_write
 
 SUFFIX = re.compile(r"/(min_time|repeats|real_time|manual_time|iterations)[^/]*")
 BATCH = re.compile(r"^batch/(?P<p>[^/]+)/batch:(?P<b>\d+)$")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The posting-list study's report from distancies-bench JSON (the intersect/ families).
 
 Writes OUT/intersection.md: the study's table (ms for its 1,000 queries, serial / coarse / fine
@@ -15,9 +14,8 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_json import BenchError, load  # noqa: E402
-from plot_style import distinct_colours, stamp  # noqa: E402  (scripts/plot_style.py)
+from scripts.lib.bench_json import BenchError, load
+from scripts.lib.plot_style import distinct_colours, stamp
 
 # The study's figures (part 2, tables 1 and 2): ms for its 1,000 GOV2 queries, MX450 + i5-11300H.
 STUDY = {"svs": {"serial": 4379.99, "coarse": 199.27, "fine": 237.43},

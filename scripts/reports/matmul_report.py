@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The tiled matmul study's report from distancies-bench JSON (the matmul/ fixtures):
 OUT/matmul.md (the tile sweep and the register-length sweep at 512^3 and 4096^3 with each
 variant's registers, spills and occupancy; the anchors at every shape and what cuBLASLt chose; the
@@ -14,10 +13,9 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_json import BenchError, load  # noqa: E402
-from plot_style import distinct_colours, stamp  # noqa: E402
-from atomic_write import write_text  # noqa: E402
+from scripts.lib.atomic_write import write_text
+from scripts.lib.bench_json import BenchError, load
+from scripts.lib.plot_style import distinct_colours, stamp
 
 STUDY_HARDWARE = "an Intel GPU on Intel DevCloud through oneAPI/SYCL (the seed does not name the model)"
 STUDY_FINDINGS = [

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Report of the moments study (docs/moments.md): log-log plots of time against elements per
 column group (our variants, the read floor and the peers), the study's findings restated
 with what this run shows, the goals of issue 12 with pass/fail, and the error table.
@@ -15,7 +14,8 @@ import re
 import statistics
 import sys
 from pathlib import Path
-from plot_style import distinct_colours, stamp  # noqa: E402  (scripts/plot_style.py)
+
+from scripts.lib.plot_style import distinct_colours, stamp
 
 NAME = re.compile(r"^(?P<family>moments|peer_moments)/(?P<who>[^/]+)/rows:(?P<rows>\d+)/cols:(?P<cols>\d+)$")
 # What Google Benchmark appends to a fixture's name (UseManualTime, MinTime, ...).

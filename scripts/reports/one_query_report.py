@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The one-query pipelines over k, against their read floors, as a Markdown table.
 
     scripts/one_query_report.py "$(scripts/manifest.py canonical one-query h100)"

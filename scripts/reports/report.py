@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The study's tables and plots from a distancies-bench JSON file, beside the study's figures.
 
     python scripts/report.py RESULTS.json [--out-dir DIR] [--md FILE]
@@ -15,8 +14,8 @@ import os
 import re
 import sys
 
-from bench_json import Bench, BenchError, Run, describe_context, load
-from plot_style import distinct_colours, stamp  # noqa: E402  (scripts/plot_style.py)
+from scripts.lib.bench_json import Bench, BenchError, Run, describe_context, load
+from scripts.lib.plot_style import distinct_colours, stamp
 
 REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "study_reference.json")
 STUDY_ORDER = ["CPU", "V1", "V2", "V3", "V4"]
@@ -465,7 +464,7 @@ def main(argv=None) -> int:
     except SystemExit as e:
         return 2 if e.code else 0
     if a.results is None:
-        import manifest  # scripts/manifest.py
+        from scripts.lib import manifest
         try:
             a.results = str(manifest.canonical("embeddings", a.gpu))
         except (OSError, ValueError, manifest.ManifestError) as e:

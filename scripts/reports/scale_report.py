@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Streamed and sharded search (docs/scale.md) from distancies-bench JSON: the stream/,
 stream_sweep/, shard/ and floor/h2d_pinned fixtures, with the in-memory batch/ and pipeline/
 figures of the same run as the reference. Several JSON files may be given (the large-model run
@@ -18,8 +17,7 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_json import BenchError, describe_context, load  # noqa: E402
+from scripts.lib.bench_json import BenchError, describe_context, load
 
 GOAL_H2D, GOAL_BATCH = 0.85, 1.2
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Markdown table of every registered variant with its time and floor ratio from benchmark JSON.
 
     build/harness/cli/distancies list > list.txt
@@ -8,7 +7,7 @@ docs/variants.md embeds its output.
 import re
 import sys
 
-from bench_json import BenchError, load
+from scripts.lib.bench_json import BenchError, load
 
 
 def registry(path):

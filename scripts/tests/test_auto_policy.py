@@ -2,12 +2,11 @@
 and --check (batch_auto against the best pipeline of the same runs, 5 % tolerance)."""
 import json
 import os
-import subprocess
-import sys
+
+from scripts.tests import tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.dirname(HERE)
-SCRIPT = os.path.join(SCRIPTS, "auto_policy.py")
+SCRIPT = "scripts.codegen.auto_policy"
 CTX = {"gpu": "Test GPU", "distancies_commit": "0123456789ab"}
 
 
@@ -31,7 +30,7 @@ def one_query():
 
 
 def run(*args):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+    return tool.run(SCRIPT, *args, capture_output=True, text=True)
 
 
 def test_table_from_runs_later_median_wins(tmp_path):

@@ -2,15 +2,13 @@
 of several runs, and its errors; checked against hand-computed figures of small synthetic runs."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
+from scripts.reports import batch_roofline as br
+from scripts.tests import tool
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.dirname(HERE)
-sys.path[:0] = [SCRIPTS]
-import batch_roofline as br  # noqa: E402
 
 REGISTRY = {"embeddings": {"batch": [
     {"name": "loop", "traits": {"scan": "per_query", "precision": "fp32", "queries_per_model_read": "1"}},
@@ -71,17 +69,17 @@ def test_errors_are_one_line(tmp_path):
     reg.write_text(json.dumps({"embeddings": {"batch": [{"name": "x"}]}}))
     res = tmp_path / "run.json"
     res.write_text(json.dumps(run(bench("fused", 16, 1.0))))
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "batch_roofline.py"), "--registry", str(reg), str(res)],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.batch_roofline", "--registry", str(reg), str(res),
+                 capture_output=True, text=True)
     assert p.returncode != 0 and "no batch pipelines with traits" in p.stderr
     reg.write_text(json.dumps(REGISTRY))
     no_floor = dict(CTX)
     del no_floor["floor_gb_per_s"]
     res.write_text(json.dumps(run(bench("fused", 16, 1.0), ctx=no_floor)))
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "batch_roofline.py"), "--registry", str(reg), str(res)],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.batch_roofline", "--registry", str(reg), str(res),
+                 capture_output=True, text=True)
     assert p.returncode != 0 and "floor_gb_per_s" in p.stderr
     res.write_text(json.dumps(run(bench("fused", 16, 1.0))))
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "batch_roofline.py"), "--registry", str(reg), str(res)],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.batch_roofline", "--registry", str(reg), str(res),
+                 capture_output=True, text=True)
     assert p.returncode == 0 and "| 16 | `fused` | 1.000 |" in p.stdout

@@ -10,13 +10,13 @@ import sys
 
 import pytest
 
+from scripts.ci.compare import Rule, decide, evidence, mann_whitney
+from scripts.ci.gate import bench_filter, expected_names, load_gate
+from scripts.lib.bench_json import base_name, higher_is_better
+from scripts.tests import gbfake, tool
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
-sys.path[:0] = [SCRIPTS, os.path.join(HERE, "data")]
-import gbfake
-from bench_json import base_name, higher_is_better
-from compare import Rule, decide, evidence, mann_whitney
-from gate import bench_filter, expected_names, load_gate
 
 BASE = [10.0, 10.1, 9.9, 10.05, 9.95]          # median 10.0, tight
 
@@ -34,8 +34,8 @@ def samples(times, **counters):
 def gate(tmp_path, base_entries, new_entries, *args, base_ctx=None):
     b = gbfake.write(tmp_path / "base.json", gbfake.document(base_entries, **(base_ctx or {})))
     n = gbfake.write(tmp_path / "new.json", gbfake.document(new_entries))
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), b, n, *args],
-                       check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", b, n, *args,
+                 check=False, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -169,21 +169,21 @@ def test_bad_input_exit_2(tmp_path, base_text, args, message):
     if base_text is not None:
         (tmp_path / "bad.json").write_text(base_text)
         base = str(tmp_path / "bad.json")
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), base, good, *args],
-                       check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", base, good, *args,
+                 check=False, capture_output=True, text=True)
     assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr
 
 
 def test_missing_file_exit_2(tmp_path):
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), str(tmp_path / "a.json"),
-                        str(tmp_path / "b.json")], check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", str(tmp_path / "a.json"),
+                 str(tmp_path / "b.json"), check=False, capture_output=True, text=True)
     assert p.returncode == 2 and "cannot read" in p.stderr
 
 
 def test_real_google_benchmark_output_against_itself(tmp_path):
     real = os.path.join(HERE, "data", "cpu_only_gb171.json")
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), real, real],
-                       check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", real, real,
+                 check=False, capture_output=True, text=True)
     assert p.returncode == 0
     assert row(p.stdout, "cpu/sequential").split()[-1] == "ok"   # '/iterations:3/manual_time' stripped
     assert "sequence/CPU" in p.stdout
@@ -314,8 +314,8 @@ def fixtures(rng, scale=1.0, names=("pipeline/fused", "batch/batch_f16/batch:16"
 def run_gate(tmp_path, base, new, *args, base_ctx=None, new_ctx=None):
     b = gbfake.write(tmp_path / "base.json", gbfake.document(base, **(base_ctx or {})))
     n = gbfake.write(tmp_path / "new.json", gbfake.document(new, **(new_ctx or {})))
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), "--gate", GATE, b, n, *args],
-                       check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", "--gate", GATE, b, n, *args,
+                 check=False, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -372,8 +372,8 @@ def test_calibration_rates(tmp_path):
     folder.mkdir()
     for i, (scale, pct) in enumerate([(1.0, "0"), (1.0, "0"), (1.03, "3"), (1.0, "0")]):
         gbfake.write(folder / f"run{i}.json", gbfake.document(fixtures(rng, scale), inject_slowdown_pct=pct))
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), "--calibration", str(folder),
-                        "--gate", GATE], check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", "--calibration", str(folder),
+                 "--gate", GATE, check=False, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     s = json.loads((folder / "calibration.json").read_text())
     assert s["aa_pairs"] == 3 and s["detection_pairs"] == 3
@@ -399,9 +399,10 @@ def test_gate_file_filter_and_registry():
 
 
 FAKE_BENCH = '''#!/usr/bin/env python3
-import pathlib, random, sys
-sys.path.insert(0, {data!r})
-import gbfake
+import importlib.util, pathlib, random, sys
+spec = importlib.util.spec_from_file_location("gbfake", {gbfake!r})
+gbfake = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gbfake)
 args = sys.argv[1:]
 pct = float(args[args.index("--inject-slowdown") + 1]) if "--inject-slowdown" in args else 0.0
 opt = lambda k: next(a.split("=", 1)[1] for a in args if a.startswith(k + "="))
@@ -417,7 +418,7 @@ gbfake.write(pathlib.Path(opt("--benchmark_out")), gbfake.document(ents, inject_
 
 def test_gate_calibrate_script_with_a_fake_bench(tmp_path):
     bench = tmp_path / "bench"
-    bench.write_text(FAKE_BENCH.format(data=os.path.join(HERE, "data")))
+    bench.write_text(FAKE_BENCH.format(gbfake=gbfake.__file__))
     bench.chmod(0o755)
     out = tmp_path / "out"
     p = subprocess.run(["bash", os.path.join(SCRIPTS, "gate_calibrate.sh"), str(out), str(bench)],

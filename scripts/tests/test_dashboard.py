@@ -9,13 +9,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import dashboard  # noqa: E402
+from scripts.reports import dashboard
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,15 +1,10 @@
 """scripts/manifest.py, goals.py, render_docs.py and check_docs.py on a small repository in tmp."""
 import json
-import os
-import sys
 from pathlib import Path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE)]
-import check_docs
-import goals
-import manifest
-import render_docs
+from scripts.ci import check_docs
+from scripts.docs import goals, render_docs
+from scripts.lib import manifest
 
 
 def bench(name, times, **counters):

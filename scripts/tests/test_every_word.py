@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-import every_word as ewo
+from scripts.analysis import every_word as ewo
 
 WORDS = ["king", "#", "#tag", '"', "-", "+", "!", "queen", "0", "man", "woman", "zz", "aa", "copy", "copy2"]
 

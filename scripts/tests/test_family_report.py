@@ -3,8 +3,8 @@ import json
 
 import numpy as np
 
-import data_stats
-import family_report
+from scripts.data import data_stats
+from scripts.reports import family_report
 
 
 def run(family, rows):

@@ -1,10 +1,9 @@
 """scripts/matmul_report.py on a made-up run: the findings, the sweep tables, the figures."""
 import json
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from scripts.lib.bench_json import load
+from scripts.reports import matmul_report as mr
+from scripts.tests import tool
 
 
 def fixture(name, ms, **counters):
@@ -39,7 +38,7 @@ def test_report_from_a_made_up_run(tmp_path):
     run.write_text(json.dumps({"context": {"gpu": "Test GPU", "distancies_commit": "abc", "date": "2026-11-23"},
                                "benchmarks": benches}))
     out = tmp_path / "out"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "matmul_report.py"), str(run), "--out", str(out)], check=True)
+    tool.run("scripts.reports.matmul_report", str(run), "--out", str(out), check=True)
     md = (out / "matmul.md").read_text()
     assert "| best tile at 512³ | 8 × 8 | 8 × 8 (10 TFLOP/s) |" in md
     assert "| tiles slower than one CPU core (0.0013 TFLOP/s) | 32 × 32 | 32×32 |" in md
@@ -70,9 +69,6 @@ def test_every_row_against_the_best_cublas_and_the_dense_peak_at_its_clock(tmp_p
                        "gpu_max_sm_clock_mhz": "1980"}, "benchmarks": benches}
     path = tmp_path / "m.json"
     path.write_text(json.dumps(doc))
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import matmul_report as mr
-    from bench_json import load
     run = load(str(path))
     data = mr.collect(run)
     key = ("mma_f16_128x128", 4096, 4096, 4096)
@@ -91,7 +87,7 @@ def test_every_row_against_the_best_cublas_and_the_dense_peak_at_its_clock(tmp_p
     frac, best, peak, clock, assumed = mr.row_context(data, ("cublas_sgemm", 4096, 4096, 4096), run.context)
     assert assumed and clock == 1980 and frac == 1.0 and abs(peak - flops / 2e9 / 66.90816) < 1e-9
     out = tmp_path / "out"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "matmul_report.py"), str(path), "--out", str(out)], check=True)
+    tool.run("scripts.reports.matmul_report", str(path), "--out", str(out), check=True)
     md = (out / "matmul.md").read_text()
     assert "| mma_f16_128x128 | FP16 | fp32 | 429 | 1200 | 50.0 % (cublaslt_f16_best) | 66.2 % |" in md
     assert "| cublaslt_f16_out16_best | FP16 | fp16 | 1.37e+03 | 1500 | 160.0 % (cublaslt_f16_best) |" in md

@@ -1,12 +1,9 @@
 """scripts/moments_report.py on fake bench and peer JSON: the tables restate the numbers."""
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import moments_report  # noqa: E402
+from scripts.reports import moments_report
 
 
 def entry(name, ms, **counters):

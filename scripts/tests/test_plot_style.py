@@ -1,11 +1,8 @@
 """scripts/plot_style.py: colours never repeat within a figure; every figure names its run."""
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from plot_style import distinct_colours, stamp_text  # noqa: E402
+from scripts.lib.plot_style import distinct_colours, stamp_text
 
 
 def test_colours_are_distinct_and_never_wrap():

@@ -1,15 +1,12 @@
 """scripts/report.py on made-up JSON: the three study tables, every variant, the plots, bad input."""
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
+from scripts.tests import gbfake, tool
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.dirname(HERE)
-sys.path[:0] = [SCRIPTS, os.path.join(HERE, "data")]
-import gbfake  # noqa: E402
 
 MULT = [0.98, 1.0, 1.05]   # three repetitions; the median is the base value, the mean is not
 QUERIES = ["ring", "key", "key", "key", "ring", "king", "king", "ring", "barca", "messi"]
@@ -75,8 +72,8 @@ def full_doc(skip=()):
 def run_report(tmp_path, doc, *extra):
     src = gbfake.write(tmp_path / "results.json", doc)
     out = tmp_path / "out"
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"), src, "--out-dir", str(out), *extra],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.report", src, "--out-dir", str(out), *extra,
+                 capture_output=True, text=True)
     return p, out
 
 
@@ -191,9 +188,8 @@ def test_md_elsewhere_links_plots_relatively(tmp_path):
 def test_real_google_benchmark_171_output(tmp_path):
     """Real distancies-bench output (CPU only, GB 1.7.1): '/iterations:3/manual_time' names."""
     out = tmp_path / "out"
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"),
-                        os.path.join(HERE, "data", "cpu_only_gb171.json"), "--out-dir", str(out)],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.report", os.path.join(HERE, "data", "cpu_only_gb171.json"), "--out-dir", str(out),
+                 capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     rows, _ = section((out / "report.md").read_text(), "Table 2")
     assert rows["CPU"]["total ms ours"].startswith("0.336 ±")
@@ -207,16 +203,16 @@ def test_real_google_benchmark_171_output(tmp_path):
 def test_bad_input_exit_2(tmp_path, content, message):
     src = tmp_path / "bad.json"
     src.write_text(content)
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"), str(src)],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.report", str(src),
+                 capture_output=True, text=True)
     assert p.returncode == 2
     assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1
     assert not re.search("Traceback", p.stderr)
 
 
 def test_missing_file_exit_2(tmp_path):
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"), str(tmp_path / "nope.json")],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.report", str(tmp_path / "nope.json"),
+                 capture_output=True, text=True)
     assert p.returncode == 2 and "cannot read" in p.stderr
 
 
