@@ -8,7 +8,9 @@
    Only tokens that start with a top-level folder (kernels/, harness/, variants/, scripts/,
    results/, docs/, tests/, cmake/) count; globs and placeholders (`*`, `<study>`, `{a,b}`, `…`)
    are skipped; a doc may name a path the results manifest lists as archived (it is reachable in
-   git history), a comment may not: it should cite the docs or the manifest instead.
+   git history), a comment may not: it should cite the docs or the manifest instead. A generated
+   block is held to its JSON instead (check 1): the commands it shows ran at their commits.
+   A tool named as a module (`python -m scripts.ci.check_docs`) must exist too.
 
     scripts/check_docs.py [--root DIR]     # exit 1 with one line per finding
 """
@@ -33,6 +35,8 @@ GLOB = re.compile(r"[*<>{}…]|\.\.\.")
 CREATED = ("results/local", "results/ci")
 CODE_EXT = {".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp", ".inc", ".py", ".sh", ".cmake"}
 # A path a command in the doc writes (`--benchmark_out=P`, `--out P`, `> P`): it need not exist.
+# A tool run as a module: `python -m scripts.<kind>.<tool>`.
+MODULE = re.compile(r"(?<![\w.-])-m (scripts(?:\.\w+)+)")
 OUTPUT = re.compile(r"(?:_out=|--out[= ]|--md |> ?)((?:" + "|".join(TOP) + r")/[\w./-]+)")
 COMMIT = re.compile(r"\bcommits?\s+`?([0-9a-f]{7,40})\b|`([0-9a-f]{7,12})`")
 
@@ -121,6 +125,10 @@ def path_findings(root: Path, where: str, lineno: int, text: str, gone: list, al
         why = "names an archived file (cite the docs or results/manifest.json)" if any(
             tok == a or tok.startswith(a + "/") for a in gone) else "names a path that does not exist"
         out.append(f"{where}:{lineno}: {why}: {tok}")
+    for mod in MODULE.findall(text):
+        rel = mod.replace(".", "/")
+        if not ((root / f"{rel}.py").is_file() or (root / rel / "__init__.py").is_file()):
+            out.append(f"{where}:{lineno}: names a module that does not exist: {mod}")
     return out
 
 
@@ -157,8 +165,11 @@ def check(root: Path = ROOT) -> list:
         text = f.read_text(encoding="utf-8")
         rel = f.relative_to(root).as_posix()
         created = frozenset(OUTPUT.findall(text))
+        generated = {n for m in render_docs.BLOCK.finditer(text)
+                     for n in range(text.count("\n", 0, m.start()) + 1, text.count("\n", 0, m.end()) + 1)}
         for i, line in enumerate(text.splitlines(), 1):
-            findings += path_findings(root, rel, i, line, gone, allow_archived=True, created=created)
+            if i not in generated:
+                findings += path_findings(root, rel, i, line, gone, allow_archived=True, created=created)
         findings += commit_findings(root, f, text)
     for rel in tracked(root):
         p = root / rel

@@ -107,6 +107,31 @@ def test_missing_path_is_caught_in_comments_and_docs(tmp_path):
     assert any("docs/b.md:1" in f and "results/study/h200.json" in f for f in findings)
 
 
+def test_modules_named_must_exist(tmp_path):
+    root = make_repo(tmp_path)
+    (root / "scripts/kind").mkdir()
+    (root / "scripts/kind/__init__.py").write_text("")
+    (root / "scripts/kind/tool.py").write_text("")
+    (root / "docs/b.md").write_text("Run `python -m scripts.kind.tool X` or `python3 -m scripts.kind`.\n")
+    assert check_docs.check(root) == []
+    (root / "docs/b.md").write_text("Run `python -m scripts.kind.gone X`.\n")
+    (root / "scripts/tool.py").write_text('"""Usage: python -m scripts.tool_gone ARGS"""\n')
+    findings = check_docs.check(root)
+    assert any("docs/b.md:1" in f and "module that does not exist: scripts.kind.gone" in f for f in findings)
+    assert any("scripts/tool.py:1" in f and "scripts.tool_gone" in f for f in findings)
+
+
+def test_generated_blocks_are_held_to_their_json_not_to_the_tree(tmp_path):
+    # A command in the manifest names a script where it was at its commit; it may have moved since.
+    root = make_repo(tmp_path)
+    doc = manifest.load(root)
+    doc["files"]["results/study/h100.json"]["command"] = "scripts/moved_since.py results/study/h100.json"
+    manifest.save(doc, root)
+    render_docs.process(root, write=True)
+    assert "scripts/moved_since.py" in (root / "docs/a.md").read_text()
+    assert check_docs.check(root) == []
+
+
 def test_globs_placeholders_outputs_and_archived_paths_pass(tmp_path):
     root = make_repo(tmp_path)
     (root / "docs/b.md").write_text(
