@@ -34,7 +34,7 @@ gtest() {
   echo "== $name"; grep -E "FAILED|PASSED|rc=" $O/$name.log | head; save
 }
 #   ncu_walk LABEL FILTER   # ncu of the 4th wgmma walk launch of NEW's FILTER (the second search's
-#                           # last pass): O/details.txt and O/sass.csv (scripts/ncu_sass_stalls.py)
+#                           # last pass): O/details.txt and O/sass.csv (scripts/analysis/ncu_sass_stalls.py)
 ncu_walk() {
   local name=$1 filter=$2 N=/usr/local/cuda/bin/ncu
   timeout 150 $N --clock-control none --kernel-name regex:wgmma_filter --launch-skip 3 --launch-count 1 \

@@ -9,7 +9,7 @@
 # Environment: BUDGET_S (seconds for the runs, default 480), INJECT (percent, default 3),
 # MIN_TIME (--benchmark_min_time, default 0.05), REPS (default: gate.json's rule), PYTHON.
 # OUT_DIR receives calibration.md, calibration.json and gate-calibration.tar.gz (every run's JSON
-# and log); the committed summary is rerun with scripts/compare.py --calibration on the JSON.
+# and log); the committed summary is rerun with python3 -m scripts.ci.compare --calibration on the JSON.
 set -euo pipefail
 
 out=${1:?usage: scripts/gate_calibrate.sh OUT_DIR [BENCH]}

@@ -5,9 +5,9 @@ a sidecar BATCH.json with each line's section and expected answer; `score` reads
 `distancies query --batch BATCH --json -k 1` and reports the top-1 accuracy (overall, semantic,
 syntactic, per section), writing SUMMARY.json and a table on stdout.
 
-    python scripts/analogy.py make .cache/analogy/questions-words.txt --out analogy.txt --lowercase
+    python -m scripts.analysis.analogy make .cache/analogy/questions-words.txt --out analogy.txt --lowercase
     distancies query --model M --batch analogy.txt --json -k 1 > analogy.jsonl
-    python scripts/analogy.py score analogy.txt analogy.jsonl --out analogy-summary.json
+    python -m scripts.analysis.analogy score analogy.txt analogy.jsonl --out analogy-summary.json
 """
 import argparse
 import json

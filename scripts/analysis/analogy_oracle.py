@@ -8,7 +8,7 @@ output of `distancies query --batch` for one pipeline (its rows are in the loade
 the answers are compared as words); the report says, per pipeline, how many top-1 words equal the
 oracle's, its fallbacks and device time, and writes one JSON object.
 
-    python scripts/analogy_oracle.py MODEL.bin BATCH.txt RESULTS.jsonl... --out check.json
+    python -m scripts.analysis.analogy_oracle MODEL.bin BATCH.txt RESULTS.jsonl... --out check.json
 """
 import argparse
 import sys

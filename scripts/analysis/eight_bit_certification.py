@@ -1,6 +1,6 @@
 """How often an 8-bit copy's certificate holds: int8 with per-row scales against FP8 e4m3.
 
-    .venv/bin/python scripts/eight_bit_certification.py [--model M] [--queries N] [--out F]
+    .venv/bin/python -m scripts.analysis.eight_bit_certification [--model M] [--queries N] [--out F]
 
 A CPU emulation (numpy, float64 arithmetic on the copies' exact values; not the kernels' fp32
 bits) of the one-query certificate on a real model: for an even sample of words as queries, the
@@ -36,7 +36,7 @@ import numpy as np
 from scripts.lib.w2v_binary import read_w2v
 
 EPS = 2.0 ** -24
-# The 16-bit filter's E at D = 50 on GloVe 6B (scripts/filter_candidates.py's default): the
+# The 16-bit filter's E at D = 50 on GloVe 6B (scripts/analysis/filter_candidates.py's default): the
 # reference the 8-bit candidate counts are set against.
 FP16_BOUND = 1.1e-3
 
@@ -220,7 +220,7 @@ def main():
         print(f"\r{min(first + chunk, len(sample))}/{len(sample)} queries", end="", file=sys.stderr)
     print(file=sys.stderr)
     out = {
-        "what": "CPU emulation of the 8-bit certificates (scripts/eight_bit_certification.py)",
+        "what": "CPU emulation of the 8-bit certificates (scripts/analysis/eight_bit_certification.py)",
         "model": os.path.basename(a.model), "rows": rows, "dim": dim, "queries": len(sample),
         "cases": [{"k": k, "K": K} for k, K in cases],
         "global_bound": {"int8_median": float(np.median(Es["int8"])), "e4m3": Es["e4m3"]},

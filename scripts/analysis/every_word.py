@@ -13,8 +13,8 @@ line's word, and a summary with lines = queries = answered = the word count (not
 comment or refused as an expression). Uses PyTorch on the GPU when it is there (400,000 x 400,000 fp64 scores), NumPy
 otherwise.
 
-    python scripts/every_word.py words MODEL.bin WORDS.txt
-    python scripts/every_word.py check MODEL.bin WORDS.txt RESULTS.jsonl... -k 10 --out check.json
+    python -m scripts.analysis.every_word words MODEL.bin WORDS.txt
+    python -m scripts.analysis.every_word check MODEL.bin WORDS.txt RESULTS.jsonl... -k 10 --out check.json
 """
 import argparse
 import json

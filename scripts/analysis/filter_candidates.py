@@ -1,6 +1,6 @@
 """How many candidates `batch_f16_filter`'s seeded threshold lets through, against its buffer.
 
-    .venv/bin/python scripts/filter_candidates.py MODEL [--queries N] [--k K] [--out F]
+    .venv/bin/python -m scripts.analysis.filter_candidates MODEL [--queries N] [--k K] [--out F]
 
 A CPU emulation (numpy, fp32 cosines; not the kernel's fp16 operands, whose keys differ by at
 most E) of the filtered scan's plan (variants/embeddings/filter_scan.cu, docs/batch.md): the

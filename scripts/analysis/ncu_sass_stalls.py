@@ -5,7 +5,7 @@ instructions with the most warp-stall samples (their top reasons, their executio
 samples of each --region NAME:FIRST:LAST (SASS instruction indices as printed, LAST exclusive)
 by reason. A region's share is of all the kernel's samples.
 
-    python scripts/ncu_sass_stalls.py sass.csv --top 30 --region mainloop:400:641
+    python -m scripts.analysis.ncu_sass_stalls sass.csv --top 30 --region mainloop:400:641
 """
 import argparse
 import collections

@@ -1,7 +1,7 @@
 """Truth checks for the docs and the comments, run by ctest (`docs.truth`) and so by .ci/run.
 
 1. Every generated block in README.md, docs/*.md and results/README.md is what
-   scripts/render_docs.py renders from the committed JSON now.
+   scripts/docs/render_docs.py renders from the committed JSON now.
 2. A doc paragraph that cites one committed result file and names commits names the commit in
    that file's context (`distancies_commit` / `commit`) among them.
 3. Every repository path named in a doc or in a comment (C++, CUDA, Python, shell, CMake) exists.
@@ -12,7 +12,7 @@
    block is held to its JSON instead (check 1): the commands it shows ran at their commits.
    A tool named as a module (`python -m scripts.ci.check_docs`) must exist too.
 
-    scripts/check_docs.py [--root DIR]     # exit 1 with one line per finding
+    python3 -m scripts.ci.check_docs [--root DIR]     # exit 1 with one line per finding
 """
 from __future__ import annotations
 
@@ -158,7 +158,7 @@ def commit_findings(root: Path, doc: Path, text: str) -> list:
 
 def check(root: Path = ROOT) -> list:
     root = Path(root)
-    findings = [f"{f.relative_to(root)}: generated block {tid}: {why} (scripts/render_docs.py --write)"
+    findings = [f"{f.relative_to(root)}: generated block {tid}: {why} (python3 -m scripts.docs.render_docs --write)"
                 for f, tid, why in render_docs.process(root)]
     gone = archived(root)
     for f in render_docs.doc_files(root):

@@ -9,8 +9,8 @@ PATTERN, fails if an HGMMA is followed directly by that full wait, or if none of
 issued without waiting (every one carrying gsb0). Exit 0: pipelined; 1: serialised; 2: bad input;
 77: no cuobjdump (the test says it skipped).
 
-    python scripts/check_wgmma_sass.py OBJECT.o [--pattern wgmma_filter_kernel]
-    python scripts/check_wgmma_sass.py --sass dump.txt      # SASS text already dumped
+    python -m scripts.ci.check_wgmma_sass OBJECT.o [--pattern wgmma_filter_kernel]
+    python -m scripts.ci.check_wgmma_sass --sass dump.txt      # SASS text already dumped
 """
 import argparse
 import glob

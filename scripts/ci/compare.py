@@ -1,9 +1,9 @@
 """Regression gate: compares two distancies-bench JSON files benchmark by benchmark.
 
-    python scripts/compare.py BASELINE.json NEW.json [--threshold 0.05] [--alpha 0.05]
+    python -m scripts.ci.compare BASELINE.json NEW.json [--threshold 0.05] [--alpha 0.05]
                               [--filter REGEX] [--metric real_time|<counter>]
-    python scripts/compare.py --gate [scripts/gate.json] BASELINE.json NEW.json [--noise FILE]
-    python scripts/compare.py --calibration DIR [--gate GATE.json] [--out-dir DIR]
+    python -m scripts.ci.compare --gate [scripts/gate.json] BASELINE.json NEW.json [--noise FILE]
+    python -m scripts.ci.compare --calibration DIR [--gate GATE.json] [--out-dir DIR]
 
 A benchmark regresses when its new median is worse than the baseline median by more than
 --threshold and, where both sides have >= 3 repetitions, a one-sided Mann-Whitney U test says

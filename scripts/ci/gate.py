@@ -1,7 +1,7 @@
 """The regression gate's fixture set and rule, from scripts/gate.json (docs/regression.md).
 
-    python scripts/gate.py filter [GATE.json] [--host]   # the bench's --benchmark_filter for the set
-    python scripts/gate.py expected LIST.json [GATE.json] # names the registry says the set must hold
+    python -m scripts.ci.gate filter [GATE.json] [--host]   # the bench's --benchmark_filter for the set
+    python -m scripts.ci.gate expected LIST.json [GATE.json] # names the registry says the set must hold
 
 `distancies list --json` gives LIST.json; compare.py --gate reads the same file for its rule.
 """

@@ -6,7 +6,7 @@ row in fp64. Per model: mean and standard deviation of all those cosines, and, p
 10th best cosine in standard deviations above the mean ("z10") and the gap from the 10th to the
 11th best (what a bound must resolve), as medians over the queries.
 
-    python scripts/data_stats.py MODEL [MODEL ...] --queries 200 --out stats.json [--md stats.md]
+    python -m scripts.data.data_stats MODEL [MODEL ...] --queries 200 --out stats.json [--md stats.md]
 
 MODEL is a distancies native file (.dsv, `distancies gen --family F`) or a word2vec binary.
 """

@@ -19,7 +19,7 @@ list element whose key has that value.
 
 With "ratio_to", the value is (the peer's value) / (ours): "ours is N x faster than the peer".
 
-    scripts/goals.py [--study S] [--strict] [--markdown]
+    python3 -m scripts.docs.goals [--study S] [--strict] [--markdown]
 
 Exit 0 unless --strict and some goal is missed or unknown.
 """

@@ -2,16 +2,16 @@
 
 A generated block in a Markdown file:
 
-    <!-- generated: scripts/render_docs.py TABLE_ID from results/<a>.json results/<b>.json -->
+    <!-- generated: scripts/docs/render_docs.py TABLE_ID from results/<a>.json results/<b>.json -->
     | ... the table ... |
     <!-- end generated -->
 
 TABLE_ID names a renderer below; the header's file list is the renderer's inputs (rewritten by
 --write, compared by --check). Numbers go into the docs only this way: no figure is typed by hand.
 
-    scripts/render_docs.py --write     # rewrite every block
-    scripts/render_docs.py --check     # exit 1 naming each block that differs from the JSON
-    scripts/render_docs.py --list      # the table ids and where they are used
+    python3 -m scripts.docs.render_docs --write     # rewrite every block
+    python3 -m scripts.docs.render_docs --check     # exit 1 naming each block that differs from the JSON
+    python3 -m scripts.docs.render_docs --list      # the table ids and where they are used
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from scripts.docs import goals
 from scripts.lib import bench_json, manifest
 
 ROOT = Path(__file__).resolve().parents[2]
-BLOCK = re.compile(r"<!-- generated: scripts/render_docs\.py (?P<id>\S+) from (?P<src>[^>]*?) -->\n"
+BLOCK = re.compile(r"<!-- generated: scripts/docs/render_docs\.py (?P<id>\S+) from (?P<src>[^>]*?) -->\n"
                    r"(?P<body>.*?)<!-- end generated -->", re.DOTALL)
 REGISTRY_TXT = "results/registry/list.txt"     # `distancies list` of the tree the docs describe
 REGISTRY_JSON = "results/registry/list.json"   # `distancies list --json`
@@ -213,7 +213,7 @@ def r_variants(c: Ctx):
 
 def r_study_table(c: Ctx):
     src = c.canonical("embeddings", "h100")
-    ref = json.loads((c.root / "scripts/study_reference.json").read_text(encoding="utf-8"))
+    ref = json.loads((c.root / "scripts/reports/study_reference.json").read_text(encoding="utf-8"))
     rows_model = c.run(src).ctx_float("model_rows") or ref["rows"]
     study_ms = {v: x.get("total_ms") for v, x in ref.get("table2", {}).items()}
     rows = ["| version | total ms, ours | total ms, study (RTX 2060 SUPER) | distances / ms, ours |",
@@ -227,7 +227,7 @@ def r_study_table(c: Ctx):
         st = study_ms.get(key)
         rows.append(f"| {label} | {ms(t, 3)} | {'—' if st is None else format(st, 'g')} | "
                     f"{'—' if not t else thousands(rows_model / t)} |")
-    return [src, "scripts/study_reference.json"], "\n".join(rows)
+    return [src, "scripts/reports/study_reference.json"], "\n".join(rows)
 
 
 def r_analogy(c: Ctx):
@@ -279,7 +279,7 @@ def r_scale_shard(c: Ctx):
 
 
 def r_filter_candidates(c: Ctx):
-    """The filtered scan's candidates a query against its buffer (scripts/filter_candidates.py)."""
+    """The filtered scan's candidates a query against its buffer (scripts/analysis/filter_candidates.py)."""
     srcs = sorted(p.relative_to(c.root).as_posix() for p in (c.root / "results/batch/emulation").glob("*.json"))
     rows = ["| model | K | queries | sample | expected | candidates: median / p99 / max | buffer | largest share |",
             "|---|---:|---:|---:|---:|---|---:|---:|"]
@@ -295,7 +295,7 @@ def r_filter_candidates(c: Ctx):
 
 
 def r_one_query(c: Ctx):
-    """The one-query pipelines over k (scripts/one_query_report.py over the canonical run)."""
+    """The one-query pipelines over k (scripts/reports/one_query_report.py over the canonical run)."""
     from scripts.reports import one_query_report
     src = c.canonical("one-query", "h100")
     buf = io.StringIO()
@@ -314,7 +314,7 @@ FAMILY_ORDER = ("iid", "aniso-0.5", "aniso-0.8", "aniso-0.9", "aniso-0.95", "ani
 
 
 def r_data_stats(c: Ctx):
-    """Each data family's cosine statistics beside GloVe's (scripts/data_stats.py)."""
+    """Each data family's cosine statistics beside GloVe's (scripts/data/data_stats.py)."""
     from scripts.data import data_stats
     src = "results/families/data-stats.json"
     doc = json.loads((c.root / src).read_text())
@@ -322,7 +322,7 @@ def r_data_stats(c: Ctx):
 
 
 def r_family_table(c: Ctx, gpu: str = "h200"):
-    """The headline pipelines over every data family (scripts/family_report.py)."""
+    """The headline pipelines over every data family (scripts/reports/family_report.py)."""
     from scripts.reports import family_report
     names = [f"results/families/{gpu}-{f}.json" for f in FAMILY_ORDER]
     names += [f"results/families/{gpu}-peers-{p}-{f}.json" for f in FAMILY_ORDER for p in ("faiss", "torch")]
@@ -465,7 +465,7 @@ def process(root: Path = ROOT, write: bool = False, files=None) -> list:
             except Exception as e:  # noqa: BLE001 - reported as a problem with the block
                 problems.append((f, m["id"], f"cannot render: {e}"))
                 return m[0]
-            new = (f"<!-- generated: scripts/render_docs.py {m['id']} from {' '.join(inputs)} -->\n"
+            new = (f"<!-- generated: scripts/docs/render_docs.py {m['id']} from {' '.join(inputs)} -->\n"
                    f"{body}\n<!-- end generated -->")
             if new != m[0]:
                 problems.append((f, m["id"], "differs from what the JSON gives"))
@@ -496,7 +496,7 @@ def main(argv=None) -> int:
         print(f"render_docs: {rel}: block {tid}: {why}" + (" (rewritten)" if a.write and
                                                           not why.startswith("cannot") else ""))
     if a.check and problems:
-        print("render_docs: run scripts/render_docs.py --write and commit the result", file=sys.stderr)
+        print("render_docs: run python3 -m scripts.docs.render_docs --write and commit the result", file=sys.stderr)
         return 1
     return 1 if any(why.startswith("cannot") for _, _, why in problems) else 0
 

@@ -5,12 +5,12 @@ that made it, the device and date from the JSON's own context) and, under "archi
 consoles, sanitizer tails, probe runs and run scripts that were removed from the main tree with
 the commit they were last in, so `git show COMMIT:PATH` still reaches them.
 
-    scripts/manifest.py list [--study S] [--gpu G]
-    scripts/manifest.py canonical STUDY GPU          # the path of the main run (for scripts)
-    scripts/manifest.py add FILE --study S --gpu G --command "distancies-bench ..." [--role R]
-    scripts/manifest.py check                        # every named file exists; counts unnamed ones
+    python3 -m scripts.lib.manifest list [--study S] [--gpu G]
+    python3 -m scripts.lib.manifest canonical STUDY GPU          # the path of the main run (for scripts)
+    python3 -m scripts.lib.manifest add FILE --study S --gpu G --command "distancies-bench ..." [--role R]
+    python3 -m scripts.lib.manifest check                        # every named file exists; counts unnamed ones
 
-In Python (scripts/compare.py, report.py, dashboard.py): `manifest.canonical("embeddings", "h100")`.
+In Python (scripts/ci/compare.py, report.py, dashboard.py): `manifest.canonical("embeddings", "h100")`.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = Path("results") / "manifest.json"
 # Files under results/ that document the folder rather than a run (and results/goals/, the goals
-# scripts/goals.py checks).
+# scripts/docs/goals.py checks).
 _SELF = {"results/README.md", "results/manifest.json"}
 
 
@@ -226,7 +226,7 @@ def main(argv=None) -> int:
             gone = [e["path"] for e in load().get("archived", [])[before:] if not (ROOT / e["path"]).exists()]
             print(f"manifest: {out.relative_to(ROOT)} is {a.study}/{a.gpu} {a.role}; commit it with "
                   f"results/manifest.json" + (f"; `git rm {' '.join(gone)}`" if gone else "")
-                  + "; then scripts/render_docs.py --write")
+                  + "; then python3 -m scripts.docs.render_docs --write")
         else:
             missing, unnamed = check()
             for p in missing:

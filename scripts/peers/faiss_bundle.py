@@ -8,7 +8,7 @@ the host's libcublas.so.13, plus an empty libcublasLt.so.12), and packs it all a
 Runs here (needs pip's network, gcc, readelf); peer_faiss.py --faiss-dir DIR uses the unpacked bundle.
 Untested on a GPU when written: see docs/batch-peers.md for the one-command check.
 
-    python3 scripts/faiss_bundle.py --out .whl/faiss-gpu-1.15.1-sm90-bundle.tar.xz
+    python3 -m scripts.peers.faiss_bundle --out .whl/faiss-gpu-1.15.1-sm90-bundle.tar.xz
 """
 import argparse
 import hashlib
@@ -205,7 +205,7 @@ def main(argv=None):
             f.write(f"{FAISS[1]} sha256 {FAISS[2]} (libfaiss.so: sm_{KEEP_ARCH} SASS only; "
                     "faiss/__init__.py: no _preload_gpu_libs() call)\n"
                     f"{CUDART[1]} sha256 {CUDART[2]} (lib/libcudart.so.12)\n"
-                    "lib/libcublas.so.12, lib/libcublasLt.so.12: built by scripts/faiss_bundle.py "
+                    "lib/libcublas.so.12, lib/libcublasLt.so.12: built by scripts/peers/faiss_bundle.py "
                     "(lib/cublas12_shim.c)\n")
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         buf = io.BytesIO()

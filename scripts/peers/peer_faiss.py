@@ -7,8 +7,8 @@ batch is one `index.search(Q, k)` with Q the normalised float32 queries on the h
 come back to the host before the call returns, and the time is the wall clock around the call with
 the device synchronised on both sides. FAISS tiles large batches itself (`chunk` = B).
 
-    python scripts/peer_faiss.py MODEL.dsv --batches 1,16,128,1024,8192 -k 10 --out peers-faiss.json
-    python scripts/peer_faiss.py MODEL.dsv --faiss-dir /tmp/faiss-h100 ... (a carried bundle: docs/batch-peers.md)
+    python -m scripts.peers.peer_faiss MODEL.dsv --batches 1,16,128,1024,8192 -k 10 --out peers-faiss.json
+    python -m scripts.peers.peer_faiss MODEL.dsv --faiss-dir /tmp/faiss-h100 ... (a carried bundle: docs/batch-peers.md)
 """
 import argparse
 import ctypes

@@ -13,7 +13,7 @@ and shape, with
                 against an fp64 NumPy two-pass oracle (the error measure of harness/moments).
 Peers whose library is missing are skipped with a note.
 
-    python scripts/peer_moments.py --out peers_moments.json [--max-log2 28] [--peers torch_gpu,cupy]
+    python -m scripts.peers.peer_moments --out peers_moments.json [--max-log2 28] [--peers torch_gpu,cupy]
 """
 import argparse
 import platform
@@ -200,7 +200,7 @@ def run_peer(name, x, budget_ms, most):
 
 def context(peers):
     ctx = {"date": time.strftime("%Y-%m-%dT%H:%M:%S"), "host_name": platform.node(),
-           "executable": "scripts/peer_moments.py", "python": platform.python_version(),
+           "executable": "scripts/peers/peer_moments.py", "python": platform.python_version(),
            "numpy": np.__version__, "peers": ",".join(peers)}
     for mod in ("torch", "cupy", "scipy"):
         try:

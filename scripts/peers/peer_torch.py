@@ -2,10 +2,10 @@
 
 Times one query end to end (query upload, similarities, top k, result download) with CUDA
 events, fp32 and fp16, and writes Google Benchmark-shaped JSON (`peer/torch_*` entries with
-total_ms and distances_per_ms counters) that scripts/report.py reads beside ours. Also checks
+total_ms and distances_per_ms counters) that scripts/reports/report.py reads beside ours. Also checks
 each peer's top k against an fp64 oracle on the CPU (`exact` counter: 1 = same rows).
 
-    python scripts/peer_torch.py MODEL.dsv --query king -k 10 --out peers.json
+    python -m scripts.peers.peer_torch MODEL.dsv --query king -k 10 --out peers.json
 """
 import argparse
 import struct

@@ -6,9 +6,9 @@ to end with CUDA events: the float32 queries uploaded from pinned host memory, n
 whose scores do not fit in half the free GPU memory (or have 2^31 elements or more: topk's 32-bit
 indexing) runs in chunks of queries (a power of two, recorded as `chunk`). Up to 32 queries of each batch are checked against an fp64 CPU oracle
 (`exact_fraction`: share with the same top-k row set). Writes Google Benchmark-shaped JSON with
-`peer/torch_mm_topk_{fp32,bf16}/batch:B` entries (scripts/batch_peers.py has the details).
+`peer/torch_mm_topk_{fp32,bf16}/batch:B` entries (scripts/peers/batch_peers.py has the details).
 
-    python scripts/peer_torch_batch.py MODEL.dsv --batches 1,16,128,1024,8192 -k 10 --out peers-batch.json
+    python -m scripts.peers.peer_torch_batch MODEL.dsv --batches 1,16,128,1024,8192 -k 10 --out peers-batch.json
 """
 import argparse
 import sys

@@ -2,7 +2,7 @@
 max(bytes / bandwidth, FLOP / peak of its precision), as a Markdown table (or JSON).
 
     distancies list --json > registry.json
-    scripts/batch_roofline.py --registry registry.json RUN.json [MORE.json ...] [--json]
+    python3 -m scripts.reports.batch_roofline --registry registry.json RUN.json [MORE.json ...] [--json]
 
 What each pipeline must move and compute comes from the registry's traits (`distancies list
 --json`: precision, scan, scores, queries per read of the model), so a new pipeline needs no

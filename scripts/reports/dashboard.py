@@ -3,7 +3,7 @@ benchmark's time against commit order (one line per GPU, the spread of each run 
 steps beyond the noise marked with their commit, filters by study, family and GPU, and the
 studies' tables. One folder, no server, no network: the plotting library's script is copied in.
 
-    scripts/dashboard.py [--results results] [--runs DIR ...] [--out site] [--repo .]
+    python3 -m scripts.reports.dashboard [--results results] [--runs DIR ...] [--out site] [--repo .]
 
 docs/dashboard.md says what is plotted and how a step is detected.
 """

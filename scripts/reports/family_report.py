@@ -5,11 +5,11 @@ ratio of `auto` to the best pipeline of the same run at each batch size; with th
 their rows (FAISS GPU, PyTorch; the share of checked queries they answered exactly where not
 all) and how many times FAISS fp32's time `auto` takes.
 
-    python scripts/family_report.py results/families/h200-*.json [--md OUT.md]
+    python -m scripts.reports.family_report results/families/h200-*.json [--md OUT.md]
 
 Each file is one `distancies-bench --family F` run (its context names the family,
 `model_family`; a model file's run is named by the file: h200-glove6b50d.json -> glove6b50d), or
-one peer's run over a family's model (scripts/peer_faiss.py, peer_torch_batch.py), named
+one peer's run over a family's model (scripts/peers/peer_faiss.py, peer_torch_batch.py), named
 GPU-peers-PEER-FAMILY.json with the family's ':' written '-'. Standard library only.
 """
 import argparse

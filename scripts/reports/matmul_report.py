@@ -6,7 +6,7 @@ best cuBLAS row and of the dense peak at its own SM clock; the study's findings 
 figures: a heat-map of the tile sweep, a line plot of the length sweep and the ladder from the
 naive kernel to the libraries at 4096^3.
 
-    scripts/matmul_report.py "$(scripts/manifest.py canonical matmul h100)" --out results/matmul
+    python3 -m scripts.reports.matmul_report "$(python3 -m scripts.lib.manifest canonical matmul h100)" --out results/matmul
 """
 import argparse
 import os

@@ -2,10 +2,10 @@
 column group (our variants, the read floor and the peers), the study's findings restated
 with what this run shows, the goals of issue 12 with pass/fail, and the error table.
 
-    python scripts/moments_report.py BENCH.json [--peers PEERS.json] --out DIR
+    python -m scripts.reports.moments_report BENCH.json [--peers PEERS.json] --out DIR
 
 BENCH.json: distancies-bench --benchmark_filter='^moments/' --benchmark_out_format=json;
-PEERS.json: scripts/peer_moments.py. Writes DIR/moments_report.md and DIR/moments_*.png.
+PEERS.json: scripts/peers/peer_moments.py. Writes DIR/moments_report.md and DIR/moments_*.png.
 """
 import argparse
 import json
@@ -228,7 +228,7 @@ def peer_table(data, cols=300, elements=1 << 28):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bench", help="distancies-bench JSON with the moments/ fixtures")
-    ap.add_argument("--peers", help="scripts/peer_moments.py JSON")
+    ap.add_argument("--peers", help="scripts/peers/peer_moments.py JSON")
     ap.add_argument("--out", required=True, help="output directory")
     a = ap.parse_args(argv)
     out = Path(a.out)

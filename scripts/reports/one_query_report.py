@@ -1,6 +1,6 @@
 """The one-query pipelines over k, against their read floors, as a Markdown table.
 
-    scripts/one_query_report.py "$(scripts/manifest.py canonical one-query h100)"
+    python3 -m scripts.reports.one_query_report "$(python3 -m scripts.lib.manifest canonical one-query h100)"
 
 Reads the medians of `pipeline/<name>[/k:<k>]` and `floor/read_model*` (k = 10 is the name
 without a suffix) and prints total, floor, the ratio, the scan stage, and the fractions of the

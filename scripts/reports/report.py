@@ -1,6 +1,6 @@
 """The study's tables and plots from a distancies-bench JSON file, beside the study's figures.
 
-    python scripts/report.py RESULTS.json [--out-dir DIR] [--md FILE]
+    python -m scripts.reports.report RESULTS.json [--out-dir DIR] [--md FILE]
 
 Writes Markdown (default DIR/report.md; DIR defaults to RESULTS-report/ beside the JSON) and
 PNG plots in DIR. Values are medians where Google Benchmark wrote aggregates, else means of the
@@ -264,7 +264,7 @@ class Report:
                       rows) + "\n")
 
     def peer_table(self, peers: Run | None) -> str:
-        """Peers (scripts/peer_torch.py) beside our pipelines: peer time / our time."""
+        """Peers (scripts/peers/peer_torch.py) beside our pipelines: peer time / our time."""
         if peers is None:
             return ""
         title = "## Peers in the same run, ms per query\n\n"
@@ -458,7 +458,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out-dir", help="where the PNGs (and by default report.md) go")
     ap.add_argument("--md", help="Markdown file to write (default OUT_DIR/report.md)")
     ap.add_argument("--peers", action="append", default=[],
-                    help="peer JSON (scripts/peer_torch.py, peer_torch_batch.py, peer_faiss.py); repeatable")
+                    help="peer JSON (scripts/peers/peer_torch.py, peer_torch_batch.py, peer_faiss.py); repeatable")
     try:
         a = ap.parse_args(argv)
     except SystemExit as e:

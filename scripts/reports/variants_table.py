@@ -1,7 +1,7 @@
 """Markdown table of every registered variant with its time and floor ratio from benchmark JSON.
 
     build/harness/cli/distancies list > list.txt
-    python scripts/variants_table.py "$(scripts/manifest.py canonical embeddings h100)" list.txt
+    python -m scripts.reports.variants_table "$(python3 -m scripts.lib.manifest canonical embeddings h100)" list.txt
 docs/variants.md embeds its output.
 """
 import re

@@ -1,4 +1,4 @@
-"""scripts/analogy.py: the batch it writes, the sidecar, and the exact numbers of `score`."""
+"""scripts/analysis/analogy.py: the batch it writes, the sidecar, and the exact numbers of `score`."""
 import json
 import os
 

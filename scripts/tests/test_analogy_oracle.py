@@ -1,4 +1,4 @@
-"""scripts/analogy_oracle.py: the fp64 top-1 of each expression, its words excluded, ties to the
+"""scripts/analysis/analogy_oracle.py: the fp64 top-1 of each expression, its words excluded, ties to the
 lower row, against pipelines' answers (one right, one wrong)."""
 import json
 import os

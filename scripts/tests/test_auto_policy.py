@@ -1,4 +1,4 @@
-"""scripts/auto_policy.py: the planner's table from runs (a later run's median wins), its errors,
+"""scripts/codegen/auto_policy.py: the planner's table from runs (a later run's median wins), its errors,
 and --check (batch_auto against the best pipeline of the same runs, 5 % tolerance)."""
 import json
 import os

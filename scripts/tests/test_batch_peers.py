@@ -1,4 +1,4 @@
-"""The CPU parts of the batch peers (scripts/batch_peers.py, peer_torch_batch.py, peer_faiss.py,
+"""The CPU parts of the batch peers (scripts/peers/batch_peers.py, peer_torch_batch.py, peer_faiss.py,
 faiss_bundle.py): query rule, checked positions, fp64 oracle, native loading, JSON shape, errors."""
 import importlib.util
 import json

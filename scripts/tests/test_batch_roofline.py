@@ -1,4 +1,4 @@
-"""scripts/batch_roofline.py: the work model of each scan kind, the peak by precision, the merge
+"""scripts/reports/batch_roofline.py: the work model of each scan kind, the peak by precision, the merge
 of several runs, and its errors; checked against hand-computed figures of small synthetic runs."""
 import json
 import os

@@ -1,4 +1,4 @@
-"""scripts/check_wgmma_sass.py on SASS as cuobjdump prints it: the walk's pipelined mainloop passes,
+"""scripts/ci/check_wgmma_sass.py on SASS as cuobjdump prints it: the walk's pipelined mainloop passes,
 the serialised one (C7520: each HGMMA waited on at once, as in run 34) fails."""
 import os
 

@@ -1,4 +1,4 @@
-"""scripts/compare.py: the regression gate's decisions, exit codes and the U test itself."""
+"""scripts/ci/compare.py: the regression gate's decisions, exit codes and the U test itself."""
 import itertools
 import json
 import math

@@ -1,4 +1,4 @@
-"""scripts/dashboard.py: step detection, commit order, GPUs kept apart, and the built site opened
+"""scripts/reports/dashboard.py: step detection, commit order, GPUs kept apart, and the built site opened
 in a real headless Chromium (Debian's chromium + chromium-driver, driven by Selenium): every
 page loads with no console errors and each chart holds the points of the history made here.
 

@@ -1,4 +1,5 @@
-"""scripts/manifest.py, goals.py, render_docs.py and check_docs.py on a small repository in tmp."""
+"""scripts/lib/manifest.py, scripts/docs/goals.py and render_docs.py, scripts/ci/check_docs.py on a small repository
+in tmp."""
 import json
 from pathlib import Path
 
@@ -42,11 +43,11 @@ def make_repo(tmp_path: Path) -> Path:
          "comparison": "<=", "threshold": 0.6},
         {"id": "unknown", "text": "no file", "evidence": {"file": None}, "comparison": ">=", "threshold": 1}]))
     (root / "docs").mkdir()
-    (root / "docs/a.md").write_text("# A\n\n<!-- generated: scripts/render_docs.py results-files from x -->\n"
+    (root / "docs/a.md").write_text("# A\n\n<!-- generated: scripts/docs/render_docs.py results-files from x -->\n"
                                     "<!-- end generated -->\n")
-    (root / "scripts").mkdir()
+    (root / "scripts/docs").mkdir(parents=True)
     (root / "scripts/tool.py").write_text('"""A tool."""\nx = 1  # reads results/study/h100.json\n')
-    for name in ("render_docs.py", "report.py"):   # named by the docs below
+    for name in ("docs/render_docs.py", "report.py"):   # named by the docs below
         (root / "scripts" / name).write_text("")
     render_docs.process(root, write=True)
     return root

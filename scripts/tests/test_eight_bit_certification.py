@@ -1,4 +1,4 @@
-"""scripts/eight_bit_certification.py on a small Gaussian word2vec file: the JSON it writes, int8
+"""scripts/analysis/eight_bit_certification.py on a small Gaussian word2vec file: the JSON it writes, int8
 certifying every query (the gap between the 11th and 64th similarity of random rows is far wider
 than its bound) and never less often than e4m3; a missing model is one error line."""
 import json

@@ -1,4 +1,4 @@
-"""scripts/every_word.py on a small model with awkward words, on the CPU."""
+"""scripts/analysis/every_word.py on a small model with awkward words, on the CPU."""
 import json
 
 import numpy as np

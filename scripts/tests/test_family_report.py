@@ -1,4 +1,4 @@
-"""scripts/family_report.py and scripts/data_stats.py on made-up runs and models."""
+"""scripts/reports/family_report.py and scripts/data/data_stats.py on made-up runs and models."""
 import json
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""scripts/filter_candidates.py: its plan mirrors the C++ policy (FilterScanPolicy in
+"""scripts/analysis/filter_candidates.py: its plan mirrors the C++ policy (FilterScanPolicy in
 tests/test_batch.cpp checks the same figures there), and a small model's run reports counts
 that bound the K best."""
 import json

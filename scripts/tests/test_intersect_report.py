@@ -1,4 +1,4 @@
-"""scripts/intersect_report.py on made-up JSON: the study's table with ours beside it, the goals
+"""scripts/reports/intersect_report.py on made-up JSON: the study's table with ours beside it, the goals
 line, both plots, failed fixtures listed, and bad input as one error line."""
 
 from scripts.reports import intersect_report

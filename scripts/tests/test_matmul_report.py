@@ -1,4 +1,4 @@
-"""scripts/matmul_report.py on a made-up run: the findings, the sweep tables, the figures."""
+"""scripts/reports/matmul_report.py on a made-up run: the findings, the sweep tables, the figures."""
 import json
 
 from scripts.lib.bench_json import load

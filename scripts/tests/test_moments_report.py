@@ -1,4 +1,4 @@
-"""scripts/moments_report.py on fake bench and peer JSON: the tables restate the numbers."""
+"""scripts/reports/moments_report.py on fake bench and peer JSON: the tables restate the numbers."""
 import json
 
 import pytest

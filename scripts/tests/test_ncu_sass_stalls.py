@@ -1,4 +1,4 @@
-"""scripts/ncu_sass_stalls.py: the top instructions and the regions' shares from a source page."""
+"""scripts/analysis/ncu_sass_stalls.py: the top instructions and the regions' shares from a source page."""
 import os
 
 from scripts.tests import tool

@@ -1,4 +1,4 @@
-"""scripts/peer_moments.py without a GPU: the generator is bit for bit the C++ one (the same
+"""scripts/peers/peer_moments.py without a GPU: the generator is bit for bit the C++ one (the same
 values tests/test_moments_oracle.cpp checks), the fp64 oracle and error measure, and a NumPy-only
 run writing Google Benchmark-shaped JSON."""
 import json

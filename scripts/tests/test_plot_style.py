@@ -1,4 +1,4 @@
-"""scripts/plot_style.py: colours never repeat within a figure; every figure names its run."""
+"""scripts/lib/plot_style.py: colours never repeat within a figure; every figure names its run."""
 
 import pytest
 

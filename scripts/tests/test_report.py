@@ -1,4 +1,4 @@
-"""scripts/report.py on made-up JSON: the three study tables, every variant, the plots, bad input."""
+"""scripts/reports/report.py on made-up JSON: the three study tables, every variant, the plots, bad input."""
 import os
 import re
 

@@ -1,4 +1,4 @@
-"""scripts/scale_report.py on made-up JSON: streaming against the floor and the goals (met and
+"""scripts/reports/scale_report.py on made-up JSON: streaming against the floor and the goals (met and
 not met), the sweep grid, the sharded efficiency, a floor taken from another file, and bad input
 as one error line."""
 
