@@ -31,7 +31,7 @@ BLOCK = re.compile(r"<!-- generated: scripts/docs/render_docs\.py (?P<id>\S+) fr
                    r"(?P<body>.*?)<!-- end generated -->", re.DOTALL)
 REGISTRY_TXT = "results/registry/list.txt"     # `distancies list` of the tree the docs describe
 REGISTRY_JSON = "results/registry/list.json"   # `distancies list --json`
-DOC_GLOBS = ("README.md", "docs/*.md", "results/README.md")
+DOC_GLOBS = ("README.md", "docs/*.md", "results/README.md", "scripts/README.md")
 
 
 def ms(v, digits=3) -> str:
