@@ -40,7 +40,7 @@ def parse_terms(line):
     if not tokens or len(tokens) % 2 == 0:
         fail(f"batch line {line!r}: not words joined by + and -")
     terms = [(1, tokens[0])]
-    for op, word in zip(tokens[1::2], tokens[2::2]):
+    for op, word in zip(tokens[1::2], tokens[2::2], strict=True):
         if op not in "+-" or len(op) != 1:
             fail(f"batch line {line!r}: '{op}' is not + or -")
         terms.append((1 if op == "+" else -1, word))
@@ -63,7 +63,7 @@ def oracle_top1(vecs, queries, excluded, block=256):
         top = sims[np.arange(len(best)), best]
         sims[np.arange(len(best)), best] = -np.inf
         second = sims.max(axis=1)
-        out.extend(zip(best.tolist(), top.tolist(), second.tolist()))
+        out.extend(zip(best.tolist(), top.tolist(), second.tolist(), strict=True))
     return out
 
 

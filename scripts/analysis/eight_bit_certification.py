@@ -126,7 +126,8 @@ def bound_int8_batch(dim, s_row, codes_l1, norm, q_l1, s_q):
 # the emulation favours e4m3.
 def bound_e4m3_batch(dim, s_row, dec_norm, dec_l1, norm, q_l1, s_q):
     u, sub = 2.0 ** -4, 2.0 ** -10
-    return ((u * (norm + dec_norm) + s_row * sub * q_l1 + s_q * sub * dec_l1) / norm + gamma(dim) + 16 * EPS) * (1 + 1e-6)
+    return (((u * (norm + dec_norm) + s_row * sub * q_l1 + s_q * sub * dec_l1) / norm + gamma(dim) + 16 * EPS)
+            * (1 + 1e-6))
 
 
 def batch_int8_keys(qh, c8, sc8, c8_l1, norm, dim):
@@ -142,7 +143,8 @@ def batch_e4m3_keys(qh, dec, se8, dec_norm, dec_l1, norm, dim):
     """The same for the e4m3 batch copy (dec: the decoded rows s e)."""
     eq, seq = e4m3_codes(qh[None, :])
     approx = (dec @ (eq[0] * seq[0])) / norm
-    return approx, bound_e4m3_batch(dim, se8, dec_norm, dec_l1, norm, float(np.abs(qh.astype(np.float64)).sum()), seq[0])
+    q_l1 = float(np.abs(qh.astype(np.float64)).sum())
+    return approx, bound_e4m3_batch(dim, se8, dec_norm, dec_l1, norm, q_l1, seq[0])
 
 
 def candidates_at_ideal_threshold(upper, lower, K):
@@ -229,8 +231,8 @@ def main():
             "what": "both operands 8-bit (one MMA a k-step): keys = approx + the per-row-and-query bound",
             "certified_fraction": {c: {kk: v / len(sample) for kk, v in d.items()} for c, d in batch_counts.items()},
             "bound_median": {c: float(np.median(v)) for c, v in batch_E.items()},
-            "candidates_K64": {c: {"median": float(np.median(v)), "p99": float(np.percentile(v, 99)), "max": int(max(v))}
-                               for c, v in batch_cand.items()},
+            "candidates_K64": {c: {"median": float(np.median(v)), "p99": float(np.percentile(v, 99)),
+                                   "max": int(max(v))} for c, v in batch_cand.items()},
             "fp16_reference_bound": FP16_BOUND,
         },
     }

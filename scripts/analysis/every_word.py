@@ -120,7 +120,7 @@ def check_one(path, words, vecs, rows, sims, k):
         if got == want:
             exact += 1
         elif len(got) == len(want) and all(g == w or (g >= 0 and abs(sims_of(vecs, q, g) - s) <= NEAR_TIE)
-                                           for g, w, s in zip(got, want, sims[q][:k])):
+                                           for g, w, s in zip(got, want, sims[q][:k], strict=True)):
             near += 1
         else:
             wrong += 1

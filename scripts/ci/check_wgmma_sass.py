@@ -4,10 +4,10 @@ A condition around a `wgmma`, even a warp-uniform one, can make ptxas serialise 
 kernel (its info line C7520, not a warning): each HGMMA then waits for its own result
 (`WARPGROUP.DEPBAR.LE gsb0, 0x0` right after it), and the filtered scan's B = 1,024 batch went
 from 2.9 to 3.6 ms (docs/batch.md). This reads the SASS of an object (cuobjdump: on PATH, in the
-CUDA toolkit, or from the nvidia-cuda-cuobjdump wheel, with nvidia-cuda-nvdisasm's beside it) and, for every function whose name holds
-PATTERN, fails if an HGMMA is followed directly by that full wait, or if none of its HGMMAs is
-issued without waiting (every one carrying gsb0). Exit 0: pipelined; 1: serialised; 2: bad input;
-77: no cuobjdump (the test says it skipped).
+CUDA toolkit, or from the nvidia-cuda-cuobjdump wheel, with nvidia-cuda-nvdisasm's beside it) and,
+for every function whose name holds PATTERN, fails if an HGMMA is followed directly by that full
+wait, or if none of its HGMMAs is issued without waiting (every one carrying gsb0). Exit 0:
+pipelined; 1: serialised; 2: bad input; 77: no cuobjdump (the test says it skipped).
 
     python -m scripts.ci.check_wgmma_sass OBJECT.o [--pattern wgmma_filter_kernel]
     python -m scripts.ci.check_wgmma_sass --sass dump.txt      # SASS text already dumped

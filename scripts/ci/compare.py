@@ -233,7 +233,8 @@ def gate_evidence(base: Run, new: Run, gate: Gate, metric: str, noise: dict):
     """Evidence for every fixture of the gate present in both runs, by kind, plus the notes:
     (gated, host, failures, notes, only_base, only_new)."""
     kinds = {n: gate.kind(n) for n in list(base.benches) + list(new.benches)}
-    in_gate = lambda names: [n for n in names if kinds[n]]
+    def in_gate(names):
+        return [n for n in names if kinds[n]]
     only_base = [n for n in in_gate(base.benches) if n not in new.benches]
     only_new = [n for n in in_gate(new.benches) if n not in base.benches]
     gated, host, failures, notes = [], [], [], []
@@ -265,7 +266,8 @@ def _table(rows: list) -> str:
     body = [(r.name, _fmt(r.base), _fmt(r.new), f"{r.change * 100:+.1f}%", f"{r.n_base}/{r.n_new}",
              "-" if r.p is None else f"{r.p:.3g}", r.verdict) for r in rows]
     widths = [max(len(str(c[i])) for c in [head] + body) for i in range(len(head))]
-    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    def line(cells):
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(c) for c in body])
 
 
@@ -274,7 +276,8 @@ def _gate_table(rows: list) -> str:
     body = [(r.name, _fmt(r.base), _fmt(r.new), f"{r.change * 100:+.1f}%", f"{r.limit * 100:.1f}%",
              f"{r.n_base}/{r.n_new}", "-" if r.p is None else f"{r.p:.3g}", r.verdict) for r in rows]
     widths = [max(len(str(c[i])) for c in [head] + body) for i in range(len(head))]
-    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    def line(cells):
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(c) for c in body])
 
 
@@ -287,14 +290,16 @@ def compare_gate(base: Run, new: Run, gate: Gate, rule: Rule, noise: dict, regis
     rows = [decide(e, rule) for e in gated]
     print(f"gate: {gate.path}; metric {rule.metric}; regression when p(worse) <= {rule.alpha:g} and "
           f"worse > max({rule.min_effect:.1%}, {rule.noise_k:g} x spread)")
-    print(f"baseline: {base.path} ({base.context.get('gpu', '?')}, commit {base.context.get('distancies_commit', '?')})")
+    print(f"baseline: {base.path} ({base.context.get('gpu', '?')}, "
+          f"commit {base.context.get('distancies_commit', '?')})")
     print(f"new:      {new.path} ({new.context.get('gpu', '?')}, commit {new.context.get('distancies_commit', '?')})\n")
     print(_gate_table(rows))
     if host:
         print("\nhost-bound (reported, never gated):\n"
               + _table([judge(e.name, _samples(base, e.name, rule.metric), _samples(new, e.name, rule.metric),
                               rule.metric, rule.min_effect, rule.alpha) for e in host]))
-    for title, names in (("only in the baseline (not gated)", only_base), ("only in the new run (not gated)", only_new)):
+    for title, names in (("only in the baseline (not gated)", only_base),
+                         ("only in the new run (not gated)", only_new)):
         if names:
             print(f"\n{title}: {', '.join(names)}")
     missing = [n for n in registry if n not in new.benches]
@@ -304,7 +309,8 @@ def compare_gate(base: Run, new: Run, gate: Gate, rule: Rule, noise: dict, regis
         print(f"note: {n}")
     hot = {n: t for n, t in new.throttled().items() if gate.kind(n) == "gated"}
     if hot:
-        print("note: throttled samples in the new run (reduced clocks): " + ", ".join(f"{n} ({t})" for n, t in hot.items()))
+        print("note: throttled samples in the new run (reduced clocks): "
+              + ", ".join(f"{n} ({t})" for n, t in hot.items()))
     for f in failures:
         print(f"FAIL: {f}")
     regressions = [r for r in rows if r.regression]
@@ -369,21 +375,25 @@ def calibration_summary(runs: list, gate: Gate, rule: Rule) -> dict:
         # Between-run noise in the units of `spread` (a median's shift over two runs has sqrt(2)
         # times one run's spread): what --noise takes. Measured on these runs, so the rates above
         # were computed without it.
-        "aa_between_run_spread": {n: math.sqrt(statistics.fmean(x * x for x in v) / 2) for n, v in sorted(shifts.items())},
+        "aa_between_run_spread": {n: math.sqrt(statistics.fmean(x * x for x in v) / 2)
+                                  for n, v in sorted(shifts.items())},
         "grid": _grid(aa, det, rule),
     }
 
 
 def calibration_markdown(s: dict) -> str:
-    pct = lambda v: "-" if v is None else f"{v * 100:.2f} %"
+    def pct(v):
+        return "-" if v is None else f"{v * 100:.2f} %"
     fp, dt = s["false_positive"], s["detection"]
     r = s["rule"]
     lines = [f"# Regression gate calibration ({', '.join(s['gpu'])})", "",
              f"Runs: {', '.join(s['runs'])}; injected slowdown {s['inject_slowdown_pct']} %.",
              f"Rule: p(worse) <= {r['alpha']:g} and worse > max({r['min_effect']:.1%}, {r['noise_k']:g} x spread).", "",
              "| rate | flagged / judged | rate | goal |", "|---|---|---|---|",
-             f"| false positives (A/A, {s['aa_pairs']} pairs) | {fp['flagged']} / {fp['judged']} | {pct(fp['rate'])} | {fp['goal']} |",
-             f"| detection ({s['detection_pairs']} pairs) | {dt['flagged']} / {dt['judged']} | {pct(dt['rate'])} | {dt['goal']} |",
+             f"| false positives (A/A, {s['aa_pairs']} pairs) | {fp['flagged']} / {fp['judged']} | "
+             f"{pct(fp['rate'])} | {fp['goal']} |",
+             f"| detection ({s['detection_pairs']} pairs) | {dt['flagged']} / {dt['judged']} | "
+             f"{pct(dt['rate'])} | {dt['goal']} |",
              "", f"Median measured shift of the injected runs: {pct(dt['median_injected_shift'])}.", "",
              "| alpha | min_effect | noise_k | false positives | detection | both goals |", "|---|---|---|---|---|---|"]
     lines += [f"| {g['alpha']:g} | {g['min_effect']:.1%} | {g['noise_k']:g} | {pct(g['false_positive_rate'])} | "
@@ -421,7 +431,8 @@ def calibrate(folder: str, gate: Gate, rule: Rule, out_dir: str) -> int:
 
 def compare(base: Run, new: Run, metric: str, threshold: float, alpha: float, pattern) -> int:
     """Prints the comparison; returns the exit status (0 or 1)."""
-    keep = lambda names: [n for n in names if pattern.search(n)]
+    def keep(names):
+        return [n for n in names if pattern.search(n)]
     b_names, n_names = keep(base.benches), keep(new.benches)
     common = [n for n in b_names if n in new.benches and n in n_names]
     only_base = [n for n in b_names if n not in new.benches]
@@ -493,7 +504,8 @@ def _args(argv):
     ap.add_argument("runs", nargs="*", help="BASELINE.json NEW.json")
     ap.add_argument("--threshold", type=float, default=0.05,
                     help="relative change of the median that counts (default 0.05 = 5%%; not with --gate)")
-    ap.add_argument("--alpha", type=float, default=None, help="U test significance level (default 0.05, --gate: its rule)")
+    ap.add_argument("--alpha", type=float, default=None,
+                    help="U test significance level (default 0.05, --gate: its rule)")
     ap.add_argument("--filter", default="", help="regex searched in base names (e.g. '^(floor|dot)'; not with --gate)")
     ap.add_argument("--metric", default=None,
                     help="real_time (default), cpu_time or a counter, e.g. kernel_ms, gb_per_s")
@@ -511,7 +523,8 @@ def _args(argv):
 
 def _rule(a, gate: Gate) -> Rule:
     r = gate.rule
-    pick = lambda v, d: d if v is None else v
+    def pick(v, d):
+        return d if v is None else v
     return Rule(pick(a.metric, r.metric), r.repetitions, pick(a.alpha, r.alpha), pick(a.min_effect, r.min_effect),
                 pick(a.noise_k, r.noise_k))
 

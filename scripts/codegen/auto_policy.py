@@ -92,7 +92,8 @@ def main(argv=None):
         for b, ms, pick, best, best_ms, ratio in rows:
             print(f"| {b} | {ms:.3f} | `{pick}` | `{best}` | {best_ms:.3f} | {ratio:.3f} |")
         if not ok:
-            print(f"auto_policy: auto is more than {AUTO_TOLERANCE - 1:.0%} slower than the best somewhere", file=sys.stderr)
+            print(f"auto_policy: auto is more than {AUTO_TOLERANCE - 1:.0%} slower than the best somewhere",
+                  file=sys.stderr)
         sys.exit(0 if ok else 1)
     ctx = docs[0].get("context", {})
     m = {}

@@ -66,7 +66,8 @@ def model_stats(x, queries, block=1 << 16):
 
 
 def markdown(results):
-    lines = ["| model | rows × dim | mean cosine | spread (sd) | 10th best (median) | 10th best, sds out | gap 10th–11th |",
+    lines = ["| model | rows × dim | mean cosine | spread (sd) | 10th best (median) | 10th best, sds out "
+             "| gap 10th–11th |",
              "|---|---|---|---|---|---|---|"]
     for name, s in results.items():
         lines.append(f"| {name} | {s['rows']:,} × {s['dim']} | {s['mean_cosine']:.3f} | {s['sd_cosine']:.3f} | "

@@ -57,7 +57,7 @@ def main():
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(tmp, "wb") as f:
         f.write(f"{rows} {dim}\n".encode("ascii"))
-        for w, v in zip(words, le):
+        for w, v in zip(words, le, strict=True):
             f.write(w.encode("utf-8"))
             f.write(b" ")
             f.write(v.tobytes())

@@ -42,7 +42,7 @@ def build(files, min_df):
             sys.exit(f"intersect_index.py: error: cannot read {path}: {e}")
         for term in {t.lower() for t in TOKEN.findall(text)}:
             postings.setdefault(term, []).append(doc)  # docs visited in order: lists stay sorted
-    terms = sorted(t for t, l in postings.items() if len(l) >= min_df)
+    terms = sorted(t for t, docs in postings.items() if len(docs) >= min_df)
     return terms, [postings[t] for t in terms]
 
 

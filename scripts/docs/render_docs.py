@@ -289,7 +289,8 @@ def r_filter_candidates(c: Ctx):
         cand = d["candidates"]
         rows.append(f"| {model} ({thousands(d['rows'])} × {d['dim']}) | {d['K']} | {thousands(d['queries'])} | "
                     f"{thousands(d['sample_rows'])} | {thousands(d['expected'])} | "
-                    f"{thousands(round(cand['median']))} / {thousands(round(cand['p99']))} / {thousands(cand['max'])} | "
+                    f"{thousands(round(cand['median']))} / {thousands(round(cand['p99']))} / "
+                    f"{thousands(cand['max'])} | "
                     f"{thousands(d['capacity'])} | {d['share_of_capacity']['max'] * 100:.0f} % |")
     return srcs, "\n".join(rows)
 
@@ -362,11 +363,12 @@ def r_intersect_peers(c: Ctx, gpu: str = "h200"):
     m = _medians(c, src)
     serial = m["intersect/svs/serial/set:gov2"]["real_time"]
     simd = m["intersect/simd_gallop/allcores/set:gov2"]["real_time"]
-    rows = ["| row | ms | × serial SVS | × all-core SIMD galloping | floor ratio (own minimal read) | × reading every distinct list |",
+    rows = ["| row | ms | × serial SVS | × all-core SIMD galloping | floor ratio (own minimal read) "
+            "| × reading every distinct list |",
             "|---|---:|---:|---:|---:|---:|"]
-    names = ["intersect/svs/serial/set:gov2", "intersect/roaring/allcores/set:gov2", "intersect/simd_gallop/allcores/set:gov2",
-             "intersect/probe/coarse_batch/set:gov2", "intersect/hash/coarse_batch/set:gov2",
-             "intersect/bitmap/coarse_batch/set:gov2"]
+    names = ["intersect/svs/serial/set:gov2", "intersect/roaring/allcores/set:gov2",
+             "intersect/simd_gallop/allcores/set:gov2", "intersect/probe/coarse_batch/set:gov2",
+             "intersect/hash/coarse_batch/set:gov2", "intersect/bitmap/coarse_batch/set:gov2"]
     for n in names:
         b = m[n]
         fr = b.get("floor_ratio")

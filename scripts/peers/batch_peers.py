@@ -48,11 +48,11 @@ def load_model(path, prog):
             head = f.read(16)
         words, norms, vectors = load_native(path)
     except OSError as e:
-        raise SystemExit(f"{prog}: {path}: {e.strerror}")
+        raise SystemExit(f"{prog}: {path}: {e.strerror}") from None
     except SystemExit as e:
-        raise SystemExit(str(e.code).replace("peer_torch:", f"{prog}:", 1))
+        raise SystemExit(str(e.code).replace("peer_torch:", f"{prog}:", 1)) from None
     except ValueError as e:     # sections that do not fit the file
-        raise SystemExit(f"{prog}: {path}: malformed native model ({e})")
+        raise SystemExit(f"{prog}: {path}: malformed native model ({e})") from None
     normalised = bool(struct.unpack_from("<I", head, 12)[0] & 1)
     if len(words) == 0:
         raise SystemExit(f"{prog}: {path}: the model has no rows")
@@ -113,7 +113,7 @@ def exact_fraction(got_rows, want_rows):
     got, want = np.asarray(got_rows), np.asarray(want_rows)
     if len(got) == 0:
         return float("nan")
-    same = [set(g.tolist()) == set(w.tolist()) for g, w in zip(got, want)]
+    same = [set(g.tolist()) == set(w.tolist()) for g, w in zip(got, want, strict=True)]
     return sum(same) / len(same)
 
 
@@ -173,7 +173,7 @@ def write_json(path, context, benchmarks, prog):
         # atomic_write's, not this function (the same name once made this call itself)
         atomic_write.write_json(path, doc, indent=1, allow_nan=True)
     except OSError as e:
-        raise SystemExit(f"{prog}: {path}: {e.strerror}")
+        raise SystemExit(f"{prog}: {path}: {e.strerror}") from None
 
 
 def largest_pow2_at_most(n):

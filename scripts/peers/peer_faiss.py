@@ -18,8 +18,17 @@ import time
 
 import numpy as np
 
-from scripts.peers.batch_peers import (add_common_args, default_reps, entries, load_model_and_oracle, normalised_queries,
-                         normalised_rows, parse_batches, query_rows, write_json)
+from scripts.peers.batch_peers import (
+    add_common_args,
+    default_reps,
+    entries,
+    load_model_and_oracle,
+    normalised_queries,
+    normalised_rows,
+    parse_batches,
+    query_rows,
+    write_json,
+)
 
 PROG = "peer_faiss"
 GPU_MAX_K = 2048        # faiss GPU's selection limit (k and nprobe)
@@ -40,8 +49,8 @@ def preload(faiss_dir):
     for name in names:
         if name.startswith("find:"):
             lib = name[len("find:"):]
-            found = [os.path.join(p, "nvidia", d, "lib", lib) for p in sys.path if os.path.isdir(os.path.join(p, "nvidia"))
-                     for d in sorted(os.listdir(os.path.join(p, "nvidia")))]
+            found = [os.path.join(p, "nvidia", d, "lib", lib) for p in sys.path
+                     if os.path.isdir(os.path.join(p, "nvidia")) for d in sorted(os.listdir(os.path.join(p, "nvidia")))]
             found = [p for p in found if os.path.exists(p)]
             if not found:
                 raise SystemExit(f"{PROG}: {listing}: {lib} is in no nvidia/*/lib folder of this Python")
@@ -51,14 +60,14 @@ def preload(faiss_dir):
         try:
             ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         except OSError as e:
-            raise SystemExit(f"{PROG}: cannot load {path} ({e})")
+            raise SystemExit(f"{PROG}: cannot load {path} ({e})") from None
 
 
 def import_faiss():
     try:
         import faiss
     except ImportError as e:
-        raise SystemExit(f"{PROG}: cannot import faiss ({e}); see docs/batch-peers.md")
+        raise SystemExit(f"{PROG}: cannot import faiss ({e}); see docs/batch-peers.md") from None
     if not hasattr(faiss, "StandardGpuResources") or not hasattr(faiss, "GpuIndexFlatIP"):
         raise SystemExit(f"{PROG}: faiss {getattr(faiss, '__version__', '?')} has no GPU support "
                          "(a faiss-cpu build?)")
@@ -83,7 +92,7 @@ def main(argv=None):
         preload(args.faiss_dir)
     faiss = import_faiss()
     try:
-        import torch                      # only to synchronise the whole device and name it
+        import torch  # only to synchronise the whole device and name it
         sync, gpu = torch.cuda.synchronize, torch.cuda.get_device_name(0)
     except Exception:                     # noqa: BLE001 - torch is optional here
         sync, gpu = (lambda: None), "unknown (no torch to ask)"

@@ -233,7 +233,7 @@ def main(argv=None):
     absent = set()
     entries = []
     for cols in (int(c) for c in a.cols.split(",")):
-        for lg in (l for l in LOG2_ELEMENTS if l <= a.max_log2):
+        for lg in (e for e in LOG2_ELEMENTS if e <= a.max_log2):
             rows = rows_for(lg, cols)
             x = moments_matrix(SEED, rows, cols)
             want = oracle(x)

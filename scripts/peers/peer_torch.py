@@ -8,6 +8,7 @@ each peer's top k against an fp64 oracle on the CPU (`exact` counter: 1 = same r
     python -m scripts.peers.peer_torch MODEL.dsv --query king -k 10 --out peers.json
 """
 import argparse
+import functools
 import struct
 import sys
 
@@ -68,7 +69,7 @@ def main():
     try:
         row = words.index(args.query)
     except ValueError:
-        raise SystemExit(f"peer_torch: unknown word: '{args.query}'")
+        raise SystemExit(f"peer_torch: unknown word: '{args.query}'") from None
     q = np.array(vectors[row], dtype=np.float32)
     dev = torch.device("cuda")
     m32 = torch.from_numpy(np.ascontiguousarray(vectors)).to(dev)
@@ -94,10 +95,11 @@ def main():
         exact = int(np.array_equal(np.sort(idx.numpy()), np.sort(oracle)))
         reps = []
         for r in range(args.reps):
-            _, samples = timed(torch, lambda: query(mat, dtype), args.iters)
+            _, samples = timed(torch, functools.partial(query, mat, dtype), args.iters)
             mean = float(np.mean(samples))
             reps.append(mean)
-            entries.append(entry(f"peer/{name}", "iteration", mean, len(vectors), exact, repetition=r, iters=args.iters))
+            entries.append(entry(f"peer/{name}", "iteration", mean, len(vectors), exact, repetition=r,
+                                 iters=args.iters))
         entries.append(entry(f"peer/{name}", "aggregate", float(np.median(reps)), len(vectors), exact, agg="median"))
         entries.append(entry(f"peer/{name}", "aggregate", float(np.std(reps, ddof=1)) if len(reps) > 1 else 0.0,
                              len(vectors), exact, agg="stddev"))

@@ -4,19 +4,29 @@ Query b is model row (b * 104729) % rows (the C++ batch benchmark's rule). Each 
 to end with CUDA events: the float32 queries uploaded from pinned host memory, normalised, scores
 `Q @ Xn.T` (true fp32: TF32 off; or bf16), top k per query, values and rows downloaded. A batch
 whose scores do not fit in half the free GPU memory (or have 2^31 elements or more: topk's 32-bit
-indexing) runs in chunks of queries (a power of two, recorded as `chunk`). Up to 32 queries of each batch are checked against an fp64 CPU oracle
-(`exact_fraction`: share with the same top-k row set). Writes Google Benchmark-shaped JSON with
-`peer/torch_mm_topk_{fp32,bf16}/batch:B` entries (scripts/peers/batch_peers.py has the details).
+indexing) runs in chunks of queries (a power of two, recorded as `chunk`). Up to 32 queries of each
+batch are checked against an fp64 CPU oracle (`exact_fraction`: share with the same top-k row set).
+Writes Google Benchmark-shaped JSON with `peer/torch_mm_topk_{fp32,bf16}/batch:B` entries
+(scripts/peers/batch_peers.py has the details).
 
     python -m scripts.peers.peer_torch_batch MODEL.dsv --batches 1,16,128,1024,8192 -k 10 --out peers-batch.json
 """
 import argparse
+import functools
 import sys
 
 import numpy as np
 
-from scripts.peers.batch_peers import (add_common_args, default_reps, entries, largest_pow2_at_most,
-                         load_model_and_oracle, parse_batches, query_rows, write_json)
+from scripts.peers.batch_peers import (
+    add_common_args,
+    default_reps,
+    entries,
+    largest_pow2_at_most,
+    load_model_and_oracle,
+    parse_batches,
+    query_rows,
+    write_json,
+)
 from scripts.peers.peer_torch import timed
 
 PROG = "peer_torch_batch"
@@ -41,7 +51,7 @@ def main(argv=None):
     try:
         import torch
     except ImportError as e:
-        raise SystemExit(f"{PROG}: cannot import torch ({e})")
+        raise SystemExit(f"{PROG}: cannot import torch ({e})") from None
     if not torch.cuda.is_available():
         raise SystemExit(f"{PROG}: no CUDA GPU visible to PyTorch")
 
@@ -92,13 +102,13 @@ def main(argv=None):
                 try:
                     _, idx = search(batch, mat, dtype, chunk)
                     reps = args.reps or default_reps(batch)
-                    med, samples = timed(torch, lambda: search(batch, mat, dtype, chunk), reps,
+                    med, samples = timed(torch, functools.partial(search, batch, mat, dtype, chunk), reps,
                                          warmup=2 if batch <= 1024 else 1)
                     break
                 except torch.cuda.OutOfMemoryError:
                     torch.cuda.empty_cache()
                     if chunk == 1:
-                        raise SystemExit(f"{PROG}: out of GPU memory even with one query at a time")
+                        raise SystemExit(f"{PROG}: out of GPU memory even with one query at a time") from None
                     chunk //= 2
                     print(f"{PROG}: out of GPU memory at B={batch}; chunk halved to {chunk}", flush=True)
             frac, checked = oracle.fraction(batch, idx.numpy())

@@ -90,7 +90,8 @@ def load_run(path: Path) -> Run | None:
                 ratios[name] = b["floor_ratio"]
     for name, xs in samples.items():
         xs = sorted(xs)
-        med = agg.get(name, {}).get("median", xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2)
+        mid = len(xs) // 2
+        med = agg.get(name, {}).get("median", xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2)
         run.points[name] = Point(med, xs[0], xs[-1], len(xs), ratios.get(name))
     return run if run.points else None
 
@@ -220,8 +221,8 @@ def chart_js(div: str, bench: str, by_device: dict, steps_out: list) -> str:
             "y": [p.median for _, p, _ in pts],
             "error_y": {"type": "data", "symmetric": False, "array": [p.high - p.median for _, p, _ in pts],
                         "arrayminus": [p.median - p.low for _, p, _ in pts]},
-            "text": [f"{Path(r.path).name}, {p.n} repetition(s)" + (f", {p.floor_ratio:.3f} x floor" if p.floor_ratio else "")
-                     for _, p, r in pts],
+            "text": [f"{Path(r.path).name}, {p.n} repetition(s)"
+                     + (f", {p.floor_ratio:.3f} x floor" if p.floor_ratio else "") for _, p, r in pts],
             "line": {"color": colour}, "marker": {"color": colour},
         })
         traces += step_traces(device, pts, steps)
@@ -241,7 +242,8 @@ def md_tables_to_html(md: str) -> str:
                      if not re.match(r"^\|?\s*:?-", r.strip())]
             if cells:
                 out.append("<table><tr>" + "".join(f"<th>{c}</th>" for c in cells[0]) + "</tr>" +
-                           "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in cells[1:]) + "</table>")
+                           "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in cells[1:])
+                           + "</table>")
             rows.clear()
     for line in md.splitlines():
         if line.strip().startswith("|"):
@@ -267,7 +269,8 @@ def steps_html(steps: list) -> str:
             f'<li class="step {kind}" style="color:{st["color"]}">{st["mark"]} {html.escape(b)} on {html.escape(d)}: '
             f"{m0:.4g} ms at {html.escape(c0)} &rarr; {m1:.4g} ms at {html.escape(c1)} "
             f"({change_pct(m0, m1):+.1f} %)</li>" for b, d, c0, c1, m0, m1, _ in mine)
-        out.append(f'<h2>{kind.capitalize()}s ({len(mine)})</h2>' + (f'<ul id="{kind}s">{items}</ul>' if mine else "<p>None.</p>"))
+        out.append(f'<h2>{kind.capitalize()}s ({len(mine)})</h2>'
+                   + (f'<ul id="{kind}s">{items}</ul>' if mine else "<p>None.</p>"))
     return "".join(out)
 
 
@@ -323,17 +326,21 @@ document.querySelectorAll('input.gpu').forEach(box => box.addEventListener('chan
         f'<td>{html.escape(p["latest"])}</td><td>{p["benchmarks"]}</td><td>{p["steps"]}</td>'
         f'{latest_step_cells(p["latest_step"])}<td>{html.escape(", ".join(p["gpus"]))}</td></tr>'
         for f, p in sorted(pages.items()))
-    sel = lambda ident, opts: (f'<select id="{ident}"><option value="">all</option>' +
-                               "".join(f'<option>{html.escape(o)}</option>' for o in opts) + "</select>")
+    def sel(ident, opts):
+        return (f'<select id="{ident}"><option value="">all</option>' +
+                "".join(f'<option>{html.escape(o)}</option>' for o in opts) + "</select>")
     runs_list = "".join(f"<li>{html.escape(Path(r.path).as_posix())}: {html.escape(r.device)}, commit "
-                        f"{html.escape(r.commit)}, {html.escape(r.date)}, {len(r.points)} benchmarks</li>" for r in runs)
+                        f"{html.escape(r.commit)}, {html.escape(r.date)}, {len(r.points)} benchmarks</li>"
+                        for r in runs)
     table_html = "".join(f"<h2>{html.escape(t.as_posix())}</h2>" + md_tables_to_html(t.read_text())
                          for t in tables if t.exists())
     body = (f"<p>{len(runs)} runs, {len(pages)} families, {len(all_steps)} steps beyond the noise.</p>"
             f'<p class="filters">Study: {sel("study", studies)} GPU: {sel("gpu", gpus)}</p>'
-            f'<table id="families"><tr><th>family</th><th>study</th><th>latest commit</th><th>fixtures</th><th>steps</th>'
+            f'<table id="families"><tr><th>family</th><th>study</th><th>latest commit</th><th>fixtures</th>'
+            '<th>steps</th>'
             f'<th>latest step</th><th>change</th><th>at commit</th><th>GPUs</th></tr>{rows}</table>'
-            "<script>function filt(){const s=document.getElementById('study').value,g=document.getElementById('gpu').value;"
+            "<script>function filt(){const s=document.getElementById('study').value,"
+            "g=document.getElementById('gpu').value;"
             "document.querySelectorAll('#families tr[data-study]').forEach(r=>{r.style.display="
             "((!s||r.dataset.study===s)&&(!g||r.dataset.gpus.split('|').includes(g)))?'':'none';});}"
             "document.getElementById('study').onchange=filt;document.getElementById('gpu').onchange=filt;</script>"
@@ -342,7 +349,7 @@ document.querySelectorAll('input.gpu').forEach(box => box.addEventListener('chan
     for p in pages.values():  # summary.json: the latest step as a plain record
         ls = p.pop("latest_step")
         p["latest_step"] = None if ls is None else dict(zip(("fixture", "gpu", "before", "after", "before_ms",
-                                                                "after_ms", "direction"), ls))
+                                                                "after_ms", "direction"), ls, strict=True))
     summary = {"runs": len(runs), "families": pages, "steps": len(all_steps)}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
@@ -353,7 +360,8 @@ def latest_step_cells(step: tuple | None) -> str:
         return "<td>none</td><td></td><td></td>"
     b, d, _, c1, m0, m1, kind = step
     st = STEP_STYLE[kind]
-    return (f'<td class="{kind}" style="color:{st["color"]}">{st["mark"]} {kind}: {html.escape(b)} on {html.escape(d)}</td>'
+    return (f'<td class="{kind}" style="color:{st["color"]}">{st["mark"]} {kind}: {html.escape(b)} '
+            f'on {html.escape(d)}</td>'
             f"<td>{change_pct(m0, m1):+.1f} %</td><td>{html.escape(c1.split()[0])}</td>")
 
 

@@ -62,7 +62,8 @@ def load(paths):
         r = runs.setdefault(family_of(p, ctx), {"medians": {}, "gpu": set(), "commit": set()})
         r["medians"].update(medians(doc))
         if "peer" in ctx:  # the peers' context names the device as a dict
-            r["gpu"].add(ctx.get("gpu", {}).get("name", "?") if isinstance(ctx.get("gpu"), dict) else str(ctx.get("gpu")))
+            gpu = ctx.get("gpu")
+            r["gpu"].add(gpu.get("name", "?") if isinstance(gpu, dict) else str(gpu))
         else:
             r["gpu"].add(ctx.get("gpu", "?"))
             r["commit"].add(ctx.get("distancies_commit", "?"))

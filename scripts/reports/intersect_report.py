@@ -51,7 +51,8 @@ def table(run, data_set):
         managed = [ours(alg, g, "/mem:managed") for g in ("coarse", "fine")]
         gpu = [v for v in row[1:] if v]
         best = f"{row[0] / min(gpu):.0f}x" if row[0] and gpu else "—"
-        lines.append(f"| {alg.upper() if alg != 'hash' else 'Hash(512)'} | {s['serial']} | {s['coarse']} | {s['fine']} | "
+        name = alg.upper() if alg != "hash" else "Hash(512)"
+        lines.append(f"| {name} | {s['serial']} | {s['coarse']} | {s['fine']} | "
                      f"{fmt(row[0])} | {fmt(row[1])} | {fmt(managed[0])} | {fmt(row[2])} | {fmt(managed[1])} | "
                      f"{fmt(row[3])} | {fmt(row[4])} | {best} |")
     lines.append("")
@@ -92,7 +93,7 @@ def plot(series, xlabel, title, path, logx, context=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for (name, pts), colour in zip(series.items(), distinct_colours(len(series))):
+    for (name, pts), colour in zip(series.items(), distinct_colours(len(series)), strict=True):
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name, color=colour)
     if logx:
         ax.set_xscale("log", base=2)
@@ -123,8 +124,10 @@ def main(argv=None):
                  "(run distancies-bench --benchmark_filter='^intersect')")
     os.makedirs(a.out, exist_ok=True)
     md = ["# Posting-list intersection", "", table(run, a.set)]
-    for axis, xlabel, title, logx in (("ratio", "|long list| / |short list|", "Time vs list-length ratio (100 queries of 2 lists, short list 500 ids)", True),
-                                      ("terms", "terms per query", "Time vs query length (1,000 queries, lists of ~20,000 ids)", False)):
+    for axis, xlabel, title, logx in (
+            ("ratio", "|long list| / |short list|",
+             "Time vs list-length ratio (100 queries of 2 lists, short list 500 ids)", True),
+            ("terms", "terms per query", "Time vs query length (1,000 queries, lists of ~20,000 ids)", False)):
         series = shape_series(run, axis)
         if series:
             png = f"intersect_time_vs_{axis}.png"

@@ -6,7 +6,8 @@ best cuBLAS row and of the dense peak at its own SM clock; the study's findings 
 figures: a heat-map of the tile sweep, a line plot of the length sweep and the ladder from the
 naive kernel to the libraries at 4096^3.
 
-    python3 -m scripts.reports.matmul_report "$(python3 -m scripts.lib.manifest canonical matmul h100)" --out results/matmul
+    python3 -m scripts.reports.matmul_report "$(python3 -m scripts.lib.manifest canonical matmul h100)" \
+        --out results/matmul
 """
 import argparse
 import os
@@ -131,8 +132,8 @@ def sweep_table(data, size):
 
 def anchors_table(data):
     shapes = sorted({(m, n, k) for (_, m, n, k) in data}, key=lambda s: (s[0] * s[1] * s[2], s))
-    names = ["cublas_sgemm", "cublas_tf32", "cublaslt_tf32_best", "cublas_f16", "cublaslt_f16_best", "naive", "three_loop_tile_8x8", "register_tile_4x4",
-             "register_tile_8x8", "register_length_8"]
+    names = ["cublas_sgemm", "cublas_tf32", "cublaslt_tf32_best", "cublas_f16", "cublaslt_f16_best", "naive",
+             "three_loop_tile_8x8", "register_tile_4x4", "register_tile_8x8", "register_length_8"]
     rows = ["### Every shape: TFLOP/s (fraction of the best cuBLAS row's speed at the same precision)", "",
             "| shape | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for s in shapes:
@@ -140,7 +141,8 @@ def anchors_table(data):
         for n in names:
             b = data.get((n,) + s)
             frac = lib_fraction(data, n, s)
-            cells.append("—" if b is None else fmt(c(b, "tflops")) + (f" ({frac:.2f})" if frac and not n.startswith("cublas") else ""))
+            note = f" ({frac:.2f})" if frac and not n.startswith("cublas") else ""
+            cells.append("—" if b is None else fmt(c(b, "tflops")) + note)
         rows.append(f"| {s[0]}×{s[1]}×{s[2]} | " + " | ".join(cells) + " |")
     return rows
 
@@ -167,7 +169,8 @@ def context_tables(data, context):
         if not keys:
             continue
         rows += [f"### {sh[0]}×{sh[1]}×{sh[2]}", "",
-                 "| row | inputs | C | TFLOP/s | SM MHz | of the best cuBLAS | of dense peak |", "|---|---|---|---|---|---|---|"]
+                 "| row | inputs | C | TFLOP/s | SM MHz | of the best cuBLAS | of dense peak |",
+                 "|---|---|---|---|---|---|---|"]
         for k in keys:
             b = data[k]
             frac, best, peak, clock, assumed = row_context(data, k, context)
@@ -238,7 +241,8 @@ def beyond_tables(data):
              "|---|---|---|---|---|---|---|---|"]
     for name in beyond_names(data):
         b = next((data[key] for key in data if key[0] == name), None)
-        rows.append(f"| {name} | {'fp16' if c(b, 'input_bits') == 16 else 'fp32'} | {fmt(c(b, 'block_threads'), '.0f')} | "
+        rows.append(f"| {name} | {'fp16' if c(b, 'input_bits') == 16 else 'fp32'} | "
+                    f"{fmt(c(b, 'block_threads'), '.0f')} | "
                     f"{fmt(c(b, 'registers'), '.0f')} | {fmt(c(b, 'spill_bytes'), '.0f')} | "
                     f"{fmt(c(b, 'shared_bytes'), '.0f')} | {fmt(c(b, 'blocks_per_sm'), '.0f')} | "
                     f"{fmt(c(b, 'occupancy'), '.2f')} |")
@@ -270,19 +274,22 @@ def findings(data, run):
     rows = ["| finding | the study (" + STUDY_HARDWARE + ") | this run (" + run.context.get("gpu", "?") + ") |",
             "|---|---|---|"]
     best = max(tiles, key=tiles.get) if tiles else None
-    rows.append(f"| best tile at 512³ | 8 × 8 | {best[0]} × {best[1]} ({tiles[best]:.3g} TFLOP/s) |" if best else "| best tile | 8 × 8 | — |")
+    rows.append(f"| best tile at 512³ | 8 × 8 | {best[0]} × {best[1]} ({tiles[best]:.3g} TFLOP/s) |" if best
+                else "| best tile | 8 × 8 | — |")
     big = {(y, x): data.get((f"register_tile_{y}x{x}", 4096, 4096, 4096)) for y in SIDES for x in SIDES}
     big = {k: b for k, b in big.items() if b is not None and c(b, "tflops")}
     if big:
         bb = max(big, key=lambda k: c(big[k], "tflops"))
-        rows.append(f"| best tile at 4096³ (not in the study) | — | {bb[0]} × {bb[1]} ({c(big[bb], 'tflops'):.3g} TFLOP/s, "
-                    f"{fmt(lib_fraction(data, f'register_tile_{bb[0]}x{bb[1]}', (4096, 4096, 4096)), '.2f')} of cuBLAS SGEMM's speed) |")
+        frac = lib_fraction(data, f"register_tile_{bb[0]}x{bb[1]}", (4096, 4096, 4096))
+        rows.append(f"| best tile at 4096³ (not in the study) | — | {bb[0]} × {bb[1]} ({c(big[bb], 'tflops'):.3g} "
+                    f"TFLOP/s, {fmt(frac, '.2f')} of cuBLAS SGEMM's speed) |")
     slower = sorted(k for k, v in tiles.items() if cpu_t and v < cpu_t)
     rows.append(f"| tiles slower than one CPU core ({fmt(cpu_t)} TFLOP/s) | 32 × 32 | "
                 f"{', '.join(f'{y}×{x}' for y, x in slower) if slower else 'none'} |")
     if all(lens.values()):
         peak_l = max(lens, key=lens.get)
-        rows.append(f"| register inputs | better up to 64 + 64, ~4× slower at 128 + 128 | best at {2 * peak_l} + {2 * peak_l}; "
+        rows.append(f"| register inputs | better up to 64 + 64, ~4× slower at 128 + 128 | "
+                    f"best at {2 * peak_l} + {2 * peak_l}; "
                     f"128 + 128 is {lens[peak_l] / lens[64]:.2f}× slower than the best |")
     return rows
 
@@ -294,7 +301,7 @@ def length_plot(data, run, out):
     if not sizes:
         return []
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for size, colour in zip(sizes, distinct_colours(len(sizes))):
+    for size, colour in zip(sizes, distinct_colours(len(sizes)), strict=True):
         pts = [(2 * L, c(data.get((f"register_length_{L}", size, size, size)), "tflops")) for L in LENGTHS]
         pts = [p for p in pts if p[1]]
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colour, label=f"{size}³")
@@ -345,7 +352,8 @@ def plots(data, run, out):
         ("best three-loop tile", "three_loop_"), ("best register tile", "register_tile_"),
         ("best register length", "register_length_"), ("best shared-memory tile", "shared_tile_"))] + [
         ("warp-tiled SGEMM", "warp_tiled_sgemm"), ("CUTLASS SIMT fp32", "cutlass_simt_f32"),
-        ("cuBLAS SGEMM", "cublas_sgemm"), ("cuBLAS TF32", "cublas_tf32"), ("cuBLASLt TF32, best of 8", "cublaslt_tf32_best"),
+        ("cuBLAS SGEMM", "cublas_sgemm"), ("cuBLAS TF32", "cublas_tf32"),
+        ("cuBLASLt TF32, best of 8", "cublaslt_tf32_best"),
         ("best mma.sync FP16", best_name(data, "mma_f16")), ("CUTLASS FP16 (mma.sync)", "cutlass_f16"),
         ("cuBLAS FP16", "cublas_f16"), ("cuBLASLt FP16, best of 8", "cublaslt_f16_best")]
     pts = [(lbl, n, c(data.get((n, 4096, 4096, 4096)), "tflops")) for lbl, n in ladder if n]

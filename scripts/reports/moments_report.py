@@ -46,7 +46,7 @@ def load(path):
         with open(path) as f:
             doc = json.load(f)
     except (OSError, json.JSONDecodeError) as e:
-        raise SystemExit(f"moments_report: {path}: {e}")
+        raise SystemExit(f"moments_report: {path}: {e}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
         raise SystemExit(f"moments_report: {path}: no 'benchmarks' list")
     return doc
@@ -105,9 +105,10 @@ def plots(data, out, context=None):
         return []
     w = min(3, n)
     h = (n + w - 1) // w
-    colour = dict(zip(whos, distinct_colours(len(whos))))  # one colour per series, the same in every panel
+    # One colour per series, the same in every panel.
+    colour = dict(zip(whos, distinct_colours(len(whos)), strict=True))
     fig, axes = plt.subplots(h, w, figsize=(5 * w, 3.8 * h), squeeze=False)
-    for ax, cols in zip(axes.flat, cols_all):
+    for ax, cols in zip(axes.flat, cols_all, strict=False):  # the grid may have spare panels
         for family, who in whos:
             pts = series(data, family, who, cols)
             if not pts:
@@ -180,7 +181,8 @@ def findings(data):
     fr1 = one.get("floor_ratio") if one else None
     fr2 = two.get("floor_ratio") if two else None
     rows.append((STUDY_FINDINGS[2][1], "linear",
-                 f"300 columns, 2^28 elements: one_pass {fmt(fr1)}x the read floor ({fmt(one and one.get('gb_per_s'))} GB/s), "
+                 f"300 columns, 2^28 elements: one_pass {fmt(fr1)}x the read floor "
+                 f"({fmt(one and one.get('gb_per_s'))} GB/s), "
                  f"two_pass {fmt(fr2)}x"))
     goals.append(("one_pass <= 1.15x the read floor (2^28 elements, 300 columns)", f"{fmt(fr1)}x",
                   fr1 is not None and fr1 <= 1.15))

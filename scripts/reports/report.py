@@ -209,9 +209,9 @@ class Report:
                  ["transfers", "overhead", "transfers + overhead", "total", "total without stage events"]
         notes = [f"{v}: {r['note']}" for v, r in ref.items() if isinstance(r, dict) and "note" in r]
         return (title + self.caption + "\n\n" + table(header, rows) + "\n\nOverhead = total − kernels − "
-                "transfers (allocation, synchronisation, launch gaps), all from the search timed stage by stage; the last "
-                "column is the same search timed only from its first to its last event (what every other table "
-                "reports; docs/methodology.md). The study reports one overhead "
+                "transfers (allocation, synchronisation, launch gaps), all from the search timed stage by stage; "
+                "the last column is the same search timed only from its first to its last event (what every other "
+                "table reports; docs/methodology.md). The study reports one overhead "
                 "that includes the copies, hence the \"transfers + overhead\" column. Study notes: " +
                 "; ".join(notes) + ".\n")
 
@@ -255,7 +255,8 @@ class Report:
         if not self.pipes:
             return title + "> No `pipeline/*` benchmarks in this JSON.\n"
         kernel, transfer = stage_columns(self.pipes)
-        present = lambda ms: [m for m in ms if any(b.has(m) for b in self.pipes.values())]
+        def present(ms):
+            return [m for m in ms if any(b.has(m) for b in self.pipes.values())]
         cols = kernel + transfer + present(SUMS) + present(RATES)
         rows = [[f"`{v}`", self.pipes[v].repetitions()] +
                 [cell(self.pipes[v], m, m == "total_ms") for m in cols] for v in study_first(list(self.pipes))]
@@ -355,7 +356,7 @@ class Report:
         if self.pipes:
             kernel, _ = stage_columns(self.pipes)
             segs = kernel + ["transfer_ms", "overhead_ms"]
-            colors = dict(zip(segs, distinct_colours(len(segs))))
+            colors = dict(zip(segs, distinct_colours(len(segs)), strict=True))
             vs = study_first(list(self.pipes))
             fig, axes = plt.subplots(1, 2, figsize=(max(11, 0.9 * len(vs) * 2), 4.8))
             ours = {v: {m: self.pipes[v].center(m) or 0.0 for m in segs} for v in vs}
@@ -383,7 +384,8 @@ class Report:
         name = "dot_vs_floor.png"
         dots = self.run.family("dot/")
         if dots:
-            metric = lambda b: "kernel_ms" if b.has("kernel_ms") else "real_time"
+            def metric(b):
+                return "kernel_ms" if b.has("kernel_ms") else "real_time"
             fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(dots)), 4.5))
             labels = [n[len("dot/"):] for n in dots]
             ax.bar(labels, [b.center(metric(b)) for b in dots.values()],
@@ -436,7 +438,8 @@ class Report:
         figs = ["## Plots\n"] + [f"![{n}]({os.path.join(rel, n) if rel else n})" if why is None
                                  else f"> `{n}` not drawn: {why}." for n, why in plots.items()]
         parts = [head, self.table1(), self.table2(), self.table3(), self.dot_table(), self.topk_table(),
-                 self.pipeline_table(), self.peer_table(peers), self.batch_table(peers), self.throttled(), self.errors(), "\n\n".join(figs) + "\n"]
+                 self.pipeline_table(), self.peer_table(peers), self.batch_table(peers), self.throttled(),
+                 self.errors(), "\n\n".join(figs) + "\n"]
         return "\n".join(p for p in parts if p)
 
 

@@ -113,7 +113,8 @@ def sharding(runs):
         ms = center(b, "real_time")
         ref = g1.get(key) if g > 1 else None
         if ref is None:
-            one = run.get(f"pipeline/{pipe}") if not pipe.startswith("batch") else run.get(f"batch/{pipe}/batch:{batch}")
+            one = (run.get(f"pipeline/{pipe}") if not pipe.startswith("batch")
+                   else run.get(f"batch/{pipe}/batch:{batch}"))
             ref = center(one, "real_time")
         speed = ref / ms if ref and ms else None
         lines.append(f"| {name} | {os.path.basename(run.path)} | {fmt(ms, 3)} | {fmt(center(b, 'exchange_ms'), 3)} | "

@@ -34,7 +34,8 @@ def run(*args):
 
 
 def test_table_from_runs_later_median_wins(tmp_path):
-    first = write(tmp_path, "a.json", one_query() + [median("batch/p_one/batch:1", 2.0), median("batch/p_two/batch:1", 3.0)])
+    first = write(tmp_path, "a.json",
+                  one_query() + [median("batch/p_one/batch:1", 2.0), median("batch/p_two/batch:1", 3.0)])
     second = write(tmp_path, "b.json", [median("batch/p_two/batch:1", 1.5), median("batch/p_two/batch:16", 4.0)])
     out = tmp_path / "policy.inc"
     p = run(first, second, "--out", str(out))

@@ -23,7 +23,8 @@ CTX = {"floor_gb_per_s": 1000.0, "gpu_compute_capability": "9.0", "gpu_sm_count"
 
 
 def bench(pipeline, batch, ms, rows=1_000_000, dim=300, clock=1000.0):
-    return {"name": f"batch/{pipeline}/batch:{batch}/manual_time_median", "run_name": f"batch/{pipeline}/batch:{batch}/manual_time",
+    return {"name": f"batch/{pipeline}/batch:{batch}/manual_time_median",
+            "run_name": f"batch/{pipeline}/batch:{batch}/manual_time",
             "run_type": "aggregate", "aggregate_name": "median", "real_time": ms, "time_unit": "ms",
             "rows": rows, "dim": dim, "sm_clock_mhz": clock}
 

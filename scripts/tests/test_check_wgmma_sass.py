@@ -16,11 +16,12 @@ def sass(name, body):
     return "\n".join(lines) + "\n"
 
 
-PIPELINED = ["WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, UP0", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24",
-             "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, gsb0", "WARPGROUP.DEPBAR.LE gsb0, 0x1", "IADD3 R1, R1, 0x1, RZ",
-             "WARPGROUP.DEPBAR.LE gsb0, 0x0"]
-SERIALISED = ["WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, UP0, gsb0", "WARPGROUP.DEPBAR.LE gsb0, 0x0",
-              "WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, gsb0", "WARPGROUP.DEPBAR.LE gsb0, 0x0"]
+PIPELINED = ["WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, UP0",
+             "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, gsb0",
+             "WARPGROUP.DEPBAR.LE gsb0, 0x1", "IADD3 R1, R1, 0x1, RZ", "WARPGROUP.DEPBAR.LE gsb0, 0x0"]
+SERIALISED = ["WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, UP0, gsb0",
+              "WARPGROUP.DEPBAR.LE gsb0, 0x0", "WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, gsb0",
+              "WARPGROUP.DEPBAR.LE gsb0, 0x0"]
 
 
 def run(tmp_path, text, *args):

@@ -79,7 +79,8 @@ def test_improvement(tmp_path):
 
 
 def test_single_sample_falls_back_to_threshold(tmp_path):
-    one = lambda t: gbfake.entries("pipeline/V4", samples([t]))
+    def one(t):
+        return gbfake.entries("pipeline/V4", samples([t]))
     rc, out, _ = gate(tmp_path, one(10.0), one(10.8))
     assert rc == 1
     assert "REGRESSION (threshold only)" in row(out, "pipeline/V4")
@@ -206,7 +207,8 @@ def test_direction():
 def brute_force(x, y):
     """P(U >= u_obs) over every split of the pooled samples (ties count 1/2)."""
     pooled, n = x + y, len(x)
-    u = lambda a, b: sum((p > q) + 0.5 * (p == q) for p in a for q in b)
+    def u(a, b):
+        return sum((p > q) + 0.5 * (p == q) for p in a for q in b)
     obs, hits, total = u(x, y), 0, 0
     for idx in itertools.combinations(range(len(pooled)), n):
         a = [pooled[i] for i in idx]
@@ -259,7 +261,7 @@ def test_refusal_is_a_failure(tmp_path):
 
 
 def test_throttled_fixtures_noted(tmp_path):
-    hot = [dict(s, throttled_samples=t) for s, t in zip(samples(BASE), [0, 3, 0, 0, 1])]
+    hot = [dict(s, throttled_samples=t) for s, t in zip(samples(BASE), [0, 3, 0, 0, 1], strict=True)]
     rc, out, _ = gate(tmp_path, gbfake.entries("dot/x", samples(BASE)), gbfake.entries("dot/x", hot))
     assert rc == 0
     assert "throttled samples in the new run" in out and "dot/x (4)" in out
@@ -304,7 +306,8 @@ def test_rule_needs_the_u_test_too():
     assert not row.regression and "within noise" in row.verdict
 
 
-def fixtures(rng, scale=1.0, names=("pipeline/fused", "batch/batch_f16/batch:16", "moments/one_pass/rows:223697/cols:300")):
+def fixtures(rng, scale=1.0,
+             names=("pipeline/fused", "batch/batch_f16/batch:16", "moments/one_pass/rows:223697/cols:300")):
     out = []
     for i, n in enumerate(names):
         out += gbfake.entries(n, samples(noisy(rng, (i + 1) * scale, 0.002)))
@@ -329,11 +332,13 @@ def test_gate_flags_a_slowdown_of_a_gated_fixture(tmp_path):
 
 def test_gate_reports_host_bound_and_one_sided_fixtures_without_gating(tmp_path):
     rng = random.Random(2)
-    host = lambda t: gbfake.entries("load/native_resident/cache:warm", samples(noisy(rng, t, 0.001)))
+    def host(t):
+        return gbfake.entries("load/native_resident/cache:warm", samples(noisy(rng, t, 0.001)))
     other = gbfake.entries("dot/warp_shuffle_dot", samples(BASE))        # outside the gate
     only = gbfake.entries("pipeline/fused_i8", samples(BASE))
     rc, out, _ = run_gate(tmp_path, fixtures(rng) + host(100) + other + only,
-                          fixtures(rng) + host(200) + gbfake.entries("dot/warp_shuffle_dot", samples([t * 2 for t in BASE])))
+                          fixtures(rng) + host(200)
+                          + gbfake.entries("dot/warp_shuffle_dot", samples([t * 2 for t in BASE])))
     assert rc == 0, out
     assert "host-bound (reported, never gated)" in out and "load/native_resident/cache:warm" in out
     assert "only in the baseline (not gated): pipeline/fused_i8" in out

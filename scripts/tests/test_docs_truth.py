@@ -31,7 +31,8 @@ def make_repo(tmp_path: Path) -> Path:
                    "archived": [{"path": "results/history/", "commit": "0000000", "what": "old runs"}]}, root)
     (root / "results/goals").mkdir()
     (root / "results/goals/study.json").write_text(json.dumps([
-        {"id": "met", "text": "fast", "evidence": {"file": "results/study/h100.json", "fixture": "^batch/fast/batch:16$"},
+        {"id": "met", "text": "fast",
+         "evidence": {"file": "results/study/h100.json", "fixture": "^batch/fast/batch:16$"},
          "comparison": "<=", "threshold": 0.6, "unit": "ms"},
         {"id": "missed", "text": "slow", "evidence": {"file": "results/study/h100.json", "fixture": "^batch/slow/"},
          "comparison": "<=", "threshold": 1.0, "unit": "ms"},

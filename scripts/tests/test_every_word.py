@@ -12,7 +12,7 @@ WORDS = ["king", "#", "#tag", '"', "-", "+", "!", "queen", "0", "man", "woman", 
 def write_w2v(path, words, vecs):
     with open(path, "wb") as f:
         f.write(f"{len(words)} {vecs.shape[1]}\n".encode())
-        for w, v in zip(words, vecs):
+        for w, v in zip(words, vecs, strict=True):
             f.write(w.encode() + b" " + v.astype("<f4").tobytes() + b"\n")
 
 

@@ -44,7 +44,8 @@ def test_report_from_a_made_up_run(tmp_path):
     assert "| tiles slower than one CPU core (0.0013 TFLOP/s) | 32 × 32 | 32×32 |" in md
     assert "best at 2 + 2; 128 + 128 is 4.00× slower than the best" in md
     assert "| best hand-written fp32 kernel ≥ 70% of the best cuBLAS fp32 | warp_tiled_sgemm | 55 | 0.800 | met |" in md
-    assert "| best tensor-core kernel (FP16 inputs, fp32 sums) ≥ 60% of the best cuBLAS FP16 | mma_f16_128x128 | 344 | 0.500 | missed |" in md
+    assert ("| best tensor-core kernel (FP16 inputs, fp32 sums) ≥ 60% of the best cuBLAS FP16 | mma_f16_128x128 "
+            "| 344 | 0.500 | missed |") in md
     assert "| mma_f16_128x128 | fp16 | 128 | 230 | 0 | 75776 | 2 | 0.12 |" in md
     assert "| cutlass_f16 | 458 (0.67) |" in md
     for png in ("matmul_tiles_512.png", "matmul_tiles_4096.png", "matmul_length.png", "matmul_ladder.png"):

@@ -6,9 +6,9 @@ from scripts.tests import tool
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = "scripts.analysis.ncu_sass_stalls"
 
-CSV = '''"Kernel Name","k"
-"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed","stall_wait","stall_barrier","stall_wait (Not Issued)"
-"0x0","FMUL R1, R2, R3","10","100","10","0","9"
+CSV = ('"Kernel Name","k"\n'
+       '"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed","stall_wait","stall_barrier",'
+       '"stall_wait (Not Issued)"\n') + '''"0x0","FMUL R1, R2, R3","10","100","10","0","9"
 "0x10","WARPGROUP.DEPBAR.LE gsb0, 0x0","60","100","0","60","60"
 "0x20","BRA 0x0","30","50","20","10","0"
 '''

@@ -45,8 +45,9 @@ def dot(ms):
 
 def full_doc(skip=()):
     b = []
-    add = lambda name, samples, suffix="/manual_time": b.extend(
-        [] if any(name.startswith(s) for s in skip) else gbfake.entries(name, samples, suffix))
+    def add(name, samples, suffix="/manual_time"):
+        if not any(name.startswith(s) for s in skip):
+            b.extend(gbfake.entries(name, samples, suffix))
     add("floor/read_model", reps(real_time=0.8, kernel_ms=0.8, gb_per_s=3294.0))
     add("dot/thread_per_row_dot", dot(4.0))
     add("dot/shared_reduce_dot", dot(1.2))
@@ -83,7 +84,7 @@ def section(md, heading):
     rows = [[c.strip() for c in line.strip().strip("|").split("|")]
             for line in text.splitlines() if line.startswith("|")]
     header, body = rows[0], rows[2:]
-    return {r[0]: dict(zip(header, r)) for r in body}, text
+    return {r[0]: dict(zip(header, r, strict=True)) for r in body}, text
 
 
 @pytest.fixture(scope="module")
@@ -151,8 +152,8 @@ def test_every_variant_stage_and_pipeline_listed(full):
     pipes, _ = section(md, "Every pipeline")
     assert list(pipes["`V4`"]) == ["pipeline", "reps", "DotProduct", "FirstMerge", "BotchedMergeSort",
                                    "CubRadixSort", "query_h2d", "result_d2h", "model_h2d", "kernel_ms",
-                                   "transfer_ms", "overhead_ms", "staged_total_ms", "total_ms", "wall_ms", "distances_per_ms",
-                                   "floor_ratio"]
+                                   "transfer_ms", "overhead_ms", "staged_total_ms", "total_ms", "wall_ms",
+                                   "distances_per_ms", "floor_ratio"]
     assert list(pipes) == ["`V1`", "`V2`", "`V3`", "`V4`", "`V4_cub_sort`"]
     assert pipes["`V1`"]["model_h2d"] == "50.00" and pipes["`V4`"]["model_h2d"] == "—"
     assert "`dot/broken_dot`: made-up failure" in md

@@ -54,7 +54,8 @@ def test_a_missed_goal_says_so_and_the_floor_comes_from_another_file(tmp_path):
 def test_two_gpus_against_one(tmp_path):
     out = tmp_path / "out"
     two = gbfake.write(tmp_path / "g2.json", gbfake.document(
-        gbfake.entries("shard/batch_f16_h/gpus:2/batch:1024", one(4.0, exchange_ms=0.4), suffix="/iterations:10/manual_time")))
+        gbfake.entries("shard/batch_f16_h/gpus:2/batch:1024", one(4.0, exchange_ms=0.4),
+                       suffix="/iterations:10/manual_time")))
     assert scale_report.main([fake_run(tmp_path), two, "--out", str(out)]) == 0
     md = (out / "scale.md").read_text()
     assert "| shard/batch_f16_h/gpus:2/batch:1024 | g2.json | 4.000 | 0.400 | 6.800 | 1.70 | 0.850 |" in md

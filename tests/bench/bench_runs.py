@@ -6,7 +6,12 @@ new fixtures, and scripts/reports/report.py reading a partial file.
 usage: bench_runs.py BENCH WORKDIR CASE   (CASE: progress, sigterm, sigkill, resume, report)
 No timing thresholds: DISTANCIES_BENCH_TEST_PAUSE_MS holds each fixture after the first before
 its report, so a signal sent after the first progress line lands mid-run."""
-import json, os, re, signal, subprocess, sys
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 BENCH, WORK, CASE = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
@@ -85,7 +90,8 @@ def resume():
     r = run(out, ALL, "--resume", str(out))  # nothing left
     assert r.returncode == 0 and "nothing to run" in r.stderr, r.stderr
     more = ALL.replace("sequence/CPU|", "sequence/CPU|intersect/hash/serial/set:small|")
-    other = run(out, more, "--resume", str(out), model=["--rows", "2000", "--dim", "8"])  # another model: refused, file kept
+    # Another model: refused, the file kept.
+    other = run(out, more, "--resume", str(out), model=["--rows", "2000", "--dim", "8"])
     assert other.returncode != 0 and "resume needs the same settings" in other.stderr, other.stderr
     assert len(fixtures(out)[0]) == 4
 
