@@ -4,9 +4,9 @@
 #   scripts/batch_sweep.sh BENCH OUT_DIR small   # floors, one-query figures, B = 1 ... 256
 #   scripts/batch_sweep.sh BENCH OUT_DIR large   # B = 512 ... 8192
 # Every batch/<pipeline>/batch:B and batch_auto/batch:B of those sizes. Then, on any machine:
-#   scripts/auto_policy.py OUT/small.json OUT/large.json          # variants/embeddings/auto_policy.inc
-#   scripts/auto_policy.py --check OUT/small.json OUT/large.json  # auto within 5 % of the best?
-#   distancies list --json > reg.json && scripts/batch_roofline.py --registry reg.json OUT/small.json OUT/large.json
+#   python3 -m scripts.codegen.auto_policy OUT/small.json OUT/large.json          # variants/embeddings/auto_policy.inc
+#   python3 -m scripts.codegen.auto_policy --check OUT/small.json OUT/large.json  # auto within 5 % of the best?
+#   distancies list --json > reg.json && python3 -m scripts.reports.batch_roofline --registry reg.json OUT/small.json OUT/large.json
 set -euo pipefail
 [ $# -eq 3 ] || { echo "usage: batch_sweep.sh BENCH OUT_DIR small|large" >&2; exit 2; }
 bench=$1 out=$2 part=$3

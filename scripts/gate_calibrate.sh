@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Calibrates the regression gate (docs/regression.md): runs the gated set of scripts/gate.json
 # again and again with one binary in cycles of three runs (a, b: plain; i: --inject-slowdown)
-# inside a time budget, then has compare.py --calibration measure the rule's false-positive rate
+# inside a time budget, then has scripts.ci.compare --calibration measure the rule's false-positive rate
 # (a against b: every flag is a false alarm) and detection rate (a or b against i).
 #
 #   scripts/gate_calibrate.sh OUT_DIR [BENCH]
@@ -11,7 +11,7 @@
 # OUT_DIR receives the runs (NN-aC.json, NN-bC.json, NN-iC.json, C the cycle; logs in
 # runs.tar.gz) and this folder's calibration.{md,json} and noise.json. One folder judges itself
 # with its own noise (in-sample); the committed calibration cross-fits two device calls'
-# folders: scripts/compare.py --calibration DIR1 DIR2.
+# folders: python3 -m scripts.ci.compare --calibration DIR1 DIR2.
 set -euo pipefail
 
 out=${1:?usage: scripts/gate_calibrate.sh OUT_DIR [BENCH]}
@@ -22,7 +22,7 @@ budget=${BUDGET_S:-480}
 inject=${INJECT:-3}
 min_time=${MIN_TIME:-0.02}
 reps=${REPS:-$("$py" -c 'import json; print(json.load(open("scripts/gate.json"))["rule"]["repetitions"])')}
-filter=$("$py" scripts/gate.py filter)
+filter=$("$py" -m scripts.ci.gate filter)
 mkdir -p "$out"
 logs=$(mktemp -d)
 
@@ -64,7 +64,7 @@ if [ -n "$last" ] && [ ! -f "$(ls "$out"/*-i"$last".json 2>/dev/null | head -1)"
 fi
 
 rc=0
-"$py" scripts/compare.py --calibration "$out" || rc=$?
+"$py" -m scripts.ci.compare --calibration "$out" || rc=$?
 tar czf "$out/runs.tar.gz" -C "$logs" .
 rm -rf "$logs"
 exit "$rc"

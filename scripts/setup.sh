@@ -58,7 +58,7 @@ if "$bin/cli/distancies" query --model "$glove" --device gpu -k 5 king - man + w
     args+=(--resume "$out")
   fi
   "$bin/bench/distancies-bench" "${args[@]}" --out "$out"
-  .venv/bin/python scripts/report.py "$out" --out-dir results/local --md results/local/tables.md
+  .venv/bin/python -m scripts.reports.report "$out" --out-dir results/local --md results/local/tables.md
   cat results/local/tables.md
   echo "setup: JSON in $out, tables in results/local/tables.md (scripts/setup.sh --full runs every fixture)"
 else

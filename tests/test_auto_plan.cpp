@@ -1,5 +1,5 @@
 // `--variant auto` (variants/embeddings/auto_plan.hpp): the choices its measured table implies,
-// on the CPU. The table itself is generated (scripts/auto_policy.py); these tests hold the
+// on the CPU. The table itself is generated (scripts/codegen/auto_policy.py); these tests hold the
 // decision rules, not particular timings.
 #include <gtest/gtest.h>
 

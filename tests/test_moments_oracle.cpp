@@ -136,7 +136,7 @@ TEST(MomentsOracle, ErrorMeasure) {
   EXPECT_TRUE(std::isinf(moment_errors(got, want).kurtosis));
 }
 
-// The same floats as scripts/peer_moments.py's generator (values printed by that code).
+// The same floats as scripts/peers/peer_moments.py's generator (values printed by that code).
 TEST(MomentsData, GeneratorMatchesThePythonPeers) {
   EXPECT_EQ(moments_element(1, 0, 0, 3), 0.01549344789236784f);
   EXPECT_EQ(moments_element(1, 2, 1, 3), 0.5236557722091675f);

@@ -113,7 +113,7 @@ TEST(Registry, OneAddedRowReachesTheCatalogAndTheJson) {
   EXPECT_TRUE(pipe);
 }
 
-// scripts/batch_roofline.py models every batch pipeline from these traits alone.
+// scripts/reports/batch_roofline.py models every batch pipeline from these traits alone.
 TEST(Registry, EveryBatchPipelineCarriesItsRooflineTraits) {
   const auto j = registry_json();
   ASSERT_EQ(j["embeddings"]["batch"].size(), batch_pipelines().size());

@@ -17,7 +17,7 @@
 namespace distancies::bench {
 namespace {
 
-// Powers of two: the `auto` planner's table interpolates between them (scripts/auto_policy.py).
+// Powers of two: the `auto` planner's table interpolates between them (scripts/codegen/auto_policy.py).
 const int kBatches[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
 const int kGemmBatches[] = {128, 1024, 8192};
 const int kTiles[] = {16384, 32768, 65536, 131072, 262144};
@@ -71,7 +71,7 @@ void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool
 }
 
 // What `--variant auto` runs for B queries with the 16-bit copy made (as it is in every fixture
-// after the warm-up); the label names the choice, so that `scripts/auto_policy.py --check` can
+// after the warm-up); the label names the choice, so that `python3 -m scripts.codegen.auto_policy --check` can
 // hold it against the best pipeline of the same run.
 // The data's redo rates are measured once, untimed, as a session measures them on its model.
 const DataRates& probed_rates() {

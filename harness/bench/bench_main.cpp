@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
       ->group(measure);
   app.add_option("--inject-slowdown", mc.inject_slowdown_pct,
                  "Make every sample this many percent slower with a measured GPU busy-wait (calibrating the "
-                 "regression gate only: the JSON context records it and scripts/compare.py refuses such a baseline)")
+                 "regression gate only: the JSON context records it and scripts/ci/compare.py refuses such a baseline)")
       ->check(CLI::Range(0.0, 1000.0))
       ->group(measure);
 

@@ -4,7 +4,7 @@
 //   intersect_shape/<variant>/ratio:<r> and .../terms:<k>    time vs list-length ratio and
 //                                                            query length (the report's plots)
 // Sets: small (the study's), gov2 (GOV2-shaped, full scale), and real when
-// DISTANCIES_INTERSECT_REAL=PREFIX names PREFIX.bin and PREFIX.queries (scripts/intersect_index.py).
+// DISTANCIES_INTERSECT_REAL=PREFIX names PREFIX.bin and PREFIX.queries (scripts/data/intersect_index.py).
 // The CPU peers (the *_allcores rows) are timed with the host clock over every core.
 // Counters: queries_per_s, ids_per_ms and gb_per_s (over the lists each query touches, once per
 // query: effective rates), distinct_mb (the floor's bytes), min_read_mb (the bytes every

@@ -1,5 +1,5 @@
 // The benchmark's matrix, element by element from a hash of its flat row-major index, so the
-// GPU fill, the CPU tests and the Python peers (scripts/peer_moments.py) make the same floats.
+// GPU fill, the CPU tests and the Python peers (scripts/peers/peer_moments.py) make the same floats.
 // x = u * u with u uniform in [0, 1) on a 2^-24 grid: skewed (g1 ~ 0.64) and not normal
 // (g2 ~ -0.86), so no statistic sits at zero where a relative error means nothing.
 #pragma once

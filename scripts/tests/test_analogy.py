@@ -1,13 +1,13 @@
-"""scripts/analogy.py: the batch it writes, the sidecar, and the exact numbers of `score`."""
+"""scripts/analysis/analogy.py: the batch it writes, the sidecar, and the exact numbers of `score`."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
+from scripts.tests import tool
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(os.path.dirname(HERE), "analogy.py")
+SCRIPT = "scripts.analysis.analogy"
 
 QUESTIONS = """\
 : capital-common-countries
@@ -26,7 +26,7 @@ EXPRESSIONS = ["greece - athens + baghdad", "greece - athens + bangkok", "girl -
 
 
 def run(*args):
-    p = subprocess.run([sys.executable, SCRIPT, *map(str, args)], capture_output=True, text=True)
+    p = tool.run(SCRIPT, *args, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
 
 

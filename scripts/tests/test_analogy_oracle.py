@@ -1,13 +1,13 @@
-"""scripts/analogy_oracle.py: the fp64 top-1 of each expression, its words excluded, ties to the
+"""scripts/analysis/analogy_oracle.py: the fp64 top-1 of each expression, its words excluded, ties to the
 lower row, against pipelines' answers (one right, one wrong)."""
 import json
 import os
 import struct
-import subprocess
-import sys
+
+from scripts.tests import tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(os.path.dirname(HERE), "analogy_oracle.py")
+SCRIPT = "scripts.analysis.analogy_oracle"
 
 # 2-d rows whose answers are worked out by hand below (row order as written).
 WORDS = {"x": (1.0, 0.0), "y": (0.0, 1.0), "z": (1.0, 1.0), "w": (0.1, 1.0), "v": (0.0, 2.0),
@@ -39,8 +39,8 @@ def test_oracle_against_right_and_wrong_answers(tmp_path):
     answers(right, ["v", "w"], summary)
     answers(wrong, ["t", "w"], {**summary, "gpu": {**summary["gpu"], "pipeline": "q"}})
     out = tmp_path / "check.json"
-    p = subprocess.run([sys.executable, SCRIPT, str(model), str(batch), str(right), str(wrong), "--out", str(out),
-                        "--context", "gpu=test"], capture_output=True, text=True)
+    p = tool.run(SCRIPT, str(model), str(batch), str(right), str(wrong), "--out", str(out),
+                 "--context", "gpu=test", capture_output=True, text=True)
     assert p.returncode == 1, p.stderr  # one pipeline differs
     rep = json.loads(out.read_text())
     assert rep["context"] == {"gpu": "test"}
@@ -60,10 +60,10 @@ def test_all_identical_exits_zero_and_bad_input_is_one_line(tmp_path):
     res = tmp_path / "r.jsonl"
     answers(res, ["w"], {"fallbacks": 0, "gpu": {"pipeline": "p", "total_ms": 1.0}})
     out = tmp_path / "c.json"
-    p = subprocess.run([sys.executable, SCRIPT, str(model), str(batch), str(res), "--out", str(out)],
-                       capture_output=True, text=True)
+    p = tool.run(SCRIPT, str(model), str(batch), str(res), "--out", str(out),
+                 capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     (tmp_path / "bad.bin").write_bytes(b"not a model\n")
-    p = subprocess.run([sys.executable, SCRIPT, str(tmp_path / "bad.bin"), str(batch), str(res), "--out", str(out)],
-                       capture_output=True, text=True)
+    p = tool.run(SCRIPT, str(tmp_path / "bad.bin"), str(batch), str(res), "--out", str(out),
+                 capture_output=True, text=True)
     assert p.returncode != 0 and p.stderr.count("\n") == 1 and "word2vec" in p.stderr

@@ -1,13 +1,12 @@
-"""scripts/auto_policy.py: the planner's table from runs (a later run's median wins), its errors,
+"""scripts/codegen/auto_policy.py: the planner's table from runs (a later run's median wins), its errors,
 and --check (batch_auto against the best pipeline of the same runs, 5 % tolerance)."""
 import json
 import os
-import subprocess
-import sys
+
+from scripts.tests import tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.dirname(HERE)
-SCRIPT = os.path.join(SCRIPTS, "auto_policy.py")
+SCRIPT = "scripts.codegen.auto_policy"
 CTX = {"gpu": "Test GPU", "distancies_commit": "0123456789ab"}
 
 
@@ -31,11 +30,12 @@ def one_query():
 
 
 def run(*args):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+    return tool.run(SCRIPT, *args, capture_output=True, text=True)
 
 
 def test_table_from_runs_later_median_wins(tmp_path):
-    first = write(tmp_path, "a.json", one_query() + [median("batch/p_one/batch:1", 2.0), median("batch/p_two/batch:1", 3.0)])
+    first = write(tmp_path, "a.json",
+                  one_query() + [median("batch/p_one/batch:1", 2.0), median("batch/p_two/batch:1", 3.0)])
     second = write(tmp_path, "b.json", [median("batch/p_two/batch:1", 1.5), median("batch/p_two/batch:16", 4.0)])
     out = tmp_path / "policy.inc"
     p = run(first, second, "--out", str(out))

@@ -1,21 +1,18 @@
-"""The CPU parts of the batch peers (scripts/batch_peers.py, peer_torch_batch.py, peer_faiss.py,
+"""The CPU parts of the batch peers (scripts/peers/batch_peers.py, peer_torch_batch.py, peer_faiss.py,
 faiss_bundle.py): query rule, checked positions, fp64 oracle, native loading, JSON shape, errors."""
 import importlib.util
 import json
 import os
 import struct
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.dirname(HERE)
-ROOT = os.path.dirname(SCRIPTS)
-sys.path[:0] = [SCRIPTS]
-import batch_peers as bp  # noqa: E402
-from bench_json import parse  # noqa: E402
+from scripts.lib.bench_json import parse
+from scripts.peers import batch_peers as bp
+from scripts.tests import tool
+
+ROOT = str(tool.ROOT)
 
 
 def write_native(path, words, vectors, normalised=False):
@@ -145,30 +142,29 @@ def test_entries_are_google_benchmark_shaped():
 
 
 def run_script(name, *args, env=None):
-    return subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *map(str, args)],
-                          capture_output=True, text=True, env=env)
+    return tool.run("scripts.peers." + name, *args, capture_output=True, text=True, env=env)
 
 
 def test_peer_scripts_fail_with_one_line(tmp_path):
     model = write_native(tmp_path / "m.dsv", ["a", "b"], [[1, 0], [0, 1]])
-    p = run_script("peer_torch_batch.py", model, "--batches", "1,0", "--out", tmp_path / "o.json")
+    p = run_script("peer_torch_batch", model, "--batches", "1,0", "--out", tmp_path / "o.json")
     assert p.returncode == 1 and p.stderr.strip() == \
         "peer_torch_batch: --batches: '0' is not a positive integer (expected e.g. 1,16,128)"
-    p = run_script("peer_faiss.py", model, "-k", "5000", "--out", tmp_path / "o.json")
+    p = run_script("peer_faiss", model, "-k", "5000", "--out", tmp_path / "o.json")
     assert p.returncode == 1 and p.stderr.strip() == "peer_faiss: -k must be in 1..2048 (faiss GPU's limit)"
     if importlib.util.find_spec("faiss") is None:
-        p = run_script("peer_faiss.py", model, "--out", tmp_path / "o.json")
+        p = run_script("peer_faiss", model, "--out", tmp_path / "o.json")
         assert p.returncode == 1 and p.stderr.startswith("peer_faiss: cannot import faiss (")
         assert len(p.stderr.strip().splitlines()) == 1
     if importlib.util.find_spec("torch") is None:
-        p = run_script("peer_torch_batch.py", model, "--out", tmp_path / "o.json")
+        p = run_script("peer_torch_batch", model, "--out", tmp_path / "o.json")
         assert p.returncode == 1 and p.stderr.strip().startswith("peer_torch_batch: cannot import torch (")
-    p = run_script("peer_faiss.py", model, "--faiss-dir", tmp_path / "none", "--out", tmp_path / "o.json")
+    p = run_script("peer_faiss", model, "--faiss-dir", tmp_path / "none", "--out", tmp_path / "o.json")
     assert p.returncode == 1 and "--faiss-dir" in p.stderr and "not a folder" in p.stderr
 
 
 def fatbin_entries(path):
-    import faiss_bundle
+    from scripts.peers import faiss_bundle
     data = open(path, "rb").read()
     off, size = faiss_bundle.elf_sections(data)[".nv_fatbin"]
     out, pos = [], off
@@ -189,7 +185,7 @@ def fatbin_entries(path):
 @pytest.mark.skipif(not os.path.exists(os.path.join(ROOT, "build/harness/cli/distancies")),
                     reason="needs the built CLI (sm_90 SASS + compute_75 PTX) as a fatbin sample")
 def test_prune_fatbins_keeps_only_sm90_sass(tmp_path):
-    import faiss_bundle
+    from scripts.peers import faiss_bundle
     exe = tmp_path / "distancies"
     exe.write_bytes(open(os.path.join(ROOT, "build/harness/cli/distancies"), "rb").read())
     before = fatbin_entries(exe)

@@ -1,16 +1,14 @@
-"""scripts/batch_roofline.py: the work model of each scan kind, the peak by precision, the merge
+"""scripts/reports/batch_roofline.py: the work model of each scan kind, the peak by precision, the merge
 of several runs, and its errors; checked against hand-computed figures of small synthetic runs."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
+from scripts.reports import batch_roofline as br
+from scripts.tests import tool
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.dirname(HERE)
-sys.path[:0] = [SCRIPTS]
-import batch_roofline as br  # noqa: E402
 
 REGISTRY = {"embeddings": {"batch": [
     {"name": "loop", "traits": {"scan": "per_query", "precision": "fp32", "queries_per_model_read": "1"}},
@@ -25,7 +23,8 @@ CTX = {"floor_gb_per_s": 1000.0, "gpu_compute_capability": "9.0", "gpu_sm_count"
 
 
 def bench(pipeline, batch, ms, rows=1_000_000, dim=300, clock=1000.0):
-    return {"name": f"batch/{pipeline}/batch:{batch}/manual_time_median", "run_name": f"batch/{pipeline}/batch:{batch}/manual_time",
+    return {"name": f"batch/{pipeline}/batch:{batch}/manual_time_median",
+            "run_name": f"batch/{pipeline}/batch:{batch}/manual_time",
             "run_type": "aggregate", "aggregate_name": "median", "real_time": ms, "time_unit": "ms",
             "rows": rows, "dim": dim, "sm_clock_mhz": clock}
 
@@ -71,17 +70,17 @@ def test_errors_are_one_line(tmp_path):
     reg.write_text(json.dumps({"embeddings": {"batch": [{"name": "x"}]}}))
     res = tmp_path / "run.json"
     res.write_text(json.dumps(run(bench("fused", 16, 1.0))))
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "batch_roofline.py"), "--registry", str(reg), str(res)],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.batch_roofline", "--registry", str(reg), str(res),
+                 capture_output=True, text=True)
     assert p.returncode != 0 and "no batch pipelines with traits" in p.stderr
     reg.write_text(json.dumps(REGISTRY))
     no_floor = dict(CTX)
     del no_floor["floor_gb_per_s"]
     res.write_text(json.dumps(run(bench("fused", 16, 1.0), ctx=no_floor)))
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "batch_roofline.py"), "--registry", str(reg), str(res)],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.batch_roofline", "--registry", str(reg), str(res),
+                 capture_output=True, text=True)
     assert p.returncode != 0 and "floor_gb_per_s" in p.stderr
     res.write_text(json.dumps(run(bench("fused", 16, 1.0))))
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "batch_roofline.py"), "--registry", str(reg), str(res)],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.batch_roofline", "--registry", str(reg), str(res),
+                 capture_output=True, text=True)
     assert p.returncode == 0 and "| 16 | `fused` | 1.000 |" in p.stdout

@@ -1,11 +1,11 @@
-"""scripts/check_wgmma_sass.py on SASS as cuobjdump prints it: the walk's pipelined mainloop passes,
+"""scripts/ci/check_wgmma_sass.py on SASS as cuobjdump prints it: the walk's pipelined mainloop passes,
 the serialised one (C7520: each HGMMA waited on at once, as in run 34) fails."""
 import os
-import subprocess
-import sys
+
+from scripts.tests import tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(os.path.dirname(HERE), "check_wgmma_sass.py")
+SCRIPT = "scripts.ci.check_wgmma_sass"
 
 
 def sass(name, body):
@@ -16,17 +16,18 @@ def sass(name, body):
     return "\n".join(lines) + "\n"
 
 
-PIPELINED = ["WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, UP0", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24",
-             "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, gsb0", "WARPGROUP.DEPBAR.LE gsb0, 0x1", "IADD3 R1, R1, 0x1, RZ",
-             "WARPGROUP.DEPBAR.LE gsb0, 0x0"]
-SERIALISED = ["WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, UP0, gsb0", "WARPGROUP.DEPBAR.LE gsb0, 0x0",
-              "WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, gsb0", "WARPGROUP.DEPBAR.LE gsb0, 0x0"]
+PIPELINED = ["WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, UP0",
+             "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, gsb0",
+             "WARPGROUP.DEPBAR.LE gsb0, 0x1", "IADD3 R1, R1, 0x1, RZ", "WARPGROUP.DEPBAR.LE gsb0, 0x0"]
+SERIALISED = ["WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, UP0, gsb0",
+              "WARPGROUP.DEPBAR.LE gsb0, 0x0", "WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32 R24, gdesc[UR12], R24, gsb0",
+              "WARPGROUP.DEPBAR.LE gsb0, 0x0"]
 
 
 def run(tmp_path, text, *args):
     path = tmp_path / "dump.txt"
     path.write_text(text)
-    return subprocess.run([sys.executable, SCRIPT, "--sass", str(path), *args], capture_output=True, text=True)
+    return tool.run(SCRIPT, "--sass", str(path), *args, capture_output=True, text=True)
 
 
 def test_pipelined_passes_and_serialised_fails(tmp_path):

@@ -1,4 +1,4 @@
-"""scripts/compare.py: the regression gate's decisions, exit codes and the U test itself."""
+"""scripts/ci/compare.py: the regression gate's decisions, exit codes and the U test itself."""
 import itertools
 import json
 import math
@@ -10,13 +10,13 @@ import sys
 
 import pytest
 
+from scripts.ci.compare import Rule, decide, evidence, mann_whitney
+from scripts.ci.gate import bench_filter, expected_names, load_gate
+from scripts.lib.bench_json import base_name, higher_is_better
+from scripts.tests import gbfake, tool
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
-sys.path[:0] = [SCRIPTS, os.path.join(HERE, "data")]
-import gbfake
-from bench_json import base_name, higher_is_better
-from compare import Rule, decide, evidence, mann_whitney
-from gate import bench_filter, expected_names, load_gate
 
 BASE = [10.0, 10.1, 9.9, 10.05, 9.95]          # median 10.0, tight
 
@@ -34,8 +34,8 @@ def samples(times, **counters):
 def gate(tmp_path, base_entries, new_entries, *args, base_ctx=None):
     b = gbfake.write(tmp_path / "base.json", gbfake.document(base_entries, **(base_ctx or {})))
     n = gbfake.write(tmp_path / "new.json", gbfake.document(new_entries))
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), b, n, *args],
-                       check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", b, n, *args,
+                 check=False, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -79,7 +79,8 @@ def test_improvement(tmp_path):
 
 
 def test_single_sample_falls_back_to_threshold(tmp_path):
-    one = lambda t: gbfake.entries("pipeline/V4", samples([t]))
+    def one(t):
+        return gbfake.entries("pipeline/V4", samples([t]))
     rc, out, _ = gate(tmp_path, one(10.0), one(10.8))
     assert rc == 1
     assert "REGRESSION (threshold only)" in row(out, "pipeline/V4")
@@ -169,21 +170,21 @@ def test_bad_input_exit_2(tmp_path, base_text, args, message):
     if base_text is not None:
         (tmp_path / "bad.json").write_text(base_text)
         base = str(tmp_path / "bad.json")
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), base, good, *args],
-                       check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", base, good, *args,
+                 check=False, capture_output=True, text=True)
     assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr
 
 
 def test_missing_file_exit_2(tmp_path):
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), str(tmp_path / "a.json"),
-                        str(tmp_path / "b.json")], check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", str(tmp_path / "a.json"),
+                 str(tmp_path / "b.json"), check=False, capture_output=True, text=True)
     assert p.returncode == 2 and "cannot read" in p.stderr
 
 
 def test_real_google_benchmark_output_against_itself(tmp_path):
     real = os.path.join(HERE, "data", "cpu_only_gb171.json")
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), real, real],
-                       check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", real, real,
+                 check=False, capture_output=True, text=True)
     assert p.returncode == 0
     assert row(p.stdout, "cpu/sequential").split()[-1] == "ok"   # '/iterations:3/manual_time' stripped
     assert "sequence/CPU" in p.stdout
@@ -206,7 +207,8 @@ def test_direction():
 def brute_force(x, y):
     """P(U >= u_obs) over every split of the pooled samples (ties count 1/2)."""
     pooled, n = x + y, len(x)
-    u = lambda a, b: sum((p > q) + 0.5 * (p == q) for p in a for q in b)
+    def u(a, b):
+        return sum((p > q) + 0.5 * (p == q) for p in a for q in b)
     obs, hits, total = u(x, y), 0, 0
     for idx in itertools.combinations(range(len(pooled)), n):
         a = [pooled[i] for i in idx]
@@ -259,7 +261,7 @@ def test_refusal_is_a_failure(tmp_path):
 
 
 def test_throttled_fixtures_noted(tmp_path):
-    hot = [dict(s, throttled_samples=t) for s, t in zip(samples(BASE), [0, 3, 0, 0, 1])]
+    hot = [dict(s, throttled_samples=t) for s, t in zip(samples(BASE), [0, 3, 0, 0, 1], strict=True)]
     rc, out, _ = gate(tmp_path, gbfake.entries("dot/x", samples(BASE)), gbfake.entries("dot/x", hot))
     assert rc == 0
     assert "throttled samples in the new run" in out and "dot/x (4)" in out
@@ -304,7 +306,8 @@ def test_rule_needs_the_u_test_too():
     assert not row.regression and "within noise" in row.verdict
 
 
-def fixtures(rng, scale=1.0, names=("pipeline/fused", "batch/batch_f16/batch:16", "moments/one_pass/rows:223697/cols:300")):
+def fixtures(rng, scale=1.0,
+             names=("pipeline/fused", "batch/batch_f16/batch:16", "moments/one_pass/rows:223697/cols:300")):
     out = []
     for i, n in enumerate(names):
         out += gbfake.entries(n, samples(noisy(rng, (i + 1) * scale, 0.002)))
@@ -314,8 +317,8 @@ def fixtures(rng, scale=1.0, names=("pipeline/fused", "batch/batch_f16/batch:16"
 def run_gate(tmp_path, base, new, *args, base_ctx=None, new_ctx=None):
     b = gbfake.write(tmp_path / "base.json", gbfake.document(base, **(base_ctx or {})))
     n = gbfake.write(tmp_path / "new.json", gbfake.document(new, **(new_ctx or {})))
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), "--gate", GATE, b, n, *args],
-                       check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", "--gate", GATE, b, n, *args,
+                 check=False, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -329,11 +332,13 @@ def test_gate_flags_a_slowdown_of_a_gated_fixture(tmp_path):
 
 def test_gate_reports_host_bound_and_one_sided_fixtures_without_gating(tmp_path):
     rng = random.Random(2)
-    host = lambda t: gbfake.entries("load/native_resident/cache:warm", samples(noisy(rng, t, 0.001)))
+    def host(t):
+        return gbfake.entries("load/native_resident/cache:warm", samples(noisy(rng, t, 0.001)))
     other = gbfake.entries("dot/warp_shuffle_dot", samples(BASE))        # outside the gate
     only = gbfake.entries("pipeline/fused_i8", samples(BASE))
     rc, out, _ = run_gate(tmp_path, fixtures(rng) + host(100) + other + only,
-                          fixtures(rng) + host(200) + gbfake.entries("dot/warp_shuffle_dot", samples([t * 2 for t in BASE])))
+                          fixtures(rng) + host(200)
+                          + gbfake.entries("dot/warp_shuffle_dot", samples([t * 2 for t in BASE])))
     assert rc == 0, out
     assert "host-bound (reported, never gated)" in out and "load/native_resident/cache:warm" in out
     assert "only in the baseline (not gated): pipeline/fused_i8" in out
@@ -376,7 +381,8 @@ def calibration_folder(folder, rng, cycles=4, offsets=None):
         for kind, scale, pct in (("a", 1.0, "0"), ("b", 1.0, "0"), ("i", 1.03, "3")):
             n += 1
             ents = []
-            for i, name in enumerate(("pipeline/fused", "batch/batch_f16/batch:16", "moments/one_pass/rows:223697/cols:300")):
+            names = ("pipeline/fused", "batch/batch_f16/batch:16", "moments/one_pass/rows:223697/cols:300")
+            for i, name in enumerate(names):
                 off = 1 + (offsets or {}).get(name, 0.0) * pattern[n % len(pattern)]
                 ents += gbfake.entries(name, samples(noisy(rng, (i + 1) * scale * off, 0.002)))
             gbfake.write(folder / f"{n:02d}-{kind}{c}.json", gbfake.document(ents, inject_slowdown_pct=pct))
@@ -384,8 +390,8 @@ def calibration_folder(folder, rng, cycles=4, offsets=None):
 
 
 def calibrate(*folders, out=None):
-    args = [sys.executable, os.path.join(SCRIPTS, "compare.py"), "--calibration", *map(str, folders), "--gate", GATE]
-    p = subprocess.run(args + (["--out-dir", str(out)] if out else []), check=False, capture_output=True, text=True)
+    args = ["--calibration", *folders, "--gate", GATE] + (["--out-dir", out] if out else [])
+    p = tool.run("scripts.ci.compare", *args, check=False, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     return json.loads(((out or folders[0]) / "calibration.json").read_text())
 
@@ -420,21 +426,24 @@ def test_calibration_cross_fits_the_noise_of_another_call(tmp_path):
 
 def test_gate_runs_a_side_and_the_noise_file(tmp_path):
     rng = random.Random(12)
-    write = lambda name, scale, off: gbfake.write(
-        tmp_path / name, gbfake.document(gbfake.entries("pipeline/fused", samples(noisy(rng, scale * off, 0.001)))))
+    def write(name, scale, off):
+        ents = gbfake.entries("pipeline/fused", samples(noisy(rng, scale * off, 0.001)))
+        return gbfake.write(tmp_path / name, gbfake.document(ents))
     base = [write(f"b{k}.json", 1.0, o) for k, o in enumerate((1.0, 1.03, 0.99))]
     new = [write(f"n{k}.json", 1.0, o) for k, o in enumerate((1.04, 1.0, 1.01))]     # the same binary
     noise = tmp_path / "noise.json"
     noise.write_text(json.dumps({"pipeline/fused": 0.02}))
-    cmd = [sys.executable, os.path.join(SCRIPTS, "compare.py"), "--gate", GATE, "--base", *base, "--new", *new]
-    p = subprocess.run(cmd + ["--noise", str(noise)], check=False, capture_output=True, text=True)
+    cmd = ["--gate", GATE, "--base", *base, "--new", *new]
+    p = tool.run("scripts.ci.compare", *cmd, "--noise", noise, check=False, capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     line = row(p.stdout, "pipeline/fused")
     assert "3/3" in line and "3.3%" in line        # limit noise_k 2 x 2 % x sqrt(2/3)
     slow = [write(f"s{k}.json", 1.08, o) for k, o in enumerate((1.0, 1.01, 0.99))]
-    p = subprocess.run(cmd[:-4] + ["--new", *slow, "--noise", str(noise)], check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", *cmd[:-4], "--new", *slow, "--noise", noise,
+                 check=False, capture_output=True, text=True)
     assert p.returncode == 1 and "REGRESSION" in row(p.stdout, "pipeline/fused")
-    p = subprocess.run(cmd + ["--noise", str(tmp_path / "none.json")], check=False, capture_output=True, text=True)
+    p = tool.run("scripts.ci.compare", *cmd, "--noise", tmp_path / "none.json",
+                 check=False, capture_output=True, text=True)
     assert p.returncode == 2 and "--noise" in p.stderr and "Traceback" not in p.stderr
 
 
@@ -454,9 +463,10 @@ def test_gate_file_filter_and_registry():
 
 
 FAKE_BENCH = '''#!/usr/bin/env python3
-import pathlib, random, sys
-sys.path.insert(0, {data!r})
-import gbfake
+import importlib.util, pathlib, random, sys
+spec = importlib.util.spec_from_file_location("gbfake", {gbfake!r})
+gbfake = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gbfake)
 args = sys.argv[1:]
 pct = float(args[args.index("--inject-slowdown") + 1]) if "--inject-slowdown" in args else 0.0
 opt = lambda k: next(a.split("=", 1)[1] for a in args if a.startswith(k + "="))
@@ -472,7 +482,7 @@ gbfake.write(pathlib.Path(opt("--benchmark_out")), gbfake.document(ents, inject_
 
 def fake_bench(tmp_path, name="bench"):
     bench = tmp_path / name
-    bench.write_text(FAKE_BENCH.format(data=os.path.join(HERE, "data")))
+    bench.write_text(FAKE_BENCH.format(gbfake=gbfake.__file__))
     bench.chmod(0o755)
     return bench
 
@@ -484,7 +494,8 @@ def test_gate_calibrate_script_with_a_fake_bench(tmp_path):
                        check=False, capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     files = sorted(os.listdir(out))
-    assert files[:3] == ["01-a1.json", "02-b1.json", "03-i1.json"] and len([f for f in files if f[0].isdigit()]) % 3 == 0
+    runs = [f for f in files if f[0].isdigit()]
+    assert runs[:3] == ["01-a1.json", "02-b1.json", "03-i1.json"] and len(runs) % 3 == 0
     assert {"calibration.json", "calibration.md", "noise.json", "runs.tar.gz"} <= set(files)
     s = json.loads((out / "calibration.json").read_text())
     assert s["false_positive"]["judged"] > 0 and s["detection"]["rate"] >= 0.95

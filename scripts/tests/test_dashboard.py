@@ -1,4 +1,4 @@
-"""scripts/dashboard.py: step detection, commit order, GPUs kept apart, and the built site opened
+"""scripts/reports/dashboard.py: step detection, commit order, GPUs kept apart, and the built site opened
 in a real headless Chromium (Debian's chromium + chromium-driver, driven by Selenium): every
 page loads with no console errors and each chart holds the points of the history made here.
 
@@ -9,13 +9,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import dashboard  # noqa: E402
+from scripts.reports import dashboard
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +39,8 @@ def history(tmp_path):
     commit on GPU A; GPU B ran the first and the last commit only."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True, text=True).stdout
+    def git(*a):
+        return subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True, text=True).stdout
     git("init", "-q")
     commits = []
     for i in range(4):
@@ -94,7 +93,8 @@ def test_steps_are_told_apart_by_direction():
 def test_a_data_family_is_its_own_series(tmp_path):
     def run(family, ms):
         doc = {"context": {"gpu": "GPU X", "distancies_commit": "abc", "model_family": family},
-               "benchmarks": [{"name": "batch/p/batch:16", "run_type": "iteration", "real_time": ms, "time_unit": "ms"}]}
+               "benchmarks": [{"name": "batch/p/batch:16", "run_type": "iteration", "real_time": ms,
+                               "time_unit": "ms"}]}
         path = tmp_path / f"{family.replace(':', '-')}.json"
         path.write_text(json.dumps(doc))
         return dashboard.load_run(path)

@@ -1,15 +1,11 @@
-"""scripts/manifest.py, goals.py, render_docs.py and check_docs.py on a small repository in tmp."""
+"""scripts/lib/manifest.py, scripts/docs/goals.py and render_docs.py, scripts/ci/check_docs.py on a small repository
+in tmp."""
 import json
-import os
-import sys
 from pathlib import Path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE)]
-import check_docs
-import goals
-import manifest
-import render_docs
+from scripts.ci import check_docs
+from scripts.docs import goals, render_docs
+from scripts.lib import manifest
 
 
 def bench(name, times, **counters):
@@ -35,7 +31,8 @@ def make_repo(tmp_path: Path) -> Path:
                    "archived": [{"path": "results/history/", "commit": "0000000", "what": "old runs"}]}, root)
     (root / "results/goals").mkdir()
     (root / "results/goals/study.json").write_text(json.dumps([
-        {"id": "met", "text": "fast", "evidence": {"file": "results/study/h100.json", "fixture": "^batch/fast/batch:16$"},
+        {"id": "met", "text": "fast",
+         "evidence": {"file": "results/study/h100.json", "fixture": "^batch/fast/batch:16$"},
          "comparison": "<=", "threshold": 0.6, "unit": "ms"},
         {"id": "missed", "text": "slow", "evidence": {"file": "results/study/h100.json", "fixture": "^batch/slow/"},
          "comparison": "<=", "threshold": 1.0, "unit": "ms"},
@@ -47,11 +44,11 @@ def make_repo(tmp_path: Path) -> Path:
          "comparison": "<=", "threshold": 0.6},
         {"id": "unknown", "text": "no file", "evidence": {"file": None}, "comparison": ">=", "threshold": 1}]))
     (root / "docs").mkdir()
-    (root / "docs/a.md").write_text("# A\n\n<!-- generated: scripts/render_docs.py results-files from x -->\n"
+    (root / "docs/a.md").write_text("# A\n\n<!-- generated: scripts/docs/render_docs.py results-files from x -->\n"
                                     "<!-- end generated -->\n")
-    (root / "scripts").mkdir()
+    (root / "scripts/docs").mkdir(parents=True)
     (root / "scripts/tool.py").write_text('"""A tool."""\nx = 1  # reads results/study/h100.json\n')
-    for name in ("render_docs.py", "report.py"):   # named by the docs below
+    for name in ("docs/render_docs.py", "report.py"):   # named by the docs below
         (root / "scripts" / name).write_text("")
     render_docs.process(root, write=True)
     return root
@@ -110,6 +107,31 @@ def test_missing_path_is_caught_in_comments_and_docs(tmp_path):
     assert any("scripts/tool.py:2" in f and "kernels/gone.cuh" in f for f in findings)
     assert not any("a_string_not_a_comment" in f for f in findings)
     assert any("docs/b.md:1" in f and "results/study/h200.json" in f for f in findings)
+
+
+def test_modules_named_must_exist(tmp_path):
+    root = make_repo(tmp_path)
+    (root / "scripts/kind").mkdir()
+    (root / "scripts/kind/__init__.py").write_text("")
+    (root / "scripts/kind/tool.py").write_text("")
+    (root / "docs/b.md").write_text("Run `python -m scripts.kind.tool X` or `python3 -m scripts.kind`.\n")
+    assert check_docs.check(root) == []
+    (root / "docs/b.md").write_text("Run `python -m scripts.kind.gone X`.\n")
+    (root / "scripts/tool.py").write_text('"""Usage: python -m scripts.tool_gone ARGS"""\n')
+    findings = check_docs.check(root)
+    assert any("docs/b.md:1" in f and "module that does not exist: scripts.kind.gone" in f for f in findings)
+    assert any("scripts/tool.py:1" in f and "scripts.tool_gone" in f for f in findings)
+
+
+def test_generated_blocks_are_held_to_their_json_not_to_the_tree(tmp_path):
+    # A command in the manifest names a script where it was at its commit; it may have moved since.
+    root = make_repo(tmp_path)
+    doc = manifest.load(root)
+    doc["files"]["results/study/h100.json"]["command"] = "scripts/moved_since.py results/study/h100.json"
+    manifest.save(doc, root)
+    render_docs.process(root, write=True)
+    assert "scripts/moved_since.py" in (root / "docs/a.md").read_text()
+    assert check_docs.check(root) == []
 
 
 def test_globs_placeholders_outputs_and_archived_paths_pass(tmp_path):

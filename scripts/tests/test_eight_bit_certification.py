@@ -1,16 +1,17 @@
-"""scripts/eight_bit_certification.py on a small Gaussian word2vec file: the JSON it writes, int8
+"""scripts/analysis/eight_bit_certification.py on a small Gaussian word2vec file: the JSON it writes, int8
 certifying every query (the gap between the 11th and 64th similarity of random rows is far wider
 than its bound) and never less often than e4m3; a missing model is one error line."""
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+from scripts.analysis import eight_bit_certification as ebc
+from scripts.tests import tool
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(os.path.dirname(HERE), "eight_bit_certification.py")
+SCRIPT = "scripts.analysis.eight_bit_certification"
 
 pytest.importorskip("ml_dtypes")
 
@@ -26,8 +27,8 @@ def write_w2v(path, rows=2000, dim=32, seed=5):
 def test_writes_rates_and_int8_certifies(tmp_path):
     model, out = tmp_path / "m.bin", tmp_path / "out.json"
     write_w2v(model)
-    subprocess.run([sys.executable, SCRIPT, "--model", str(model), "--queries", "40", "--out", str(out)], check=True,
-                   capture_output=True)
+    tool.run(SCRIPT, "--model", str(model), "--queries", "40", "--out", str(out), check=True,
+             capture_output=True)
     d = json.loads(out.read_text())
     assert d["rows"] == 2000 and d["dim"] == 32 and d["queries"] == 40
     rates = d["certified_fraction"]
@@ -38,13 +39,11 @@ def test_writes_rates_and_int8_certifies(tmp_path):
 
 
 def test_missing_model_is_one_error_line(tmp_path):
-    r = subprocess.run([sys.executable, SCRIPT, "--model", str(tmp_path / "absent.bin")], capture_output=True, text=True)
+    r = tool.run(SCRIPT, "--model", str(tmp_path / "absent.bin"), capture_output=True, text=True)
     assert r.returncode != 0
     assert r.stderr.strip().count("\n") == 0 and "cannot read" in r.stderr
 
 
-sys.path.insert(0, os.path.dirname(HERE))
-import eight_bit_certification as ebc  # noqa: E402
 
 
 @pytest.mark.parametrize("dim", [7, 50, 300])
@@ -78,8 +77,8 @@ def test_batch_bounds_hold(dim):
 def test_batch_section_in_the_json(tmp_path):
     model, out = tmp_path / "m.bin", tmp_path / "out.json"
     write_w2v(model)
-    subprocess.run([sys.executable, SCRIPT, "--model", str(model), "--queries", "40", "--out", str(out)], check=True,
-                   capture_output=True)
+    tool.run(SCRIPT, "--model", str(model), "--queries", "40", "--out", str(out), check=True,
+             capture_output=True)
     b = json.loads(out.read_text())["batch_tensor_core"]
     for k in ("k11", "k100"):
         assert 0.0 <= b["certified_fraction"]["e4m3"][k] <= b["certified_fraction"]["int8"][k] <= 1.0

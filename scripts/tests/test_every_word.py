@@ -1,10 +1,10 @@
-"""scripts/every_word.py on a small model with awkward words, on the CPU."""
+"""scripts/analysis/every_word.py on a small model with awkward words, on the CPU."""
 import json
 
 import numpy as np
 import pytest
 
-import every_word as ewo
+from scripts.analysis import every_word as ewo
 
 WORDS = ["king", "#", "#tag", '"', "-", "+", "!", "queen", "0", "man", "woman", "zz", "aa", "copy", "copy2"]
 
@@ -12,7 +12,7 @@ WORDS = ["king", "#", "#tag", '"', "-", "+", "!", "queen", "0", "man", "woman", 
 def write_w2v(path, words, vecs):
     with open(path, "wb") as f:
         f.write(f"{len(words)} {vecs.shape[1]}\n".encode())
-        for w, v in zip(words, vecs):
+        for w, v in zip(words, vecs, strict=True):
             f.write(w.encode() + b" " + v.astype("<f4").tobytes() + b"\n")
 
 

@@ -1,10 +1,10 @@
-"""scripts/family_report.py and scripts/data_stats.py on made-up runs and models."""
+"""scripts/reports/family_report.py and scripts/data/data_stats.py on made-up runs and models."""
 import json
 
 import numpy as np
 
-import data_stats
-import family_report
+from scripts.data import data_stats
+from scripts.reports import family_report
 
 
 def run(family, rows):

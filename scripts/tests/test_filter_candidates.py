@@ -1,18 +1,13 @@
-"""scripts/filter_candidates.py: its plan mirrors the C++ policy (FilterScanPolicy in
+"""scripts/analysis/filter_candidates.py: its plan mirrors the C++ policy (FilterScanPolicy in
 tests/test_batch.cpp checks the same figures there), and a small model's run reports counts
 that bound the K best."""
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.dirname(HERE)
-sys.path[:0] = [SCRIPTS, HERE]
-import filter_candidates as fc  # noqa: E402
-from test_batch_peers import write_native  # noqa: E402
+from scripts.analysis import filter_candidates as fc
+from scripts.tests import tool
+from scripts.tests.test_batch_peers import write_native
 
 
 def test_plan_mirrors_the_policy():
@@ -30,8 +25,8 @@ def test_run_on_a_small_model(tmp_path):
     x = rng.standard_normal((rows, dim)).astype(np.float32)
     path = write_native(tmp_path / "m.dsv", [f"w{i:05d}" for i in range(rows)], x)
     out = tmp_path / "o.json"
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "filter_candidates.py"), path, "--queries", "50",
-                        "--out", str(out)], capture_output=True, text=True)
+    p = tool.run("scripts.analysis.filter_candidates", path, "--queries", "50",
+                 "--out", str(out), capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     r = json.loads(out.read_text())
     assert r["queries"] == 50 and r["K"] == 64 and r["rows"] == rows
@@ -42,5 +37,5 @@ def test_run_on_a_small_model(tmp_path):
 def test_too_small_to_seed(tmp_path):
     x = np.eye(8, 16, dtype=np.float32) + 1
     path = write_native(tmp_path / "s.dsv", [f"w{i}" for i in range(8)], x)
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "filter_candidates.py"), path], capture_output=True, text=True)
+    p = tool.run("scripts.analysis.filter_candidates", path, capture_output=True, text=True)
     assert p.returncode != 0 and "too few to seed" in p.stderr

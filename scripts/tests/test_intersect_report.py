@@ -1,14 +1,8 @@
-"""scripts/intersect_report.py on made-up JSON: the study's table with ours beside it, the goals
+"""scripts/reports/intersect_report.py on made-up JSON: the study's table with ours beside it, the goals
 line, both plots, failed fixtures listed, and bad input as one error line."""
-import os
-import subprocess
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.dirname(HERE)
-sys.path[:0] = [SCRIPTS, os.path.join(HERE, "data")]
-import gbfake  # noqa: E402
-import intersect_report  # noqa: E402
+from scripts.reports import intersect_report
+from scripts.tests import gbfake, tool
 
 
 def one(ms, **counters):
@@ -39,7 +33,8 @@ def test_table_goals_and_plots(tmp_path):
     intersect_report.main([fake_run(tmp_path), "--out", str(out)])
     md = (out / "intersection.md").read_text()
     # The study's figures beside ours, and the best speed-up over our own serial time.
-    assert "| SVS | 4379.99 | 199.27 | 237.43 | 300.000 | 40.000 | 70.000 | 60.000 | 70.000 | 0.100 | 0.200 | 3000x |" in md
+    assert ("| SVS | 4379.99 | 199.27 | 237.43 | 300.000 | 40.000 | 70.000 | 60.000 | 70.000 | 0.100 | 0.200 "
+            "| 3000x |") in md
     assert "| Hash(512) | 15422.8 | 361.25 | 749.41 | 500.000 |" in md
     assert "the best batch (intersect/" in md and "3000x serial SVS (goal >= 1000x: met)" in md
     assert "1.25x the floor" in md and "goal <= 1.5x: met" in md
@@ -60,10 +55,10 @@ def test_goals_not_met_are_said(tmp_path):
 def test_bad_input_is_one_error_line(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
-    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "intersect_report.py"), str(bad), "--out",
-                        str(tmp_path / "o")], capture_output=True, text=True)
+    r = tool.run("scripts.reports.intersect_report", str(bad), "--out",
+                 str(tmp_path / "o"), capture_output=True, text=True)
     assert r.returncode != 0 and r.stderr.strip().startswith("intersect_report.py: error:")
     empty = gbfake.write(tmp_path / "empty.json", gbfake.document(gbfake.entries("dot/x", one(1.0))))
-    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "intersect_report.py"), empty, "--out",
-                        str(tmp_path / "o")], capture_output=True, text=True)
+    r = tool.run("scripts.reports.intersect_report", empty, "--out",
+                 str(tmp_path / "o"), capture_output=True, text=True)
     assert r.returncode != 0 and "has no intersect/ fixtures" in r.stderr

@@ -1,10 +1,9 @@
-"""scripts/matmul_report.py on a made-up run: the findings, the sweep tables, the figures."""
+"""scripts/reports/matmul_report.py on a made-up run: the findings, the sweep tables, the figures."""
 import json
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from scripts.lib.bench_json import load
+from scripts.reports import matmul_report as mr
+from scripts.tests import tool
 
 
 def fixture(name, ms, **counters):
@@ -39,13 +38,14 @@ def test_report_from_a_made_up_run(tmp_path):
     run.write_text(json.dumps({"context": {"gpu": "Test GPU", "distancies_commit": "abc", "date": "2026-11-23"},
                                "benchmarks": benches}))
     out = tmp_path / "out"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "matmul_report.py"), str(run), "--out", str(out)], check=True)
+    tool.run("scripts.reports.matmul_report", str(run), "--out", str(out), check=True)
     md = (out / "matmul.md").read_text()
     assert "| best tile at 512³ | 8 × 8 | 8 × 8 (10 TFLOP/s) |" in md
     assert "| tiles slower than one CPU core (0.0013 TFLOP/s) | 32 × 32 | 32×32 |" in md
     assert "best at 2 + 2; 128 + 128 is 4.00× slower than the best" in md
     assert "| best hand-written fp32 kernel ≥ 70% of the best cuBLAS fp32 | warp_tiled_sgemm | 55 | 0.800 | met |" in md
-    assert "| best tensor-core kernel (FP16 inputs, fp32 sums) ≥ 60% of the best cuBLAS FP16 | mma_f16_128x128 | 344 | 0.500 | missed |" in md
+    assert ("| best tensor-core kernel (FP16 inputs, fp32 sums) ≥ 60% of the best cuBLAS FP16 | mma_f16_128x128 "
+            "| 344 | 0.500 | missed |") in md
     assert "| mma_f16_128x128 | fp16 | 128 | 230 | 0 | 75776 | 2 | 0.12 |" in md
     assert "| cutlass_f16 | 458 (0.67) |" in md
     for png in ("matmul_tiles_512.png", "matmul_tiles_4096.png", "matmul_length.png", "matmul_ladder.png"):
@@ -70,9 +70,6 @@ def test_every_row_against_the_best_cublas_and_the_dense_peak_at_its_clock(tmp_p
                        "gpu_max_sm_clock_mhz": "1980"}, "benchmarks": benches}
     path = tmp_path / "m.json"
     path.write_text(json.dumps(doc))
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import matmul_report as mr
-    from bench_json import load
     run = load(str(path))
     data = mr.collect(run)
     key = ("mma_f16_128x128", 4096, 4096, 4096)
@@ -91,7 +88,7 @@ def test_every_row_against_the_best_cublas_and_the_dense_peak_at_its_clock(tmp_p
     frac, best, peak, clock, assumed = mr.row_context(data, ("cublas_sgemm", 4096, 4096, 4096), run.context)
     assert assumed and clock == 1980 and frac == 1.0 and abs(peak - flops / 2e9 / 66.90816) < 1e-9
     out = tmp_path / "out"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "matmul_report.py"), str(path), "--out", str(out)], check=True)
+    tool.run("scripts.reports.matmul_report", str(path), "--out", str(out), check=True)
     md = (out / "matmul.md").read_text()
     assert "| mma_f16_128x128 | FP16 | fp32 | 429 | 1200 | 50.0 % (cublaslt_f16_best) | 66.2 % |" in md
     assert "| cublaslt_f16_out16_best | FP16 | fp16 | 1.37e+03 | 1500 | 160.0 % (cublaslt_f16_best) |" in md

@@ -20,7 +20,7 @@ MODEL = Path(os.environ.get("GLOVE_W2V", ROOT / ".cache/models/glove.6B.50d.w2v.
 
 
 def read_w2v(path):
-    """word2vec binary as scripts/glove_wheel_to_w2v.py writes it: 'rows dim\\n', then per row
+    """word2vec binary as scripts/data/glove_wheel_to_w2v.py writes it: 'rows dim\\n', then per row
     'word ' + dim little-endian float32 + '\\n'."""
     data = path.read_bytes()
     head_end = data.index(b"\n")

@@ -1,12 +1,9 @@
-"""scripts/moments_report.py on fake bench and peer JSON: the tables restate the numbers."""
+"""scripts/reports/moments_report.py on fake bench and peer JSON: the tables restate the numbers."""
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import moments_report  # noqa: E402
+from scripts.reports import moments_report
 
 
 def entry(name, ms, **counters):
@@ -36,7 +33,8 @@ def fake_bench():
     # a repetition's aggregates: only the median counts
     b.append({"name": "moments/one_pass/rows:4/cols:300/min_time:0.050/manual_time_mean",
               "run_name": "moments/one_pass/rows:4/cols:300/min_time:0.050/manual_time",
-              "run_type": "aggregate", "aggregate_name": "mean", "real_time": 99.0, "time_unit": "ms", "kernel_ms": 99.0})
+              "run_type": "aggregate", "aggregate_name": "mean", "real_time": 99.0, "time_unit": "ms",
+              "kernel_ms": 99.0})
     return {"context": {"gpu": "NVIDIA H100 80GB HBM3", "gpu_sm_count": "132", "gpu_memory_gib": "79.1"},
             "benchmarks": b}
 

@@ -1,14 +1,14 @@
-"""scripts/ncu_sass_stalls.py: the top instructions and the regions' shares from a source page."""
+"""scripts/analysis/ncu_sass_stalls.py: the top instructions and the regions' shares from a source page."""
 import os
-import subprocess
-import sys
+
+from scripts.tests import tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(os.path.dirname(HERE), "ncu_sass_stalls.py")
+SCRIPT = "scripts.analysis.ncu_sass_stalls"
 
-CSV = '''"Kernel Name","k"
-"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed","stall_wait","stall_barrier","stall_wait (Not Issued)"
-"0x0","FMUL R1, R2, R3","10","100","10","0","9"
+CSV = ('"Kernel Name","k"\n'
+       '"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed","stall_wait","stall_barrier",'
+       '"stall_wait (Not Issued)"\n') + '''"0x0","FMUL R1, R2, R3","10","100","10","0","9"
 "0x10","WARPGROUP.DEPBAR.LE gsb0, 0x0","60","100","0","60","60"
 "0x20","BRA 0x0","30","50","20","10","0"
 '''
@@ -17,7 +17,7 @@ CSV = '''"Kernel Name","k"
 def run(tmp_path, *args):
     path = tmp_path / "sass.csv"
     path.write_text(CSV)
-    return subprocess.run([sys.executable, SCRIPT, str(path), *args], capture_output=True, text=True)
+    return tool.run(SCRIPT, str(path), *args, capture_output=True, text=True)
 
 
 def test_top_and_regions(tmp_path):
@@ -34,7 +34,7 @@ def test_top_and_regions(tmp_path):
 def test_bad_input_is_one_line(tmp_path):
     bad = tmp_path / "x.csv"
     bad.write_text("a,b\n1,2\n")
-    p = subprocess.run([sys.executable, SCRIPT, str(bad)], capture_output=True, text=True)
+    p = tool.run(SCRIPT, str(bad), capture_output=True, text=True)
     assert p.returncode != 0 and p.stderr.count("\n") == 1
     p = run(tmp_path, "--region", "oops")
     assert p.returncode != 0 and "NAME:FIRST:LAST" in p.stderr

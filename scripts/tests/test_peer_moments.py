@@ -1,15 +1,12 @@
-"""scripts/peer_moments.py without a GPU: the generator is bit for bit the C++ one (the same
+"""scripts/peers/peer_moments.py without a GPU: the generator is bit for bit the C++ one (the same
 values tests/test_moments_oracle.cpp checks), the fp64 oracle and error measure, and a NumPy-only
 run writing Google Benchmark-shaped JSON."""
 import json
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import peer_moments  # noqa: E402
+from scripts.peers import peer_moments
 
 
 def test_generator_matches_the_cpp_one():

@@ -1,11 +1,8 @@
-"""scripts/plot_style.py: colours never repeat within a figure; every figure names its run."""
-import sys
-from pathlib import Path
+"""scripts/lib/plot_style.py: colours never repeat within a figure; every figure names its run."""
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from plot_style import distinct_colours, stamp_text  # noqa: E402
+from scripts.lib.plot_style import distinct_colours, stamp_text
 
 
 def test_colours_are_distinct_and_never_wrap():
@@ -17,6 +14,7 @@ def test_colours_are_distinct_and_never_wrap():
 
 
 def test_stamp_names_gpu_commit_and_date():
-    s = stamp_text({"gpu": "NVIDIA H100 80GB HBM3", "distancies_commit": "abc1234", "date": "2026-11-23T21:56:02+00:00"})
+    s = stamp_text({"gpu": "NVIDIA H100 80GB HBM3", "distancies_commit": "abc1234",
+                    "date": "2026-11-23T21:56:02+00:00"})
     assert s == "NVIDIA H100 80GB HBM3 · commit abc1234 · run 2026-11-23 21:56"
     assert "unknown GPU" in stamp_text({})

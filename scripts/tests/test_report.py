@@ -1,15 +1,12 @@
-"""scripts/report.py on made-up JSON: the three study tables, every variant, the plots, bad input."""
+"""scripts/reports/report.py on made-up JSON: the three study tables, every variant, the plots, bad input."""
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
+from scripts.tests import gbfake, tool
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.dirname(HERE)
-sys.path[:0] = [SCRIPTS, os.path.join(HERE, "data")]
-import gbfake  # noqa: E402
 
 MULT = [0.98, 1.0, 1.05]   # three repetitions; the median is the base value, the mean is not
 QUERIES = ["ring", "key", "key", "key", "ring", "king", "king", "ring", "barca", "messi"]
@@ -48,8 +45,9 @@ def dot(ms):
 
 def full_doc(skip=()):
     b = []
-    add = lambda name, samples, suffix="/manual_time": b.extend(
-        [] if any(name.startswith(s) for s in skip) else gbfake.entries(name, samples, suffix))
+    def add(name, samples, suffix="/manual_time"):
+        if not any(name.startswith(s) for s in skip):
+            b.extend(gbfake.entries(name, samples, suffix))
     add("floor/read_model", reps(real_time=0.8, kernel_ms=0.8, gb_per_s=3294.0))
     add("dot/thread_per_row_dot", dot(4.0))
     add("dot/shared_reduce_dot", dot(1.2))
@@ -75,8 +73,8 @@ def full_doc(skip=()):
 def run_report(tmp_path, doc, *extra):
     src = gbfake.write(tmp_path / "results.json", doc)
     out = tmp_path / "out"
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"), src, "--out-dir", str(out), *extra],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.report", src, "--out-dir", str(out), *extra,
+                 capture_output=True, text=True)
     return p, out
 
 
@@ -86,7 +84,7 @@ def section(md, heading):
     rows = [[c.strip() for c in line.strip().strip("|").split("|")]
             for line in text.splitlines() if line.startswith("|")]
     header, body = rows[0], rows[2:]
-    return {r[0]: dict(zip(header, r)) for r in body}, text
+    return {r[0]: dict(zip(header, r, strict=True)) for r in body}, text
 
 
 @pytest.fixture(scope="module")
@@ -154,8 +152,8 @@ def test_every_variant_stage_and_pipeline_listed(full):
     pipes, _ = section(md, "Every pipeline")
     assert list(pipes["`V4`"]) == ["pipeline", "reps", "DotProduct", "FirstMerge", "BotchedMergeSort",
                                    "CubRadixSort", "query_h2d", "result_d2h", "model_h2d", "kernel_ms",
-                                   "transfer_ms", "overhead_ms", "staged_total_ms", "total_ms", "wall_ms", "distances_per_ms",
-                                   "floor_ratio"]
+                                   "transfer_ms", "overhead_ms", "staged_total_ms", "total_ms", "wall_ms",
+                                   "distances_per_ms", "floor_ratio"]
     assert list(pipes) == ["`V1`", "`V2`", "`V3`", "`V4`", "`V4_cub_sort`"]
     assert pipes["`V1`"]["model_h2d"] == "50.00" and pipes["`V4`"]["model_h2d"] == "—"
     assert "`dot/broken_dot`: made-up failure" in md
@@ -191,9 +189,8 @@ def test_md_elsewhere_links_plots_relatively(tmp_path):
 def test_real_google_benchmark_171_output(tmp_path):
     """Real distancies-bench output (CPU only, GB 1.7.1): '/iterations:3/manual_time' names."""
     out = tmp_path / "out"
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"),
-                        os.path.join(HERE, "data", "cpu_only_gb171.json"), "--out-dir", str(out)],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.report", os.path.join(HERE, "data", "cpu_only_gb171.json"), "--out-dir", str(out),
+                 capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     rows, _ = section((out / "report.md").read_text(), "Table 2")
     assert rows["CPU"]["total ms ours"].startswith("0.336 ±")
@@ -207,16 +204,16 @@ def test_real_google_benchmark_171_output(tmp_path):
 def test_bad_input_exit_2(tmp_path, content, message):
     src = tmp_path / "bad.json"
     src.write_text(content)
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"), str(src)],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.report", str(src),
+                 capture_output=True, text=True)
     assert p.returncode == 2
     assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1
     assert not re.search("Traceback", p.stderr)
 
 
 def test_missing_file_exit_2(tmp_path):
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"), str(tmp_path / "nope.json")],
-                       capture_output=True, text=True)
+    p = tool.run("scripts.reports.report", str(tmp_path / "nope.json"),
+                 capture_output=True, text=True)
     assert p.returncode == 2 and "cannot read" in p.stderr
 
 

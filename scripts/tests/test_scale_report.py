@@ -1,15 +1,9 @@
-"""scripts/scale_report.py on made-up JSON: streaming against the floor and the goals (met and
+"""scripts/reports/scale_report.py on made-up JSON: streaming against the floor and the goals (met and
 not met), the sweep grid, the sharded efficiency, a floor taken from another file, and bad input
 as one error line."""
-import os
-import subprocess
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.dirname(HERE)
-sys.path[:0] = [SCRIPTS, os.path.join(HERE, "data")]
-import gbfake  # noqa: E402
-import scale_report  # noqa: E402
+from scripts.reports import scale_report
+from scripts.tests import gbfake, tool
 
 
 def one(ms, **counters):
@@ -60,7 +54,8 @@ def test_a_missed_goal_says_so_and_the_floor_comes_from_another_file(tmp_path):
 def test_two_gpus_against_one(tmp_path):
     out = tmp_path / "out"
     two = gbfake.write(tmp_path / "g2.json", gbfake.document(
-        gbfake.entries("shard/batch_f16_h/gpus:2/batch:1024", one(4.0, exchange_ms=0.4), suffix="/iterations:10/manual_time")))
+        gbfake.entries("shard/batch_f16_h/gpus:2/batch:1024", one(4.0, exchange_ms=0.4),
+                       suffix="/iterations:10/manual_time")))
     assert scale_report.main([fake_run(tmp_path), two, "--out", str(out)]) == 0
     md = (out / "scale.md").read_text()
     assert "| shard/batch_f16_h/gpus:2/batch:1024 | g2.json | 4.000 | 0.400 | 6.800 | 1.70 | 0.850 |" in md
@@ -69,11 +64,11 @@ def test_two_gpus_against_one(tmp_path):
 def test_bad_input_is_one_error_line(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "scale_report.py"), str(bad), "--out", str(tmp_path)],
-                       capture_output=True, text=True)
+    r = tool.run("scripts.reports.scale_report", str(bad), "--out", str(tmp_path),
+                 capture_output=True, text=True)
     assert r.returncode == 1
     assert r.stderr.count("\n") == 1 and "scale_report: error:" in r.stderr
     empty = gbfake.write(tmp_path / "empty.json", gbfake.document(gbfake.entries("pipeline/fused", one(0.9))))
-    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "scale_report.py"), empty, "--out", str(tmp_path)],
-                       capture_output=True, text=True)
+    r = tool.run("scripts.reports.scale_report", empty, "--out", str(tmp_path),
+                 capture_output=True, text=True)
     assert r.returncode == 1 and "no stream/" in r.stderr

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """distancies-bench's run machinery on CPU fixtures (no GPU needed): progress lines, a JSON file
 valid after SIGTERM and SIGKILL that holds every finished fixture, --resume adding only the
-new fixtures, and scripts/report.py reading a partial file.
+new fixtures, and scripts/reports/report.py reading a partial file.
 
 usage: bench_runs.py BENCH WORKDIR CASE   (CASE: progress, sigterm, sigkill, resume, report)
 No timing thresholds: DISTANCIES_BENCH_TEST_PAUSE_MS holds each fixture after the first before
 its report, so a signal sent after the first progress line lands mid-run."""
-import json, os, re, signal, subprocess, sys
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 BENCH, WORK, CASE = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
@@ -85,7 +90,8 @@ def resume():
     r = run(out, ALL, "--resume", str(out))  # nothing left
     assert r.returncode == 0 and "nothing to run" in r.stderr, r.stderr
     more = ALL.replace("sequence/CPU|", "sequence/CPU|intersect/hash/serial/set:small|")
-    other = run(out, more, "--resume", str(out), model=["--rows", "2000", "--dim", "8"])  # another model: refused, file kept
+    # Another model: refused, the file kept.
+    other = run(out, more, "--resume", str(out), model=["--rows", "2000", "--dim", "8"])
     assert other.returncode != 0 and "resume needs the same settings" in other.stderr, other.stderr
     assert len(fixtures(out)[0]) == 4
 
@@ -93,7 +99,7 @@ def resume():
 def report():
     py = ROOT / ".venv/bin/python"
     if not py.exists():
-        print("SKIPPED: no .venv (scripts/setup.sh makes it) for scripts/report.py")
+        print("SKIPPED: no .venv (scripts/setup.sh makes it) for scripts/reports/report.py")
         sys.exit(77)
     out = WORK / "interrupted-SIGKILL.json"
     if not out.exists():
@@ -102,8 +108,8 @@ def report():
     doc = json.loads(out.read_text())
     doc["benchmarks"] = doc["benchmarks"][:1]
     part.write_text(json.dumps(doc))
-    r = subprocess.run([str(py), str(ROOT / "scripts/report.py"), str(part), "--out-dir", str(WORK / "report"),
-                        "--md", str(WORK / "report/tables.md")], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([str(py), "-m", "scripts.reports.report", str(part), "--out-dir", str(WORK / "report"),
+                        "--md", str(WORK / "report/tables.md")], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
 
 

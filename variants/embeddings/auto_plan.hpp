@@ -1,5 +1,5 @@
 // `--variant auto`: the fastest registered exact pipeline for the work at hand, decided from a
-// table of medians measured on one GPU (auto_policy.inc, written by scripts/auto_policy.py from
+// table of medians measured on one GPU (auto_policy.inc, written by scripts/codegen/auto_policy.py from
 // a committed run; docs/variants.md, "auto", says how the decision is made).
 #pragma once
 #include <string>

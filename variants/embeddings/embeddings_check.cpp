@@ -127,7 +127,7 @@ registry::Family family_of(const Table<Row>& t, std::function<std::vector<std::s
           [&t, row_problems] { return problems_of(t, row_problems); }};
 }
 
-// What scripts/batch_roofline.py needs to model a batch pipeline's work: the tensor cores'
+// What scripts/reports/batch_roofline.py needs to model a batch pipeline's work: the tensor cores'
 // operand precision, how scores travel, and how many queries share one read of the model
 // (0: the whole batch).
 std::vector<std::pair<std::string, std::string>> batch_traits(const BatchPipeline& b) {

@@ -1,0 +1,1 @@
+"""Source files generated from committed runs: the `auto` planner's table."""

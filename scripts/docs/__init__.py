@@ -1,0 +1,1 @@
+"""The generated blocks of the docs and the goals they claim, from the committed results."""

@@ -1,0 +1,507 @@
+"""Renders the figure tables of README.md, docs/*.md and results/README.md from the committed JSON.
+
+A generated block in a Markdown file:
+
+    <!-- generated: scripts/docs/render_docs.py TABLE_ID from results/<a>.json results/<b>.json -->
+    | ... the table ... |
+    <!-- end generated -->
+
+TABLE_ID names a renderer below; the header's file list is the renderer's inputs (rewritten by
+--write, compared by --check). Numbers go into the docs only this way: no figure is typed by hand.
+
+    python3 -m scripts.docs.render_docs --write     # rewrite every block
+    python3 -m scripts.docs.render_docs --check     # exit 1 naming each block that differs from the JSON
+    python3 -m scripts.docs.render_docs --list      # the table ids and where they are used
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+from scripts.docs import goals
+from scripts.lib import bench_json, manifest
+
+ROOT = Path(__file__).resolve().parents[2]
+BLOCK = re.compile(r"<!-- generated: scripts/docs/render_docs\.py (?P<id>\S+) from (?P<src>[^>]*?) -->\n"
+                   r"(?P<body>.*?)<!-- end generated -->", re.DOTALL)
+REGISTRY_TXT = "results/registry/list.txt"     # `distancies list` of the tree the docs describe
+REGISTRY_JSON = "results/registry/list.json"   # `distancies list --json`
+DOC_GLOBS = ("README.md", "docs/*.md", "results/README.md", "scripts/README.md")
+
+
+def ms(v, digits=3) -> str:
+    return "—" if v is None else f"{v:,.{digits}f}"
+
+
+def thousands(n) -> str:
+    return f"{int(n):,}"
+
+
+class Ctx:
+    """Loads each JSON once; paths are relative to the repository root."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.runs: dict = {}
+        self.doc = manifest.load(self.root)
+
+    def run(self, rel: str) -> bench_json.Run:
+        if rel not in self.runs:
+            self.runs[rel] = bench_json.load(str(self.root / rel))
+        return self.runs[rel]
+
+    def canonical(self, study: str, gpu: str) -> str:
+        return manifest.canonical(study, gpu, self.root, self.doc).relative_to(self.root).as_posix()
+
+    def parts(self, study: str, gpu: str) -> list:
+        return [p.relative_to(self.root).as_posix() for p in manifest.parts(study, gpu, self.root, self.doc)]
+
+    def median(self, rels, name: str, counter: str = "real_time"):
+        """The median of a fixture from the first file (of rels, later files win) that has it."""
+        for rel in reversed(list(rels)):
+            b = self.run(rel).get(name)
+            if b is not None and b.has(counter):
+                return b.center(counter)
+        return None
+
+
+# -- renderers: each returns (inputs, Markdown) --------------------------------------------------
+
+def r_results_files(c: Ctx):
+    rows = ["| file | study | GPU | role | commit | command |", "|---|---|---|---|---|---|"]
+    for path, e in sorted(c.doc["files"].items(), key=lambda kv: (kv[1]["study"], kv[1]["gpu"], kv[0])):
+        cmd = e.get("command", "")
+        cmd = f"`{cmd.replace('|', '&#124;')}`" if cmd else ""
+        rows.append(f"| `{path[len('results/'):]}` | {e['study']} | {e['gpu']} | {e['role']} | "
+                    f"{e.get('commit', '—')} | {cmd} |")
+    return ["results/manifest.json"], "\n".join(rows)
+
+
+def r_goals(c: Ctx, study: str | None = None):
+    defs = goals.load_goals(c.root, study)
+    res = [goals.evaluate(g, c.root) for g in defs]
+    evs = [g.get("evidence") or {} for g in defs]
+    src = sorted({r for ev in evs for f in (ev.get("file"), (ev.get("ratio_to") or {}).get("file")) if f
+                  for r in goals.resolve(c.root, f)})
+    return [f"results/goals/{study or '*'}.json"] + src, goals.markdown(res)
+
+
+def r_batch_tiles(c: Ctx):
+    src = c.canonical("embeddings", "h100")
+    tiles = (16384, 32768, 65536, 131072, 262144)
+    rows = ["| pipeline | " + " | ".join(f"T = {thousands(t)}" for t in tiles) + " |",
+            "|---|" + "---:|" * len(tiles)]
+    for p in ("batch_tf32", "batch_bf16", "batch_f16_h"):
+        cells = [ms(c.median([src], f"batch_tile/{p}/batch:1024/tile:{t}"), 2) for t in tiles]
+        rows.append(f"| `{p}` | " + " | ".join(cells) + " |")
+    return [src], "\n".join(rows)
+
+
+def r_batch_figures(c: Ctx):
+    src = c.canonical("embeddings", "h100")
+    rows = [("| pipeline (B = 1,024) | total ms | scan | re-rank | prepare | transfers | GEMM tiles alone | "
+             "their TFLOP/s |"), "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for p in ("batch_f16_h", "batch_f16", "batch_bf16", "batch_tf32", "batch_sgemm"):
+        n, g = f"batch/{p}/batch:1024", f"batch_gemm/{p}/batch:1024"
+        cells = [ms(c.median([src], n, k)) for k in ("real_time", "scan_ms", "rerank_ms", "prepare_ms",
+                                                      "transfer_ms")]
+        tf = c.median([src], g, "tflops")
+        rows.append(f"| `{p}` | " + " | ".join(cells) + f" | {ms(c.median([src], g))} | "
+                    f"{'—' if tf is None else f'{tf:.0f}'} |")
+    return [src], "\n".join(rows)
+
+
+def _batch_sizes(c: Ctx, srcs, pipeline: str) -> list:
+    rx = re.compile(rf"^batch/{re.escape(pipeline)}/batch:(\d+)$")
+    sizes = set()
+    for s in srcs:
+        sizes |= {int(m[1]) for n in c.run(s).benches if (m := rx.match(n))}
+    return sorted(sizes)
+
+
+def r_batch_fused(c: Ctx):
+    srcs = c.parts("batch", "h100")
+    rows = ["| B | `batch_f16_fused` | scan | re-rank | `batch_f16_h` | `batch_fused_loop` | best other |",
+            "|---:|---:|---:|---:|---:|---:|---|"]
+    for b in _batch_sizes(c, srcs, "batch_f16_fused"):
+        def med(p, k="real_time", b=b):
+            return c.median(srcs, f"batch/{p}/batch:{b}", k)
+        others = {}
+        for s in srcs:
+            for n, bench in c.run(s).benches.items():
+                m = re.match(rf"^batch/([^/]+)/batch:{b}$", n)
+                if m and m[1] != "batch_f16_fused" and bench.error is None:
+                    others[m[1]] = bench.center("real_time")
+        best = min(others.items(), key=lambda kv: kv[1]) if others else None
+        rows.append(f"| {thousands(b)} | {ms(med('batch_f16_fused'))} | {ms(med('batch_f16_fused', 'scan_ms'))} | "
+                    f"{ms(med('batch_f16_fused', 'rerank_ms'))} | {ms(med('batch_f16_h'))} | "
+                    f"{ms(med('batch_fused_loop'))} | "
+                    + (f"`{best[0]}` {ms(best[1])}" if best else "—") + " |")
+    return srcs, "\n".join(rows)
+
+
+def _goal_by_batch(c: Ctx) -> dict:
+    out = {}
+    for g in goals.load_goals(c.root, "batch"):
+        m = re.search(r"batch:(\d+)\$", (g.get("evidence") or {}).get("fixture", ""))
+        if m and g["comparison"] == "<=" and g.get("unit") == "ms":
+            b = int(m[1])
+            out[b] = min(out.get(b, g["threshold"]), g["threshold"])
+    return out
+
+
+def r_batch_filter(c: Ctx):
+    srcs = c.parts("batch", "h100")
+    goal = _goal_by_batch(c)
+    rows = ["| B | `batch_f16_filter` | `batch_f16_h` | `batch_f16_fused` | goal (ms) |",
+            "|---:|---:|---:|---:|---:|"]
+    for b in _batch_sizes(c, srcs, "batch_f16_filter"):
+        cells = [ms(c.median(srcs, f"batch/{p}/batch:{b}")) for p in
+                 ("batch_f16_filter", "batch_f16_h", "batch_f16_fused")]
+        rows.append(f"| {thousands(b)} | " + " | ".join(cells)
+                    + f" | {'≤ ' + format(goal[b], 'g') if b in goal else ''} |")
+    return srcs + ["results/goals/batch.json"], "\n".join(rows)
+
+
+def r_batch_i8(c: Ctx):
+    srcs = c.parts("batch", "h100")
+    rows = ["| B | `batch_i8_filter` | `batch_f16_filter` | `batch_f16_h` | f16 filter / i8 filter | fallbacks |",
+            "|---:|---:|---:|---:|---:|---:|"]
+    for b in _batch_sizes(c, srcs, "batch_i8_filter"):
+        i8, f16, h = (c.median(srcs, f"batch/{p}/batch:{b}") for p in
+                      ("batch_i8_filter", "batch_f16_filter", "batch_f16_h"))
+        fb = c.median(srcs, f"batch/batch_i8_filter/batch:{b}", "fallbacks")
+        rows.append(f"| {thousands(b)} | {ms(i8)} | {ms(f16)} | {ms(h)} | "
+                    f"{ms(f16 / i8, 2) if i8 and f16 else '—'} | {'—' if fb is None else f'{fb:g}'} |")
+    return srcs, "\n".join(rows)
+
+
+def r_batch_roofline(c: Ctx):
+    from scripts.reports import batch_roofline
+    srcs = c.parts("batch", "h100")
+    registry = json.loads((c.root / REGISTRY_JSON).read_text(encoding="utf-8"))
+    docs = [json.loads((c.root / s).read_text(encoding="utf-8")) for s in srcs]
+    keep = {1: ("batch_i8_filter", "batch_f16_filter", "batch_fused_loop"),
+            16: ("batch_i8_filter", "batch_f16_filter"), 128: ("batch_i8_filter", "batch_f16_filter"),
+            1024: ("batch_i8_filter", "batch_f16_filter", "batch_f16_h", "batch_tf32", "batch_sgemm",
+                   "batch_f16_fused")}
+    rows = ["| B | pipeline | ms | bytes / bandwidth | FLOP / peak | × its roofline |",
+            "|---:|---|---:|---:|---:|---:|"]
+    for r in batch_roofline.table(registry, docs):
+        if r["pipeline"] not in keep.get(r["batch"], ()):
+            continue
+        flop = "—" if r["flop_ms"] is None else f"{r['flop_ms']:.3f}"
+        bound = " (compute)" if r["bound"] == "compute" else ""
+        rows.append(f"| {thousands(r['batch'])} | `{r['pipeline']}` | {r['ms']:.3f} | {r['bytes_ms']:.3f} | "
+                    f"{flop} | {r['x_floor']:.2f}{bound} |")
+    return srcs + [REGISTRY_JSON], "\n".join(rows)
+
+
+def r_variants(c: Ctx):
+    from scripts.reports import variants_table
+    src = c.canonical("embeddings", "h100")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        variants_table.main(["variants_table.py", str(c.root / src), str(c.root / REGISTRY_TXT)])
+    return [src, REGISTRY_TXT], buf.getvalue().rstrip("\n")
+
+
+def r_study_table(c: Ctx):
+    src = c.canonical("embeddings", "h100")
+    ref = json.loads((c.root / "scripts/reports/study_reference.json").read_text(encoding="utf-8"))
+    rows_model = c.run(src).ctx_float("model_rows") or ref["rows"]
+    study_ms = {v: x.get("total_ms") for v, x in ref.get("table2", {}).items()}
+    rows = ["| version | total ms, ours | total ms, study (RTX 2060 SUPER) | distances / ms, ours |",
+            "|---|---:|---:|---:|"]
+    for label, name in (("CPU (one thread)", "cpu/sequential"), ("V1", "pipeline/V1"), ("V2", "pipeline/V2"),
+                        ("V3", "pipeline/V3"), ("V4", "pipeline/V4"),
+                        ("`fused` (beyond the study, exact fp32)", "pipeline/fused"),
+                        ("`fused_f16` (16-bit scan, certified exact fp32 answer)", "pipeline/fused_f16")):
+        t = c.median([src], name)
+        key = "CPU" if label.startswith("CPU") else label
+        st = study_ms.get(key)
+        rows.append(f"| {label} | {ms(t, 3)} | {'—' if st is None else format(st, 'g')} | "
+                    f"{'—' if not t else thousands(rows_model / t)} |")
+    return [src, "scripts/reports/study_reference.json"], "\n".join(rows)
+
+
+def r_analogy(c: Ctx):
+    srcs = ["results/analogy/h100-glove6b50d-oracle-check.json", "results/analogy/h100-glove6b50d-oracle-check-i8.json"]
+    rows = ["| run | `--variant` | pipeline that ran | device time (ms) | fallbacks | top-1 = fp64 oracle |",
+            "|---|---|---|---:|---:|---:|"]
+    for s in srcs:
+        d = json.loads((c.root / s).read_text(encoding="utf-8"))
+        q = d.get("queries")
+        commit = d.get("context", {}).get("commit", "?")
+        for p in d.get("pipelines", []):
+            variant = "auto" if p.get("chosen_by") else p["pipeline"]
+            rows.append(f"| {commit} | `{variant}` | `{p['pipeline']}` | {ms(p.get('total_ms'), 1)} | "
+                        f"{p.get('fallbacks', '—')} | {thousands(p['identical_to_oracle'])} / {thousands(q)} |")
+    return srcs, "\n".join(rows)
+
+
+def r_same_run(c: Ctx, folder: str):
+    """Ours and the peers at B = 1,024 from one call (results/batch/<folder>/)."""
+    base = f"results/batch/{folder}"
+    srcs = [f"{base}/h100-ours.json", f"{base}/h100-peers-faiss.json", f"{base}/h100-peers-torch.json"]
+    ours = {n: b.center("real_time") for n, b in c.run(srcs[0]).benches.items()
+            if n.startswith("batch/") and b.error is None}
+    best_name, best = min(ours.items(), key=lambda kv: kv[1])
+    rows = ["| B = 1,024 | ms (median) | × our fastest |", "|---|---:|---:|"]
+    for s in srcs:
+        for n, b in c.run(s).benches.items():
+            if b.error is None and n.startswith(("batch/", "peer/")):
+                t = b.center("real_time")
+                mark = "**" if n == best_name else ""
+                rows.append(f"| {mark}`{n}`{mark} | {ms(t)} | {t / best:.1f} |")
+    return srcs, "\n".join(rows)
+
+
+def r_scale_shard(c: Ctx):
+    srcs = ["results/scale/h200x2/h200x2-shard-g1.json", "results/scale/h200x2/h200x2-shard-g2.json"]
+    one, two = c.run(srcs[0]), c.run(srcs[1])
+    rows = ["| B | G = 1 ms | G = 2 ms | speed-up | G = 2 exchange ms |", "|---:|---:|---:|---:|---:|"]
+    for n, b in one.benches.items():
+        m = re.match(r"^shard/([^/]+)/gpus:1/batch:(\d+)$", n)
+        if not m or b.error is not None:
+            continue
+        b2 = two.get(n.replace("/gpus:1/", "/gpus:2/"))
+        t1, t2 = b.center("real_time"), b2.center("real_time") if b2 else None
+        label = thousands(m[2]) + (f" (`{m[1]}`)" if m[1] == "fused" else "")
+        rows.append(f"| {label} | {ms(t1)} | {ms(t2)} | {ms(t1 / t2, 2) if t2 else '—'} | "
+                    f"{ms(b2.center('exchange_ms')) if b2 else '—'} |")
+    return srcs, "\n".join(rows)
+
+
+def r_filter_candidates(c: Ctx):
+    """The filtered scan's candidates a query against its buffer (scripts/analysis/filter_candidates.py)."""
+    srcs = sorted(p.relative_to(c.root).as_posix() for p in (c.root / "results/batch/emulation").glob("*.json"))
+    rows = ["| model | K | queries | sample | expected | candidates: median / p99 / max | buffer | largest share |",
+            "|---|---:|---:|---:|---:|---|---:|---:|"]
+    docs = [json.loads((c.root / s).read_text(encoding="utf-8")) for s in srcs]
+    for d in sorted(docs, key=lambda d: (d["rows"], d["K"])):
+        model = "GloVe 6B 50d" if "glove" in d["model"] else "synthetic"
+        cand = d["candidates"]
+        rows.append(f"| {model} ({thousands(d['rows'])} × {d['dim']}) | {d['K']} | {thousands(d['queries'])} | "
+                    f"{thousands(d['sample_rows'])} | {thousands(d['expected'])} | "
+                    f"{thousands(round(cand['median']))} / {thousands(round(cand['p99']))} / "
+                    f"{thousands(cand['max'])} | "
+                    f"{thousands(d['capacity'])} | {d['share_of_capacity']['max'] * 100:.0f} % |")
+    return srcs, "\n".join(rows)
+
+
+def r_one_query(c: Ctx):
+    """The one-query pipelines over k (scripts/reports/one_query_report.py over the canonical run)."""
+    from scripts.reports import one_query_report
+    src = c.canonical("one-query", "h100")
+    buf = io.StringIO()
+    argv = sys.argv
+    try:
+        sys.argv = ["one_query_report.py", str(c.root / src)]
+        with contextlib.redirect_stdout(buf):
+            one_query_report.main()
+    finally:
+        sys.argv = argv
+    return [src], buf.getvalue().strip("\n")
+
+
+FAMILY_ORDER = ("iid", "aniso-0.5", "aniso-0.8", "aniso-0.9", "aniso-0.95", "aniso-0.98", "dirs-0.7", "clustered",
+                "heavy", "glove6b50d")
+
+
+def r_data_stats(c: Ctx):
+    """Each data family's cosine statistics beside GloVe's (scripts/data/data_stats.py)."""
+    from scripts.data import data_stats
+    src = "results/families/data-stats.json"
+    doc = json.loads((c.root / src).read_text())
+    return [src], data_stats.markdown(doc["models"]).strip("\n")
+
+
+def r_family_table(c: Ctx, gpu: str = "h200"):
+    """The headline pipelines over every data family (scripts/reports/family_report.py)."""
+    from scripts.reports import family_report
+    names = [f"results/families/{gpu}-{f}.json" for f in FAMILY_ORDER]
+    names += [f"results/families/{gpu}-peers-{p}-{f}.json" for f in FAMILY_ORDER for p in ("faiss", "torch")]
+    srcs = [n for n in names if (c.root / n).exists()]
+    return srcs, family_report.markdown(family_report.load([c.root / s for s in srcs])).strip("\n")
+
+
+def _medians(c: Ctx, src: str) -> dict:
+    """name (suffixes dropped) -> the median entry of a run written by distancies-bench."""
+    doc = json.loads((c.root / src).read_text())
+    out = {}
+    for b in doc["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            out[re.sub(r"/(min_time|iterations|repeats|manual_time|real_time)[^/]*", "", b["run_name"])] = b
+    return out
+
+
+def r_main_suite(c: Ctx, gpu: str = "h200"):
+    """The main suite's size and duration: its JSON (fixture_wall_s) and its console's last line."""
+    src, console = f"results/main/{gpu}.json", f"results/main/{gpu}.console.txt"
+    doc = json.loads((c.root / src).read_text())
+    walls: dict = {}
+    for b in doc["benchmarks"]:  # one value per report call of a fixture (its runs, then its aggregates)
+        walls.setdefault(b["fixture"], set()).add(b["fixture_wall_s"])
+    fixtures_s = sum(sum(v) for v in walls.values())
+    done = re.search(r"suite \S+: (\d+) fixtures in (\d+):(\d+)", (c.root / console).read_text())
+    elapsed = f"{int(done[2])} min {int(done[3])} s" if done else "—"
+    return [src, console], ("| suite | fixtures | repetitions | elapsed (start-up included) | in the fixtures | GPU |\n"
+                            "|---|---:|---:|---:|---:|---|\n"
+                            f"| {doc['context'].get('suite', 'main')} | {len(walls)} | 3 | {elapsed} | "
+                            f"{int(fixtures_s // 60)} min {fixtures_s % 60:.0f} s | {doc['context'].get('gpu', '?')} |")
+
+
+def r_intersect_peers(c: Ctx, gpu: str = "h200"):
+    """GOV2-shaped set: the serial and all-core CPU rows against the best GPU batch rows."""
+    src = f"results/intersection/{gpu}.json"
+    m = _medians(c, src)
+    serial = m["intersect/svs/serial/set:gov2"]["real_time"]
+    simd = m["intersect/simd_gallop/allcores/set:gov2"]["real_time"]
+    rows = ["| row | ms | × serial SVS | × all-core SIMD galloping | floor ratio (own minimal read) "
+            "| × reading every distinct list |",
+            "|---|---:|---:|---:|---:|---:|"]
+    names = ["intersect/svs/serial/set:gov2", "intersect/roaring/allcores/set:gov2",
+             "intersect/simd_gallop/allcores/set:gov2", "intersect/probe/coarse_batch/set:gov2",
+             "intersect/hash/coarse_batch/set:gov2", "intersect/bitmap/coarse_batch/set:gov2"]
+    for n in names:
+        b = m[n]
+        fr = b.get("floor_ratio")
+        dr = b.get("distinct_read_ratio")
+        rows.append(f"| `{n}` | {ms(b['real_time'])} | {serial / b['real_time']:,.1f} | {simd / b['real_time']:,.2f} | "
+                    f"{'—' if fr is None else f'{fr:,.1f}'} | {'—' if dr is None else f'{dr:,.2f}'} |")
+    return [src], "\n".join(rows)
+
+
+def r_floor_audit(c: Ctx, which: str = "moments/h200"):
+    """How many of a run's medians are under their floor (floor_ratio < 1): each is a bug."""
+    study, gpu = which.split("/")
+    src = f"results/{study}/{gpu}.json"
+    ratios = [(n, b["floor_ratio"]) for n, b in _medians(c, src).items() if b.get("floor_ratio") is not None]
+    under = sorted((r, n) for n, r in ratios if r < 1)
+    low = f"lowest {under[0][0]:.2f}, `{under[0][1]}`" if under else "none"
+    return [src], (f"| run | fixtures with a floor ratio | under their floor | |\n|---|---:|---:|---|\n"
+                   f"| `{src}` | {len(ratios)} | {len(under)} | {low} |")
+
+
+def r_matmul_anchors(c: Ctx, gpu: str = "h200"):
+    """Every row at each shape against the fastest cuBLAS/cuBLASLt row of the same input precision
+    writing fp32 C, and its share of dense peak at its own clock (the fixture's peak_fraction)."""
+    src = f"results/matmul/{gpu}-anchors.json"
+    m = _medians(c, src)
+    shape = {n: (b["M"], b["N"], b["K"]) for n, b in m.items()}
+    best = {}
+    for n, b in m.items():
+        if re.match(r"matmul/cublas", n) and b.get("output_bits", 32) == 32:
+            key = (shape[n], b.get("input_bits"))
+            best[key] = min(best.get(key, float("inf")), b["real_time"])
+    rows = ["| fixture | ms | TFLOP/s | of the best cuBLAS (same input, fp32 C) | of dense peak at its clock |",
+            "|---|---:|---:|---:|---:|"]
+    for n in sorted(m, key=lambda n: (shape[n][0] * shape[n][1] * shape[n][2], m[n]["real_time"])):
+        b = m[n]
+        ref = best.get((shape[n], b.get("input_bits")))
+        pf = b.get("peak_fraction")
+        of_cublas = "—" if not ref else f"{ref / b['real_time']:.2f}"
+        of_peak = "—" if pf is None else f"{pf:.2f}"
+        rows.append(f"| `{n}` | {ms(b['real_time'])} | {b.get('tflops', 0):,.1f} | {of_cublas} | {of_peak} |")
+    return [src], "\n".join(rows)
+
+
+RENDERERS = {
+    "one-query": r_one_query,
+    "filter-candidates": r_filter_candidates,
+    "same-run": r_same_run,
+    "scale-shard": r_scale_shard,
+    "results-files": r_results_files,
+    "goals": r_goals,
+    "batch-tiles": r_batch_tiles,
+    "batch-figures": r_batch_figures,
+    "batch-fused": r_batch_fused,
+    "batch-filter": r_batch_filter,
+    "batch-i8": r_batch_i8,
+    "batch-roofline": r_batch_roofline,
+    "variants": r_variants,
+    "study-table": r_study_table,
+    "analogy": r_analogy,
+    "data-stats": r_data_stats,
+    "family-table": r_family_table,
+    "main-suite": r_main_suite,
+    "intersect-peers": r_intersect_peers,
+    "matmul-anchors": r_matmul_anchors,
+    "floor-audit": r_floor_audit,
+}
+
+
+def render(table_id: str, c: Ctx):
+    """(inputs, body) of a table id; "goals:batch" passes "batch" to the goals renderer."""
+    name, _, arg = table_id.partition(":")
+    fn = RENDERERS.get(name)
+    if fn is None:
+        raise KeyError(f"unknown table id {table_id!r} (known: {', '.join(RENDERERS)})")
+    return fn(c, arg) if arg else fn(c)
+
+
+def doc_files(root: Path) -> list:
+    out = []
+    for g in DOC_GLOBS:
+        out += sorted(Path(root).glob(g))
+    return out
+
+
+def process(root: Path = ROOT, write: bool = False, files=None) -> list:
+    """Renders every block; returns [(file, table id, problem)] for blocks that differ (or fail).
+    With write, rewrites the files whose blocks differ."""
+    c = Ctx(root)
+    problems = []
+    for f in files or doc_files(root):
+        text = f.read_text(encoding="utf-8")
+
+        def sub(m, f=f):
+            try:
+                inputs, body = render(m["id"], c)
+            except Exception as e:  # noqa: BLE001 - reported as a problem with the block
+                problems.append((f, m["id"], f"cannot render: {e}"))
+                return m[0]
+            new = (f"<!-- generated: scripts/docs/render_docs.py {m['id']} from {' '.join(inputs)} -->\n"
+                   f"{body}\n<!-- end generated -->")
+            if new != m[0]:
+                problems.append((f, m["id"], "differs from what the JSON gives"))
+            return new
+
+        new_text = BLOCK.sub(sub, text)
+        if write and new_text != text:
+            f.write_text(new_text, encoding="utf-8")
+    return problems
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--write", action="store_true")
+    g.add_argument("--check", action="store_true")
+    g.add_argument("--list", action="store_true")
+    ap.add_argument("--root", type=Path, default=ROOT)
+    a = ap.parse_args(argv)
+    if a.list:
+        for f in doc_files(a.root):
+            for m in BLOCK.finditer(f.read_text(encoding="utf-8")):
+                print(f"{f.relative_to(a.root)}\t{m['id']}")
+        return 0
+    problems = process(a.root, write=a.write)
+    for f, tid, why in problems:
+        rel = f.relative_to(a.root) if f.is_absolute() else f
+        print(f"render_docs: {rel}: block {tid}: {why}" + (" (rewritten)" if a.write and
+                                                          not why.startswith("cannot") else ""))
+    if a.check and problems:
+        print("render_docs: run python3 -m scripts.docs.render_docs --write and commit the result", file=sys.stderr)
+        return 1
+    return 1 if any(why.startswith("cannot") for _, _, why in problems) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""pytest tests of the tools (`python -m pytest -q scripts/tests`)."""
