@@ -3,10 +3,10 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
-#include <utility>
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "harness/runtime/cublas_check.hpp"
 #include "harness/runtime/launch.hpp"
@@ -21,7 +21,8 @@ using clock_type = std::chrono::steady_clock;
 // Adds `from`'s stages into `into`, one entry per stage name.
 void add_stages(Breakdown& into, const Breakdown& from) {
   for (const auto& s : from.stages) {
-    auto it = std::find_if(into.stages.begin(), into.stages.end(), [&](const StageTime& t) { return t.name == s.name; });
+    auto it =
+        std::find_if(into.stages.begin(), into.stages.end(), [&](const StageTime& t) { return t.name == s.name; });
     if (it == into.stages.end())
       into.stages.push_back(s);
     else
@@ -60,8 +61,9 @@ BatchSearcher::BatchSearcher(const DeviceModel& model, Options opt) : model_(mod
   // batch_f16_h's bound counts one fp16 rounding of the fp32-accumulated result: forbid cuBLAS
   // reductions in reduced precision (split-K partial sums kept in fp16), so the library
   // guarantees it rather than us only observing it.
-  cublas_check(cublasSetMathMode(buf_->cublas.get(), static_cast<cublasMath_t>(
-                                                         CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
+  cublas_check(cublasSetMathMode(
+                   buf_->cublas.get(),
+                   static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
                "cublasSetMathMode");
   buf_->inv_norms = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(model.rows, 1)) * sizeof(float),
                                  "inverse row norms");
@@ -150,10 +152,10 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
   // The subset is uploaded from the host: device queries, if set, are the whole batch's.
   const float* dq = std::exchange(dev_queries_, nullptr);
   const float* dn = std::exchange(dev_norms_, nullptr);
-  auto out = p.fallback_pipeline ? search(*p.fallback_pipeline, q.data(), n.data(), static_cast<int>(which.size()), k,
-                                 bd ? &fb : nullptr)
-                        : run_per_query(exact_pipeline(), q.data(), n.data(), static_cast<int>(which.size()), k,
-                                        bd ? &fb : nullptr);
+  auto out =
+      p.fallback_pipeline
+          ? search(*p.fallback_pipeline, q.data(), n.data(), static_cast<int>(which.size()), k, bd ? &fb : nullptr)
+          : run_per_query(exact_pipeline(), q.data(), n.data(), static_cast<int>(which.size()), k, bd ? &fb : nullptr);
   dev_queries_ = dq;
   dev_norms_ = dn;
   fallbacks_ = outer + static_cast<int>(which.size());
@@ -199,7 +201,8 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   auto& w = buf_->pass;
   const int dim = model_.dim;
   // A smaller pass can want more slices per query than the allocation had room for.
-  const std::size_t entries = static_cast<std::size_t>(n) * batch_slices(p.scan, n, tile, model_.dim, BatchPolicy::candidates(kk)) *
+  const std::size_t entries = static_cast<std::size_t>(n) *
+                              batch_slices(p.scan, n, tile, model_.dim, BatchPolicy::candidates(kk)) *
                               BatchPolicy::candidates(kk);
   const long long capacity = filter_scan_buffer_capacity(p.scan, model_.rows, BatchPolicy::candidates(kk));
   if (w.input == p.input && w.scores_type == p.scores && w.scan == p.scan && w.batch >= n && w.k == kk &&
@@ -270,9 +273,8 @@ BatchSearcher::Staging BatchSearcher::stage_pass(const float* queries, const flo
 
 // The scan's arguments for a pass: the model copy the GEMM reads, the exact fp32 model for the
 // re-rank, and this pass's scratch.
-BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel::Reduced* red, int first, int n, int kk,
-                                       int tile,
-                                       float bound) const {
+BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel::Reduced* red, int first, int n,
+                                       int kk, int tile, float bound) const {
   const auto& w = buf_->pass;
   const int dim = model_.dim;
   BatchScanArgs a;
@@ -280,8 +282,15 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
   a.scan = p.scan;
   a.model = red ? red->data.get() : model_.vectors.get();
   a.ldg = red ? reduced_leading_dim(dim) : model_.ld;
-  a.exact = DotArgs{model_.d_vectors(), model_.d_norms(), static_cast<int>(model_.rows), dim, model_.ld, nullptr, 0.0f,
-                    nullptr, nullptr};
+  a.exact = DotArgs{model_.d_vectors(),
+                    model_.d_norms(),
+                    static_cast<int>(model_.rows),
+                    dim,
+                    model_.ld,
+                    nullptr,
+                    0.0f,
+                    nullptr,
+                    nullptr};
   a.inv_norms = buf_->inv_norms.as<float>();
   a.queries = dev_queries_ ? dev_queries_ + static_cast<std::size_t>(first) * dim : w.queries.as<float>();
   a.query_norms = dev_norms_ ? dev_norms_ + first : w.norms.as<float>();
@@ -340,7 +349,8 @@ void BatchSearcher::run_pass(const BatchScanArgs& a, const Staging& h, Breakdown
   batch_prepare(a, stream_);
   CUDA_CHECK(cudaMemsetAsync(a.status, 0, n * sizeof(int), stream_));
   m[2].record(stream_);
-  const TileEvents ev{{b.tile_events[0].get(), b.tile_events[1].get()}, {b.tile_events[2].get(), b.tile_events[3].get()}};
+  const TileEvents ev{{b.tile_events[0].get(), b.tile_events[1].get()},
+                      {b.tile_events[2].get(), b.tile_events[3].get()}};
   batch_score_tiles(b.cublas.get(), a, stream_, side_, ev);
   m[3].record(stream_);
   if (!a.gemm_only) batch_rerank(a, stream_);
@@ -363,8 +373,8 @@ void BatchSearcher::run_pass(const BatchScanArgs& a, const Staging& h, Breakdown
   add_stages(*bd, pass);
 }
 
-std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, const float* queries,
-                                                       const float* norms, int batch, int k, Breakdown* bd) {
+std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, const float* queries, const float* norms,
+                                                       int batch, int k, Breakdown* bd) {
   std::vector<std::vector<Hit>> out(static_cast<std::size_t>(batch));
   if (batch == 0) return out;
   const std::int64_t rows = model_.rows;
@@ -388,8 +398,9 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
   const NormRange& range = model_.norm_range();
   const int tile = opt_.tile_rows > 0 ? round_up(opt_.tile_rows, 8) : BatchPolicy::tile_rows(batch);
   const float rho = centred ? model_.centre().rho : 1.0f;
-  const float bound = centred ? with_centre_slack(gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores, rho), rho)
-                              : gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores);
+  const float bound = centred
+                          ? with_centre_slack(gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores, rho), rho)
+                          : gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores);
   // Queries outside the range guard run with the others (their scores may be Inf or NaN, which
   // the selection tolerates) and are then redone by the fallback, whatever their status.
   std::vector<int> uncertified;
@@ -401,7 +412,8 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
     }
   // Start from the sub-batch that fitted last time for this shape: finding it again costs a
   // failed allocation per halving, and freeing waits for the whole device.
-  int chunk = fit_.pipeline == &p && fit_.k == kk && fit_.tile == tile && fit_.batch > 0 ? std::min(batch, fit_.batch) : batch;
+  int chunk =
+      fit_.pipeline == &p && fit_.k == kk && fit_.tile == tile && fit_.batch > 0 ? std::min(batch, fit_.batch) : batch;
   for (int first = 0; first < batch;) {
     const int n = std::min(chunk, batch - first);
     try {

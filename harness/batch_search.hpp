@@ -56,12 +56,12 @@ class BatchSearcher {
     dev_norms_ = norms;
   }
 
-  int last_sub_batch() const { return sub_batch_; }   // queries per GPU pass in the last search
-  int last_fallbacks() const { return fallbacks_; }   // queries the last search had to redo
+  int last_sub_batch() const { return sub_batch_; }  // queries per GPU pass in the last search
+  int last_fallbacks() const { return fallbacks_; }  // queries the last search had to redo
   // Host milliseconds the constructor spent starting cuBLAS (batch_gemm_warm_up), so that no
   // batch's timing holds the library's one-time loading.
   double startup_ms() const { return startup_ms_; }
-  int last_refused() const { return refused_; }       // of those, refused by the range guard or an unusable copy
+  int last_refused() const { return refused_; }  // of those, refused by the range guard or an unusable copy
 
  private:
   struct Buffers;
@@ -84,9 +84,9 @@ class BatchSearcher {
   const DeviceModel& model_;
   Options opt_;
   Stream stream_, side_;
-  std::unique_ptr<Buffers> buf_;  // scratch, staging, events and the cuBLAS handle
+  std::unique_ptr<Buffers> buf_;      // scratch, staging, events and the cuBLAS handle
   std::unique_ptr<GpuSearcher> one_;  // per-query pipelines and last-resort fallback
-  struct Fit {  // the largest sub-batch that fitted for this pipeline, k and tile
+  struct Fit {                        // the largest sub-batch that fitted for this pipeline, k and tile
     const BatchPipeline* pipeline = nullptr;
     int k = 0, tile = 0, batch = 0;
   } fit_;

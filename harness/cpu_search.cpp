@@ -59,7 +59,9 @@ std::vector<OracleHit> oracle_search(const Model& m, const float* query, int k,
   for (std::size_t r = 0; r < sims.size(); ++r)
     if (!excluded(exclude, static_cast<std::int32_t>(r))) all.push_back({static_cast<std::int32_t>(r), sims[r]});
   const std::size_t kk = std::min<std::size_t>(k > 0 ? static_cast<std::size_t>(k) : 0, all.size());
-  auto better = [](const OracleHit& a, const OracleHit& b) { return a.sim > b.sim || (a.sim == b.sim && a.row < b.row); };
+  auto better = [](const OracleHit& a, const OracleHit& b) {
+    return a.sim > b.sim || (a.sim == b.sim && a.row < b.row);
+  };
   std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(kk), all.end(), better);
   all.resize(kk);
   return all;

@@ -14,7 +14,6 @@ struct Hit {
   float sim;
 };
 
-
 // Rows with norm 0 have similarity 0 (cosine is undefined there; 0 = "orthogonal").
 // Both searches skip `exclude` rows and return min(k, rows - excluded) hits.
 

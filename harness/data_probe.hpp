@@ -23,10 +23,9 @@ struct RowQueries {
 };
 RowQueries model_rows_as_queries(const DeviceModel& dm, int n);
 
-// And `fused_f16` once per row for the one-query plan. Rows (i * 104729) mod rows, i < min(queries, rows), the benchmarks' rule. Pipelines whose
-// scan refuses the model or the device, the per-query loops, and every pipeline when k is beyond
-// the batch certificate are not asked (their rate stays 0: the table alone decides).
-DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int cc_major,
-                           int queries = kProbeQueries);
+// And `fused_f16` once per row for the one-query plan. Rows (i * 104729) mod rows, i < min(queries, rows), the
+// benchmarks' rule. Pipelines whose scan refuses the model or the device, the per-query loops, and every pipeline when
+// k is beyond the batch certificate are not asked (their rate stays 0: the table alone decides).
+DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int cc_major, int queries = kProbeQueries);
 
 }  // namespace distancies

@@ -20,7 +20,10 @@ std::vector<Token> tokenize(std::string_view s) {
   std::vector<Token> out;
   std::size_t i = 0;
   while (i < s.size()) {
-    if (is_space(s[i])) { ++i; continue; }
+    if (is_space(s[i])) {
+      ++i;
+      continue;
+    }
     if (s[i] == '"') {
       std::size_t end = s.find('"', i + 1);
       if (end == std::string_view::npos) throw Error("unclosed quote in expression: " + std::string(s));
@@ -50,8 +53,7 @@ std::vector<Term> parse_expression(std::string_view text) {
     bool op = !t.quoted && (t.text == "+" || t.text == "-");
     if (!t.quoted && t.text == "!") throw Error("'!' may only end an expression");
     if (op) {
-      if (have_op && !terms.empty())
-        throw Error("two operators in a row in expression: " + std::string(text));
+      if (have_op && !terms.empty()) throw Error("two operators in a row in expression: " + std::string(text));
       if (have_op && terms.empty() && pending == -1)
         throw Error("two operators in a row in expression: " + std::string(text));
       pending = t.text == "+" ? +1 : -1;
@@ -98,7 +100,8 @@ Query make_query(const Model& m, std::string_view text) {
   if (!text.empty() && m.find(text) >= 0) {
     terms.push_back({+1, std::string(text)});
     if (text.find(' ') != std::string_view::npos && reads_as_expression(m, text))
-      q.note = "'" + q.text + "' is a word of the vocabulary and also an expression of its words: searched as the word" +
+      q.note = "'" + q.text +
+               "' is a word of the vocabulary and also an expression of its words: searched as the word" +
                " (quote each word for the expression)";
   } else {
     terms = parse_expression(text);

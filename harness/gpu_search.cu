@@ -97,7 +97,7 @@ GpuSearcher::~GpuSearcher() = default;
 struct GpuSearcher::Call {
   Plan plan;
   const DeviceModel::Reduced* reduced = nullptr;  // the pipeline's 16-bit copy, if it uses one
-  bool centred = false;                            // ... the centred fp16 copy (device_model.hpp)
+  bool centred = false;                           // ... the centred fp16 copy (device_model.hpp)
   bool pinned = false;
   int n = 0, dim = 0, k = 0, kk = 0;  // kk: results that exist (fewer rows than k)
   const float* vectors = nullptr;     // the model this call reads (resident, or V1's fresh copy)
@@ -202,8 +202,9 @@ void GpuSearcher::upload_query(Call& c, const float* query) {
 // The dot variant (if any), then the stages in order. Only stages that declare reads_model get
 // the model (TopkState::model); the others see an empty one.
 void GpuSearcher::run_stages(Call& c, const Pipeline& p, const float* query, float query_norm) {
-  c.args = DotArgs{c.vectors, c.norms, c.n, c.dim, model_.ld, c.ws->query.as<float>(), query_norm,
-                   c.ws->sims.as<float>(), c.ws->idx.as<int>()};
+  c.args = DotArgs{
+      c.vectors,          c.norms, c.n, c.dim, model_.ld, c.ws->query.as<float>(), query_norm, c.ws->sims.as<float>(),
+      c.ws->idx.as<int>()};
   if (c.plan.dot) step(c, "dot", false, [&] { c.plan.dot->launch(c.args, stream_); });
   ModelInputs model;
   model.dot = &c.args;
@@ -342,7 +343,8 @@ int request_k(const Query& q, int k, bool keep_query_words, std::int64_t rows) {
 
 std::vector<Hit> GpuSearcher::search(const Pipeline& p, const Query& q, int k, bool keep_query_words, Breakdown* bd) {
   if (k <= 0) throw Error("k must be at least 1");
-  return finish_query(search(p, q.vector.data(), q.norm, request_k(q, k, keep_query_words, model_.rows), bd), q, k, keep_query_words);
+  return finish_query(search(p, q.vector.data(), q.norm, request_k(q, k, keep_query_words, model_.rows), bd), q, k,
+                      keep_query_words);
 }
 
 }  // namespace distancies

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "harness/cpu_search.hpp"
-#include "harness/runtime/device_model.hpp"
 #include "harness/expression.hpp"
+#include "harness/runtime/device_model.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies {
@@ -21,8 +21,8 @@ struct StageTime {
 
 struct Breakdown {
   std::vector<StageTime> stages;
-  float total_ms = 0;   // device timeline, first event to last (includes host-side gaps)
-  double wall_ms = 0;   // host clock around the whole call
+  float total_ms = 0;  // device timeline, first event to last (includes host-side gaps)
+  double wall_ms = 0;  // host clock around the whole call
   // false: only the call's first and last events (total_ms, no stages): the pipeline's time
   // without the events that time each stage (each pair adds a little to the timeline).
   bool stage_events = true;
@@ -78,7 +78,8 @@ class GpuSearcher {
   struct Timer;
   struct Call;
   // The named steps of search(), in order (gpu_search.cu).
-  std::string refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, const float* query, float query_norm) const;
+  std::string refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, const float* query,
+                      float query_norm) const;
   void bind_model(Call& c, const Pipeline& p);
   void bind_buffers(Call& c);
   void upload_query(Call& c, const float* query);

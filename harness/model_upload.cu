@@ -51,7 +51,8 @@ void DeviceUpload::chunk(unsigned reader, std::uint64_t offset, const void* data
     r.slot[s] = PinnedBuffer(bytes, "model upload staging");
   }
   std::memcpy(r.slot[s].as<char>(), data, bytes);
-  CUDA_CHECK(cudaMemcpyAsync(dm_.vectors.as<char>() + offset, r.slot[s].as<void>(), bytes, cudaMemcpyHostToDevice, r.stream));
+  CUDA_CHECK(
+      cudaMemcpyAsync(dm_.vectors.as<char>() + offset, r.slot[s].as<void>(), bytes, cudaMemcpyHostToDevice, r.stream));
   r.done[s].record(r.stream);
   r.busy[s] = true;
 }
@@ -90,7 +91,8 @@ ResidentModel load_resident(const std::string& path, const LoadOptions& opt, boo
   const double read_done = ms_since(t0);
   LoadTimings& t = out.timings;
   t.overlapped = up.received();
-  out.device = std::make_unique<DeviceModel>(t.overlapped ? up.finish(out.host, pinned) : upload_model(out.host, pinned));
+  out.device =
+      std::make_unique<DeviceModel>(t.overlapped ? up.finish(out.host, pinned) : upload_model(out.host, pinned));
   t.total_ms = ms_since(t0);
   t.read_ms = t.overlapped ? rep.vectors_ms : read_done;
   t.rest_ms = t.overlapped ? rep.rest_ms : 0;

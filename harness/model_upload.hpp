@@ -33,10 +33,10 @@ class DeviceUpload : public VectorSink {
 };
 
 struct LoadTimings {
-  double read_ms = 0;       // the vector section read (its upload overlapped) or the whole file read
-  double rest_ms = 0;       // header, vocabulary, norms, validation
-  double upload_ms = 0;     // what the upload added after the read (norms, waiting for the last copies)
-  double total_ms = 0;      // file to resident model, wall clock
+  double read_ms = 0;    // the vector section read (its upload overlapped) or the whole file read
+  double rest_ms = 0;    // header, vocabulary, norms, validation
+  double upload_ms = 0;  // what the upload added after the read (norms, waiting for the last copies)
+  double total_ms = 0;   // file to resident model, wall clock
   std::uint64_t vector_bytes = 0;
   unsigned readers = 0;
   bool overlapped = false;  // the native path: upload during the read

@@ -26,10 +26,8 @@ nlohmann::json registry_json() {
   for (const registry::Family& f : registry::catalog()) {
     nlohmann::json rows = nlohmann::json::array();
     for (const registry::EntryView& e : f.entries()) {
-      nlohmann::json row = {{"name", e.name},
-                            {"description", e.description},
-                            {"origin", e.origin},
-                            {"requirements", e.requirements}};
+      nlohmann::json row = {
+          {"name", e.name}, {"description", e.description}, {"origin", e.origin}, {"requirements", e.requirements}};
       if (!e.traits.empty()) {
         nlohmann::json traits = nlohmann::json::object();
         for (const auto& [key, value] : e.traits) traits[key] = value;

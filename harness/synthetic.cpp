@@ -45,7 +45,7 @@ Model make_synthetic_model(std::int64_t rows, int dim, std::uint64_t seed, const
 }
 
 const std::vector<std::string>& standard_families() {
-  static const std::vector<std::string> f = {"iid",      "aniso:0.5", "aniso:0.8", "aniso:0.9", "aniso:0.95",
+  static const std::vector<std::string> f = {"iid",        "aniso:0.5", "aniso:0.8", "aniso:0.9", "aniso:0.95",
                                              "aniso:0.98", "dirs:0.7",  "clustered", "heavy"};
   return f;
 }

@@ -22,7 +22,8 @@ const std::vector<std::string>& study_words();
 std::vector<std::string> synthetic_vocabulary(std::int64_t rows);
 
 // The whole model on the host (vectors, norms, words), of any data family.
-Model make_synthetic_model(std::int64_t rows, int dim, std::uint64_t seed = kDefaultSeed, const DataFamily& family = {});
+Model make_synthetic_model(std::int64_t rows, int dim, std::uint64_t seed = kDefaultSeed,
+                           const DataFamily& family = {});
 
 // The data families by name (docs/data.md): "iid", "aniso:C" (one common direction, mean pairwise
 // cosine C in (0, 1)), "dirs:C" (four directions of unequal weight, C in (0, 0.8)), "clustered",

@@ -15,6 +15,7 @@ sudo=""
 [ "$(id -u)" -ne 0 ] && sudo=sudo
 pkgs=(cmake ninja-build g++ libbenchmark-dev libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev python3-venv
       libroaring-dev  # CRoaring: the intersection study's roaring_allcores peer (docs/intersection.md)
+      clang-format  # the C++/CUDA style check (ctest format.clang)
       clang libfuzzer-14-dev   # clang: the sanitizer and fuzz builds of the host code (docs/hardening.md)
       chromium chromium-driver)  # the dashboard's browser test (docs/dashboard.md)
 missing=()

@@ -158,9 +158,10 @@ enum class GemmOrder { kSequential, kPairwise, kPairwiseFlush };
 inline float gemm_cosine(GemmInput g, const float* q, float qn, const float* x, float xn, int dim, GemmOrder order,
                          bool fp16_score = false) {
   auto operand = [&](float v) {
-    return g == GemmInput::TF32 ? truncate_tf32(v) : g == GemmInput::BF16 ? round_bf16(v)
-                                                  : g == GemmInput::F16  ? round_f16(v)
-                                                                         : v;
+    return g == GemmInput::TF32   ? truncate_tf32(v)
+           : g == GemmInput::BF16 ? round_bf16(v)
+           : g == GemmInput::F16  ? round_f16(v)
+                                  : v;
   };
   const float inv_q = 1.0f / qn;
   std::vector<float> terms(static_cast<std::size_t>(dim));

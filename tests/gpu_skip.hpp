@@ -4,8 +4,8 @@
 
 #include "harness/runtime/device.hpp"
 
-#define DISTANCIES_REQUIRE_GPU()                                                              \
-  do {                                                                                        \
-    if (!::distancies::device_status().available)                                             \
+#define DISTANCIES_REQUIRE_GPU()                                                             \
+  do {                                                                                       \
+    if (!::distancies::device_status().available)                                            \
       GTEST_SKIP() << "no usable CUDA GPU (" << ::distancies::device_status().reason << ")"; \
   } while (0)

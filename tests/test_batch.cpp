@@ -9,11 +9,11 @@
 #include <iostream>
 #include <random>
 
+#include "batch_check.hpp"
 #include "gpu_skip.hpp"
 #include "harness/batch_search.hpp"
 #include "harness/runtime/device_model.hpp"
 #include "harness/runtime/precision.hpp"
-#include "batch_check.hpp"
 #include "oracle_check.hpp"
 #include "test_models.hpp"
 #include "variants/embeddings/batch_scan.hpp"
@@ -51,18 +51,12 @@ struct Shape {
 // B = 1, B not a multiple of anything, rows not a multiple of the tile, rows < k, zero rows,
 // exact ties, D other than 300, k at and beyond the candidate limit.
 const Shape kShapes[] = {
-    {"b1_d300", {20011, 300, 0, 0, 0}, 10, 1, 0},
-    {"b37_d300", {20011, 300, 0, 0, 0}, 10, 37, 0},
-    {"b3_d300", {5000, 300, 0, 0, 0}, 10, 3, 0},
-    {"b130_small_tiles", {20011, 300, 0, 0, 0}, 10, 130, 1000},
-    {"b16_d50", {4099, 50, 0, 0, 0}, 10, 16, 0},
-    {"b9_d301", {3001, 301, 0, 0, 0}, 10, 9, 512},
-    {"b5_d7", {777, 7, 0, 0, 0}, 16, 5, 0},
-    {"rows_lt_k", {5, 300, 0, 0, 0}, 10, 3, 0},
-    {"one_row", {1, 40, 0, 0, 0}, 3, 2, 0},
-    {"zero_rows", {2049, 300, 0, 64, 0}, 10, 7, 0},
-    {"k128", {10007, 96, 0, 0, 0}, 128, 4, 0},
-    {"k200", {5003, 300, 0, 0, 0}, 200, 3, 0},
+    {"b1_d300", {20011, 300, 0, 0, 0}, 10, 1, 0},    {"b37_d300", {20011, 300, 0, 0, 0}, 10, 37, 0},
+    {"b3_d300", {5000, 300, 0, 0, 0}, 10, 3, 0},     {"b130_small_tiles", {20011, 300, 0, 0, 0}, 10, 130, 1000},
+    {"b16_d50", {4099, 50, 0, 0, 0}, 10, 16, 0},     {"b9_d301", {3001, 301, 0, 0, 0}, 10, 9, 512},
+    {"b5_d7", {777, 7, 0, 0, 0}, 16, 5, 0},          {"rows_lt_k", {5, 300, 0, 0, 0}, 10, 3, 0},
+    {"one_row", {1, 40, 0, 0, 0}, 3, 2, 0},          {"zero_rows", {2049, 300, 0, 64, 0}, 10, 7, 0},
+    {"k128", {10007, 96, 0, 0, 0}, 128, 4, 0},       {"k200", {5003, 300, 0, 0, 0}, 200, 3, 0},
     {"b200_k64", {20011, 300, 0, 0, 0}, 64, 200, 0},  // the fused scan: two launches, K = 128 shapes
     {"b40_d1000", {3001, 1000, 0, 0, 0}, 10, 40, 0},
 };
@@ -106,7 +100,8 @@ TEST_P(BatchPipelineTest, EveryQueryMatchesOracleAndFused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, BatchPipelineTest,
-                         ::testing::Combine(::testing::ValuesIn(names_of_batch_pipelines()), ::testing::ValuesIn(kShapes)),
+                         ::testing::Combine(::testing::ValuesIn(names_of_batch_pipelines()),
+                                            ::testing::ValuesIn(kShapes)),
                          [](const ::testing::TestParamInfo<std::tuple<std::string, Shape>>& i) {
                            return std::get<0>(i.param) + "_" + std::get<1>(i.param).name;
                          });
@@ -123,7 +118,8 @@ TEST(BatchSearch, UncertifiableQueriesFallBackToExact) {
   Batch b = random_batch(m, 3, seed);
   std::memcpy(b.q.data(), m.row(0), m.dim * sizeof(float));  // query 0 sits on the ties
   b.norms[0] = m.norms[0];
-  for (const char* name : {"batch_tf32", "batch_bf16", "batch_sgemm", "batch_f16_fused", "batch_f16_filter", "batch_i8_filter"}) {
+  for (const char* name :
+       {"batch_tf32", "batch_bf16", "batch_sgemm", "batch_f16_fused", "batch_f16_filter", "batch_i8_filter"}) {
     SCOPED_TRACE(name);
     const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), 3, 10);
     EXPECT_GE(bs.last_fallbacks(), 1) << "the tie cannot be certified";
@@ -220,12 +216,13 @@ TEST(BatchSearch, FilteredScanGemmWalkMatchesOracle) {
                         {{2003, 100, 0, 0, 0}, 200, 10}};
   for (const Case& c : cases) {
     const std::uint32_t seed = fresh_seed();
-    SCOPED_TRACE("seed " + std::to_string(seed) + ", B = " + std::to_string(c.batch) + ", D = " + std::to_string(c.spec.dim));
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", B = " + std::to_string(c.batch) +
+                 ", D = " + std::to_string(c.spec.dim));
     if (hopper) {
       EXPECT_EQ(filter_scan_walk(c.batch, c.spec.dim), "gemm");
     } else {
-      std::cout << "[ NOTE     ] not a 9.0 device or a walk forced: the filter pass takes the " << filter_scan_walk(c.batch, c.spec.dim)
-                << " walk, not gemm\n";
+      std::cout << "[ NOTE     ] not a 9.0 device or a walk forced: the filter pass takes the "
+                << filter_scan_walk(c.batch, c.spec.dim) << " walk, not gemm\n";
     }
     ModelSpec spec = c.spec;
     spec.seed = seed;
@@ -337,7 +334,8 @@ TEST(BatchSearch, SplitsABatchThatDoesNotFit) {
 
   // Policy tiles: the last, smaller pass wants more slices per query than the first had.
   BatchSearcher::Options po;
-  po.scratch_limit = batch_workspace_bytes(GemmInput::TF32, Storage::F32, 6, m.dim, m.ld, 10, BatchPolicy::tile_rows(11));
+  po.scratch_limit =
+      batch_workspace_bytes(GemmInput::TF32, Storage::F32, 6, m.dim, m.ld, 10, BatchPolicy::tile_rows(11));
   BatchSearcher uneven(dm, po);
   const Batch b11 = random_batch(m, 11, seed + 1);
   const auto got11 = uneven.search(batch_pipeline("batch_tf32"), b11.q.data(), b11.norms.data(), 11, 10);
@@ -475,7 +473,8 @@ TEST(BatchPolicy, TilesAndSlicesStayInRange) {
     const int t = BatchPolicy::tile_rows(b);
     EXPECT_EQ(t % 128, 0);
     EXPECT_GE(t, 1024);
-    EXPECT_LE(static_cast<long long>(t) * b, std::max(128ll << 20, 1024ll * b) + 128ll * b);  // budget, rounded up to 128 rows
+    EXPECT_LE(static_cast<long long>(t) * b,
+              std::max(128ll << 20, 1024ll * b) + 128ll * b);  // budget, rounded up to 128 rows
     const int s = BatchPolicy::slices(b, t);
     EXPECT_GE(s, 1);
     EXPECT_LE(s, t / 1024);
@@ -588,7 +587,8 @@ TEST(TiledI8Copy, EveryScoreWithinItsBound) {
       for (int r = 0; r < rows; ++r) {
         const float* x = m.row(order[r]);
         double dot = 0, xx = 0;
-        for (int j = 0; j < dim; ++j) dot += static_cast<double>(b.q[q * dim + j] * inv) * x[j], xx += double(x[j]) * x[j];
+        for (int j = 0; j < dim; ++j)
+          dot += static_cast<double>(b.q[q * dim + j] * inv) * x[j], xx += double(x[j]) * x[j];
         if (xx == 0) continue;  // a zero row scores 0 on every path
         long long I = 0;
         for (int j = 0; j < ldg; ++j) I += qc[q * ldg + j] * codes[static_cast<std::size_t>(r) * ldg + j];

@@ -69,7 +69,9 @@ TEST(CentredCopy, SlackCoversTheRoundingOfTheIdentity) {
       for (int j = 0; j < dim; ++j) mu[j] = static_cast<float>(mu[j] / std::sqrt(mm) * (trial % 7) / 7.0);
       const float scale = std::pow(10.0f, -20.0f + 40.0f * (trial % 11) / 10.0f);
       for (int j = 0; j < dim; ++j) {
-        const float base = trial % 13 == 0 ? mu[j] : trial % 13 == 1 ? -mu[j] : mu[j] + a * g(rng) / std::sqrt(float(dim));
+        const float base = trial % 13 == 0   ? mu[j]
+                           : trial % 13 == 1 ? -mu[j]
+                                             : mu[j] + a * g(rng) / std::sqrt(float(dim));
         x[j] = base * scale;
         q[j] = trial % 3 == 0 ? x[j] / scale + 0.01f * g(rng) : g(rng);
       }
@@ -236,7 +238,8 @@ TEST(CentredCopy, FilteredBatchesExactWithFewerFallbacks) {
       for (const char* name : {"batch_f16_filter", "batch_i8_filter"}) {
         SCOPED_TRACE(std::string(name) + (centred ? " centred" : " plain"));
         const BatchPipeline& p = batch_pipeline(name);
-        if (!batch_scan_refusal(p.scan, 300, BatchPolicy::candidates(10), device_status().props.major).empty()) continue;
+        if (!batch_scan_refusal(p.scan, 300, BatchPolicy::candidates(10), device_status().props.major).empty())
+          continue;
         BatchSearcher bs(dm);
         const auto got = bs.search(p, b.q.data(), b.norms.data(), static_cast<int>(b.norms.size()), 10);
         expect_batch_exact(m, dm, b, got, 10);

@@ -74,7 +74,8 @@ TEST(RealGlove, KingMinusManPlusWomanIsQueen) {
   Query f = make_query(m, "france");
   auto near = sequential_search(m, f.vector.data(), f.norm, 10, f.word_rows);
   bool europe = false;
-  for (const Hit& h : near) europe |= m.words[h.row] == "belgium" || m.words[h.row] == "spain" || m.words[h.row] == "french";
+  for (const Hit& h : near)
+    europe |= m.words[h.row] == "belgium" || m.words[h.row] == "spain" || m.words[h.row] == "french";
   EXPECT_TRUE(europe) << "france's neighbours look wrong";
   expect_matches_oracle(m, q.vector.data(), hits, 5, q.word_rows);
 }

@@ -23,9 +23,9 @@ using namespace distancies::cli;
 
 namespace {
 
-const std::vector<std::string> kWords = {
-    "king", "queen", "man", "woman", "#",  "#tag",     "\"",         "-",      "+",  "!",    "'",
-    "0",    "1",     "!!",  "--",    "a\"b", "new york", "king - man", "# x y", ":end", "x 0", "#0"};
+const std::vector<std::string> kWords = {"king",     "queen",      "man",   "woman", "#",   "#tag", "\"", "-",
+                                         "+",        "!",          "'",     "0",     "1",   "!!",   "--", "a\"b",
+                                         "new york", "king - man", "# x y", ":end",  "x 0", "#0"};
 
 // The vocabulary above, saved as a native model in the test's temporary folder.
 std::string model_path() {
@@ -98,10 +98,10 @@ TEST(EveryWord, CommentsAndExpressionsStillWorkForNonWordsAndTheCountsAddUp) {
       "king - man + woman\n"  // an expression
       "king - man\n"          // a word that is also an expression: the word
       "king + \"new york\" - \"-\"\n"
-      "zzzz\n"                // an unknown word
-      "\"unclosed\n"          // a bad expression
-      "king - !\n"            // `!` only ends an expression
-      "  #tag  \n";           // trimmed: the word
+      "zzzz\n"        // an unknown word
+      "\"unclosed\n"  // a bad expression
+      "king - !\n"    // `!` only ends an expression
+      "  #tag  \n";   // trimmed: the word
   ::testing::internal::CaptureStdout();
   ::testing::internal::CaptureStderr();
   const int failed = s.run_batch(lines_of(text), false);
@@ -129,7 +129,8 @@ TEST(EveryWord, CommentsAndExpressionsStillWorkForNonWordsAndTheCountsAddUp) {
                         "error: line 10: expression ends with an operator"})
     EXPECT_NE(err.find(l), std::string::npos) << l << " in:\n" << err;
   std::size_t errors = 0;
-  for (std::size_t p = err.find("distancies: error:"); p != std::string::npos; p = err.find("distancies: error:", p + 1))
+  for (std::size_t p = err.find("distancies: error:"); p != std::string::npos;
+       p = err.find("distancies: error:", p + 1))
     ++errors;
   EXPECT_EQ(errors, 3u);
 }

@@ -1,8 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/runtime/error.hpp"
 #include "harness/expression.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/synthetic.hpp"
 
 using namespace distancies;
@@ -87,7 +87,8 @@ TEST(Expression, UnknownWordAndZeroVector) {
 }
 
 TEST(Synthetic, DeterministicAndContainsStudyWords) {
-  Model a = make_synthetic_model(100, 30, 7), b = make_synthetic_model(100, 30, 7), c = make_synthetic_model(100, 30, 8);
+  Model a = make_synthetic_model(100, 30, 7), b = make_synthetic_model(100, 30, 7),
+        c = make_synthetic_model(100, 30, 8);
   for (const auto& w : study_words()) EXPECT_GE(a.find(w), 0) << w;
   EXPECT_TRUE(std::is_sorted(a.words.begin(), a.words.end()));
   bool differs = false;

@@ -18,10 +18,10 @@
 
 #include <unistd.h>
 
-#include "harness/runtime/error.hpp"
 #include "harness/formats.hpp"
 #include "harness/formats/io.hpp"
 #include "harness/formats/text_reader.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/runtime/model.hpp"
 #include "tests/real_model.hpp"
 
@@ -181,10 +181,18 @@ TEST_P(RoundTrip, LoadsExactlyAndSurvivesNative) {
   Rows r = random_rows(97, dim, static_cast<unsigned>(dim) * 31 + static_cast<unsigned>(format));
   std::string file;
   switch (format) {
-    case Format::GloveText: write_text(file = path("m.txt"), r); break;
-    case Format::StudyText: write_text(file = path("m.txt"), r, {false, false, true}); break;
-    case Format::StudySplit: write_split(file = path("m.keys"), path("m.values"), r); break;
-    case Format::Word2VecBinary: write_w2v_binary(file = path("m.bin"), r); break;
+    case Format::GloveText:
+      write_text(file = path("m.txt"), r);
+      break;
+    case Format::StudyText:
+      write_text(file = path("m.txt"), r, {false, false, true});
+      break;
+    case Format::StudySplit:
+      write_split(file = path("m.keys"), path("m.values"), r);
+      break;
+    case Format::Word2VecBinary:
+      write_w2v_binary(file = path("m.bin"), r);
+      break;
     case Format::Native: {
       Model src;
       src.allocate(static_cast<std::int64_t>(r.words.size()), dim);
@@ -196,7 +204,8 @@ TEST_P(RoundTrip, LoadsExactlyAndSurvivesNative) {
       save_native(src, file = path("m.dst"));
       break;
     }
-    default: FAIL();
+    default:
+      FAIL();
   }
   EXPECT_EQ(detect_format(file), format);
   Model a = load_model(file, as(format));
@@ -420,7 +429,8 @@ TEST_F(Formats, LargeTextParsedInPiecesKeepsOrderAndLineNumbers) {
 TEST(BlockReader, BlocksAreWholeLinesAndCoverTheFile) {
   fs::path p = fs::temp_directory_path() / ("distancies_blocks_" + std::to_string(::getpid()));
   std::string body;
-  for (int i = 0; i < 200; ++i) body += std::string(static_cast<std::size_t>(i * 37 % 150), 'x') + std::to_string(i) + "\n";
+  for (int i = 0; i < 200; ++i)
+    body += std::string(static_cast<std::size_t>(i * 37 % 150), 'x') + std::to_string(i) + "\n";
   body += "last line without newline";
   write_bytes(p.string(), "\xEF\xBB\xBF" + body);
   fmt::InFile f(p.string());
@@ -444,8 +454,9 @@ TEST(BlockReader, BlocksAreWholeLinesAndCoverTheFile) {
 // The decimal fast path must give exactly the float from_chars gives.
 TEST(ParseFloat, SameBitsAsFromChars) {
   std::mt19937 rng(11);
-  const char* fixed[] = {"0", "-0", "1.", ".5", "-.5", "16777215", "16777216", "0.0000000001", "123456789",
-                         "-0.082752", "3.4028235e38", "1e-45", "nan", "-inf", "+2.5", "1e39", "1e-50"};
+  const char* fixed[] = {"0",        "-0",           "1.",        ".5",        "-.5",          "16777215",
+                         "16777216", "0.0000000001", "123456789", "-0.082752", "3.4028235e38", "1e-45",
+                         "nan",      "-inf",         "+2.5",      "1e39",      "1e-50"};
   std::vector<std::string> cases(std::begin(fixed), std::end(fixed));
   for (int i = 0; i < 200000; ++i) {
     int digits = 1 + static_cast<int>(rng() % 10), point = static_cast<int>(rng() % (digits + 1));
@@ -532,7 +543,8 @@ TEST_F(Formats, DuplicatedWords) {
 
 TEST_F(Formats, StudyNormMismatch) {
   write_bytes(path("s.txt"), "a 5 3 4\nb 7 0 1\n");
-  EXPECT_THAT(error_of(path("s.txt"), as(Format::StudyText)), HasSubstr("s.txt:2: stored norm 7 does not match the norm of the values 1 ("));
+  EXPECT_THAT(error_of(path("s.txt"), as(Format::StudyText)),
+              HasSubstr("s.txt:2: stored norm 7 does not match the norm of the values 1 ("));
   Rows r = random_rows(3, 4, 6);
   write_split(path("m.keys"), path("m.values"), r);
   std::string v = read_bytes(path("m.values"));
@@ -656,8 +668,8 @@ TEST_F(Formats, UnrecognisedBinaryAndUnknownFormatName) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("unknown format 'fasttext'"));
   }
-  for (Format f : {Format::Auto, Format::GloveText, Format::StudyText, Format::StudySplit, Format::Word2VecBinary,
-                   Format::Native})
+  for (Format f :
+       {Format::Auto, Format::GloveText, Format::StudyText, Format::StudySplit, Format::Word2VecBinary, Format::Native})
     EXPECT_EQ(parse_format(format_name(f)), f);
 }
 
@@ -670,7 +682,8 @@ TEST_F(Formats, ZeroVectorsAndEmptyWords) {
   EXPECT_EQ(m.norms[1], 0.0f);
   LoadOptions strict;
   strict.allow_zero_vectors = false;
-  EXPECT_THAT(error_of(path("z.txt"), strict), HasSubstr("z.txt:2: zero vector for 'b' (zero vectors are not allowed)"));
+  EXPECT_THAT(error_of(path("z.txt"), strict),
+              HasSubstr("z.txt:2: zero vector for 'b' (zero vectors are not allowed)"));
   strict.skip_bad_rows = true;
   Model s = load_model(path("z.txt"), strict, &rep);
   EXPECT_EQ(s.words, std::vector<std::string>{"a"});
@@ -721,7 +734,8 @@ TEST_F(Formats, SkipBadRowsCountsAndKeepsTheFirstDuplicate) {
 TEST(RealModel, GloVe6B50dLoadsThroughTheWord2VecReader) {
   std::string p = real_model_path();
   if (p.empty())
-    GTEST_SKIP() << "real GloVe model not found at " << test::real_model_default_path() << "; run scripts/fetch_glove.sh";
+    GTEST_SKIP() << "real GloVe model not found at " << test::real_model_default_path()
+                 << "; run scripts/fetch_glove.sh";
   LoadReport rep;
   Model m = load_model(p, {}, &rep);
   EXPECT_EQ(m.format, "word2vec");

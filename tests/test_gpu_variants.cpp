@@ -8,8 +8,8 @@
 #include <numeric>
 
 #include "gpu_skip.hpp"
-#include "harness/runtime/device_model.hpp"
 #include "harness/gpu_search.hpp"
+#include "harness/runtime/device_model.hpp"
 #include "harness/synthetic.hpp"
 #include "oracle_check.hpp"
 #include "test_models.hpp"
@@ -91,8 +91,15 @@ TEST_P(DotVariantTest, EverySimilarityMatchesFp64) {
   // Poison the outputs: every row must be written.
   CUDA_CHECK(cudaMemset(ws.sims.get(), 0xFF, ws.capacity * sizeof(float)));
   CUDA_CHECK(cudaMemset(ws.idx.get(), 0xFF, ws.capacity * sizeof(int)));
-  const DotArgs args{dm.d_vectors(), dm.d_norms(), static_cast<int>(m.rows), m.dim, m.ld, ws.query.as<float>(),
-                     vector_norm(q.data(), m.dim), ws.sims.as<float>(), ws.idx.as<int>()};
+  const DotArgs args{dm.d_vectors(),
+                     dm.d_norms(),
+                     static_cast<int>(m.rows),
+                     m.dim,
+                     m.ld,
+                     ws.query.as<float>(),
+                     vector_norm(q.data(), m.dim),
+                     ws.sims.as<float>(),
+                     ws.idx.as<int>()};
   dot_variant(name).launch(args, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> sims(static_cast<std::size_t>(m.rows));
@@ -133,7 +140,8 @@ TEST_P(PipelineTest, TopKMatchesOracle) {
   }
   EXPECT_GT(bd.total_ms, 0.0f);
   EXPECT_GT(bd.kernel_ms(), 0.0f);
-  EXPECT_EQ(bd.stage_ms("dot") > 0.0f, pipeline(name).dot != nullptr) << "a dot stage is timed iff the pipeline has one";
+  EXPECT_EQ(bd.stage_ms("dot") > 0.0f, pipeline(name).dot != nullptr)
+      << "a dot stage is timed iff the pipeline has one";
   // A second query through the same searcher reuses its workspace (V4) and must agree.
   const auto again = searcher.search(pipeline(name), q.data(), vector_norm(q.data(), m.dim), c.k);
   ASSERT_EQ(again.size(), hits.size());
@@ -194,7 +202,8 @@ std::vector<std::string> names_of_final_stages() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, TopkStageTest,
-                         ::testing::Combine(::testing::ValuesIn(names_of_final_stages()), ::testing::Values(1, 10, 128, 129, 1024, 4096, 5000)));
+                         ::testing::Combine(::testing::ValuesIn(names_of_final_stages()),
+                                            ::testing::Values(1, 10, 128, 129, 1024, 4096, 5000)));
 
 // NaN similarities never rank (ranks_before): the large-k select leaves them out like the lists
 // do, and fills the places left over with sentinels.
@@ -383,5 +392,6 @@ TEST(ReducedPrecision, Fp16OverflowFallsBack) {
   EXPECT_TRUE(dm.reduced(Storage::F16).out_of_range);
   EXPECT_FALSE(dm.reduced(Storage::BF16).out_of_range);
   GpuSearcher searcher(dm, &m);
-  expect_matches_oracle(m, q.data(), searcher.search(pipeline("fused_f16"), q.data(), vector_norm(q.data(), 32), 10), 10);
+  expect_matches_oracle(m, q.data(), searcher.search(pipeline("fused_f16"), q.data(), vector_norm(q.data(), 32), 10),
+                        10);
 }

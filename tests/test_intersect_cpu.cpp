@@ -10,12 +10,12 @@
 #include <set>
 #include <string>
 
-#include "harness/runtime/error.hpp"
-#include "variants/intersect/cpu_intersect.hpp"
-#include "variants/intersect/cpu_peers.hpp"
 #include "harness/intersect/floor_bytes.hpp"
 #include "harness/intersect/generate.hpp"
 #include "harness/intersect/index.hpp"
+#include "harness/runtime/error.hpp"
+#include "variants/intersect/cpu_intersect.hpp"
+#include "variants/intersect/cpu_peers.hpp"
 #include "variants/intersect/intersect_registry.hpp"
 #include "variants/registry_model.hpp"
 
@@ -280,7 +280,8 @@ void expect_gallop_paths_exact(const DataSet& d, const std::string& what) {
     }
 }
 
-DataSet of_lists(const std::vector<std::vector<std::uint32_t>>& lists, const std::vector<std::vector<std::uint32_t>>& qs) {
+DataSet of_lists(const std::vector<std::vector<std::uint32_t>>& lists,
+                 const std::vector<std::vector<std::uint32_t>>& qs) {
   DataSet d;
   for (const auto& l : lists) d.index.add(l);
   int line = 0;
@@ -304,11 +305,37 @@ DataSet nasty_set() {
   const std::vector<std::uint32_t> tiny = {0, 31, 32, 96, 95, 899997, top};  // not sorted yet
   std::vector<std::uint32_t> t = tiny;
   std::sort(t.begin(), t.end());
-  return of_lists(
-      {{}, huge, t, range(1, 1000, 2), range(0, 1000, 2), range(0, 1000, 2), {top}, {top - 1, top},
-       range(top - 40, 41, 1), range(7, 33, 7), {5}, range(top - 80, 41, 2)},
-      {{0}, {0, 1}, {1, 0, 2}, {1}, {3, 4}, {4, 5}, {4, 5, 1}, {1, 2}, {2, 1, 6}, {6, 7, 8}, {7, 8}, {1, 9}, {9, 1, 4},
-       {10, 1}, {10, 9}, {2, 8, 7, 1, 6}, {8, 11}, {11, 7}, {11, 8, 1}});
+  return of_lists({{},
+                   huge,
+                   t,
+                   range(1, 1000, 2),
+                   range(0, 1000, 2),
+                   range(0, 1000, 2),
+                   {top},
+                   {top - 1, top},
+                   range(top - 40, 41, 1),
+                   range(7, 33, 7),
+                   {5},
+                   range(top - 80, 41, 2)},
+                  {{0},
+                   {0, 1},
+                   {1, 0, 2},
+                   {1},
+                   {3, 4},
+                   {4, 5},
+                   {4, 5, 1},
+                   {1, 2},
+                   {2, 1, 6},
+                   {6, 7, 8},
+                   {7, 8},
+                   {1, 9},
+                   {9, 1, 4},
+                   {10, 1},
+                   {10, 9},
+                   {2, 8, 7, 1, 6},
+                   {8, 11},
+                   {11, 7},
+                   {11, 8, 1}});
 }
 
 TEST(IntersectPeers, RowsAreRegisteredWithTheirNames) {
@@ -374,9 +401,10 @@ TEST(QueryPool, SplitsAnyNumberOfQueries) {
 
 TEST(QueryPool, RethrowsAFailedQueryAndKeepsWorking) {
   QueryPool pool(4);
-  EXPECT_THROW(pool.run(100, [](std::size_t i) {
-    if (i == 57) throw Error("query 57 failed");
-  }),
+  EXPECT_THROW(pool.run(100,
+                        [](std::size_t i) {
+                          if (i == 57) throw Error("query 57 failed");
+                        }),
                Error);
   std::atomic<int> done{0};
   pool.run(100, [&](std::size_t) { done.fetch_add(1); });

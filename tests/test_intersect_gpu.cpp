@@ -7,9 +7,9 @@
 #include <string>
 
 #include "gpu_skip.hpp"
-#include "variants/intersect/cpu_intersect.hpp"
 #include "harness/intersect/generate.hpp"
 #include "harness/intersect/gpu_intersect.hpp"
+#include "variants/intersect/cpu_intersect.hpp"
 #include "variants/intersect/intersect_registry.hpp"
 
 using namespace distancies;

@@ -88,8 +88,8 @@ TEST(ListSelect, EqualsAHostSortOfEveryEntry) {
   for (int K : {1, 10, 64, 128})
     for (int chunks : {1, 7, 264, 3000}) {
       for (int real : {K, std::max(1, K / 3)}) {
-        const std::string what = "K=" + std::to_string(K) + " chunks=" + std::to_string(chunks) +
-                                 " real=" + std::to_string(real);
+        const std::string what =
+            "K=" + std::to_string(K) + " chunks=" + std::to_string(chunks) + " real=" + std::to_string(real);
         expect_best_k(random_lists(chunks, K, real, rng), K, what);
       }
     }

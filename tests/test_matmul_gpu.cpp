@@ -23,8 +23,8 @@ using namespace distancies;
 
 namespace {
 
-const std::array<int, 3> kShapes[] = {{1, 1, 1}, {3, 5, 7}, {17, 33, 1}, {33, 17, 65}, {100, 1, 300},
-                                      {1, 100, 300}, {129, 131, 257}, {512, 64, 512},
+const std::array<int, 3> kShapes[] = {{1, 1, 1},        {3, 5, 7},       {17, 33, 1},     {33, 17, 65},
+                                      {100, 1, 300},    {1, 100, 300},   {129, 131, 257}, {512, 64, 512},
                                       {300, 260, 1000}, {1153, 136, 40}, {64, 8, 4}};
 
 struct Operands {
@@ -80,7 +80,8 @@ TEST(MatmulGpu, CublasAnchorsWithinTheirOwnBounds) {
   CublasMatmul blas;
   for (const auto& [m, n, k] : kShapes) {
     const Operands o(m, n, k);
-    for (auto [mode, p] : {std::pair{CublasMode::Sgemm, MatmulPrecision::F32}, {CublasMode::Tf32, MatmulPrecision::TF32},
+    for (auto [mode, p] : {std::pair{CublasMode::Sgemm, MatmulPrecision::F32},
+                           {CublasMode::Tf32, MatmulPrecision::TF32},
                            {CublasMode::F16, MatmulPrecision::F16}}) {
       o.poison();
       blas.prepare(o.args(), mode, nullptr);

@@ -40,8 +40,10 @@ TEST(MmaFragments, EveryStepIsOnePermutationOfTheChunkForRowsAndQueries) {
   std::set<int> chunk_columns;
   for (int step = 0; step < 2; ++step) {
     int a_col[16][16], b_col[16][8];  // physical column at (query, k) and (k, row)
-    for (auto& r : a_col) for (int& v : r) v = -1;
-    for (auto& r : b_col) for (int& v : r) v = -1;
+    for (auto& r : a_col)
+      for (int& v : r) v = -1;
+    for (auto& r : b_col)
+      for (int& v : r) v = -1;
     for (int lane = 0; lane < 32; ++lane) {
       const int g = lane / 4;
       // Queries (A) g and g + 8, model row (B) g.

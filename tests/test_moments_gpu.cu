@@ -11,8 +11,8 @@
 #include "harness/moments/gpu_moments.hpp"
 #include "harness/moments/oracle.hpp"
 #include "tests/gpu_skip.hpp"
-#include "variants/moments/launch.hpp"
 #include "tests/moments_test_data.hpp"
+#include "variants/moments/launch.hpp"
 
 namespace distancies {
 namespace {
@@ -40,7 +40,7 @@ TEST_P(EveryVariant, MatchesTheOracleOnEveryShape) {
   DISTANCIES_REQUIRE_GPU();
   // Rows not a multiple of any block; columns around the warp, the study's 300, tiles.
   const std::vector<std::pair<long long, int>> shapes = {
-      {1, 1},    {1, 300},  {2, 2},     {5, 3},     {1000, 1},   {1001, 2},  {777, 8},  {1025, 31},
+      {1, 1},     {1, 300},   {2, 2},      {5, 3},      {1000, 1},  {1001, 2}, {777, 8},    {1025, 31},
       {4097, 32}, {3001, 33}, {2049, 300}, {513, 1024}, {65, 4096}, {3, 5000}, {100003, 7}, {40000, 1500}};
   for (const auto& [rows, cols] : shapes) {
     std::vector<float> x = moments_matrix(11, rows, cols);
@@ -48,9 +48,8 @@ TEST_P(EveryVariant, MatchesTheOracleOnEveryShape) {
     for (MomentEstimator e : {MomentEstimator{false, true}, MomentEstimator{true, false}}) {
       const ColumnMoments want = moments_oracle(view(x, rows, cols), e);
       const ColumnMoments got = run_moments(v(), view(x, rows, cols), e);
-      expect_close(moment_errors(got, want),
-                   v().name + std::string(" ") + std::to_string(rows) + "x" + std::to_string(cols) + " " +
-                       estimator_name(e));
+      expect_close(moment_errors(got, want), v().name + std::string(" ") + std::to_string(rows) + "x" +
+                                                 std::to_string(cols) + " " + estimator_name(e));
     }
   }
 }
@@ -75,8 +74,8 @@ TEST_P(EveryVariant, LargeOffsetKeepsItsDigits) {
   const ColumnMoments want = moments_oracle(view(x, rows, cols), {});
   const MomentErrors e = moment_errors(run_moments(v(), view(x, rows, cols), {}), want);
   const MomentErrors naive = moment_errors(naive_power_sums(view(x, rows, cols), {}), want);
-  std::printf("%s offset 1e6: mean %.2e var %.2e skew %.2e kurt %.2e (naive float sums: var %.2e)\n", v().name,
-              e.mean, e.variance, e.skewness, e.kurtosis, naive.variance);
+  std::printf("%s offset 1e6: mean %.2e var %.2e skew %.2e kurt %.2e (naive float sums: var %.2e)\n", v().name, e.mean,
+              e.variance, e.skewness, e.kurtosis, naive.variance);
   if (corrected()) {
     expect_close(e, v().name);
     EXPECT_GT(naive.variance, 1e3 * std::max(e.variance, 1e-12)) << "no better than the textbook formula";

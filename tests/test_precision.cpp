@@ -13,8 +13,8 @@
 
 #include "fp_emulation.hpp"
 #include "harness/cpu_search.hpp"
-#include "harness/runtime/error.hpp"
 #include "harness/formats.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/runtime/precision.hpp"
 #include "kernels/common/ranking.hpp"
 #include "test_models.hpp"
@@ -31,8 +31,10 @@ struct EmuModel {
   NormRange range() const {
     NormRange r{INFINITY, 0, true};
     for (float n : norms) {
-      if (!std::isfinite(n)) r.finite = false;
-      else if (n > 0) r.min_norm = std::min(r.min_norm, n), r.max_norm = std::max(r.max_norm, n);
+      if (!std::isfinite(n))
+        r.finite = false;
+      else if (n > 0)
+        r.min_norm = std::min(r.min_norm, n), r.max_norm = std::max(r.max_norm, n);
     }
     return r;
   }
@@ -148,18 +150,18 @@ float bound_before_the_guard(Storage s, int dim, const float* q, float qn, float
 }  // namespace
 
 TEST(FpEmulation, ConversionsRoundToNearestEven) {
-  EXPECT_EQ(emu::round_f16(1.0f + 0x1p-11f), 1.0f);                    // tie to even
-  EXPECT_EQ(emu::round_f16(1.0f + 3 * 0x1p-11f), 1.0f + 0x1p-9f);      // tie to even, upwards
+  EXPECT_EQ(emu::round_f16(1.0f + 0x1p-11f), 1.0f);                // tie to even
+  EXPECT_EQ(emu::round_f16(1.0f + 3 * 0x1p-11f), 1.0f + 0x1p-9f);  // tie to even, upwards
   EXPECT_EQ(emu::round_f16(65519.0f), 65504.0f);
-  EXPECT_TRUE(std::isinf(emu::round_f16(65520.0f)));                   // the per-element overflow
-  EXPECT_EQ(emu::round_f16(0x1p-25f), 0.0f);                           // half the smallest subnormal: to even
+  EXPECT_TRUE(std::isinf(emu::round_f16(65520.0f)));  // the per-element overflow
+  EXPECT_EQ(emu::round_f16(0x1p-25f), 0.0f);          // half the smallest subnormal: to even
   EXPECT_EQ(emu::round_f16(0x1.8p-25f), 0x1p-24f);
   EXPECT_EQ(emu::round_bf16(0x1p-75f * (1 + 0x1p-9f - 0x1p-20f)), 0x1p-75f);
-  EXPECT_EQ(emu::round_bf16(0x1p-133f * 1.5f), 0x1p-132f);             // bf16 subnormal tie to even
-  EXPECT_EQ(emu::truncate_tf32(0x1p-140f), 0.0f);                      // as on the H100
+  EXPECT_EQ(emu::round_bf16(0x1p-133f * 1.5f), 0x1p-132f);  // bf16 subnormal tie to even
+  EXPECT_EQ(emu::truncate_tf32(0x1p-140f), 0.0f);           // as on the H100
   EXPECT_EQ(emu::truncate_tf32(0x1p-136f), 0x1p-136f);
   EXPECT_EQ(emu::truncate_tf32(1.0f + 0x1p-10f + 0x1p-11f), 1.0f + 0x1p-10f);
-  EXPECT_EQ(std::fmaf(0x1p-75f, 0x1p-75f, 0.0f), 0.0f);               // 2^-150: a tie, to even (0)
+  EXPECT_EQ(std::fmaf(0x1p-75f, 0x1p-75f, 0.0f), 0.0f);  // 2^-150: a tie, to even (0)
 }
 
 // The audit's counterexample: D = 300, query components 2^-75, one row 2^-75 (1 + 2^-9 - 2^-20)
@@ -271,8 +273,8 @@ TEST(Certificate, NanOrderingIsExplicit) {
   EXPECT_EQ(approx_rank_key(NAN), INFINITY);  // a NaN approximate score stays a candidate
   EXPECT_EQ(approx_rank_key(0.25f), 0.25f);
   EXPECT_TRUE(certifies(0.9f, 0.5f, 0.01f, false, false));
-  EXPECT_FALSE(certifies(0.9f, 0.5f, 0.01f, false, true));   // an exact NaN candidate
-  EXPECT_FALSE(certifies(0.9f, 0.5f, 0.01f, true, true));    // even with every row seen
+  EXPECT_FALSE(certifies(0.9f, 0.5f, 0.01f, false, true));  // an exact NaN candidate
+  EXPECT_FALSE(certifies(0.9f, 0.5f, 0.01f, true, true));   // even with every row seen
   EXPECT_FALSE(certifies(NAN, 0.5f, 0.01f, false, false));
   EXPECT_FALSE(certifies(0.9f, NAN, 0.01f, false, false));
   EXPECT_FALSE(certifies(0.9f, INFINITY, 0.01f, false, false));  // a NaN approximate among the K
@@ -306,13 +308,14 @@ TEST(Int8Bound, KeysBoundTheFp32SimilarityAndCertifiedAnswersAreFused) {
       for (int j = 1; j < dim; ++j) v[j] = static_cast<float>(scale * 1e-3 * (j % 3 - 1));
       m.add(v);  // one dominant coordinate: most codes round to 0
       for (int j = 0; j < dim; ++j) v[j] = static_cast<float>(j % 2 ? scale : -scale);
-      m.add(v);  // every value at +-max
-      m.add(v);  // an exact duplicate: a tie
+      m.add(v);                                                        // every value at +-max
+      m.add(v);                                                        // an exact duplicate: a tie
       m.add(std::vector<float>(static_cast<std::size_t>(dim), 0.0f));  // a zero row
       for (int j = 0; j < dim; ++j) v[j] = static_cast<float>(scale * (0.5 + 0.49 * std::sin(j)));
       m.add(v);  // codes near half-way points
       for (int qi = 0; qi < 4; ++qi) {
-        std::vector<float> q = qi == 0 ? m.rows[0] : gaussian(1, dim, 1.0, 100u + static_cast<std::uint32_t>(qi)).rows[0];
+        std::vector<float> q =
+            qi == 0 ? m.rows[0] : gaussian(1, dim, 1.0, 100u + static_cast<std::uint32_t>(qi)).rows[0];
         if (qi == 3) q = m.rows[m.rows.size() - 5];  // the dominant row as the query
         const float qn = vector_norm(q.data(), dim);
         const NormRange r = m.range();
@@ -348,7 +351,8 @@ TEST(Int8Bound, KeysBoundTheFp32SimilarityAndCertifiedAnswersAreFused) {
       }
     }
   }
-  EXPECT_GT(need_row_term, 1000) << "rows whose fp32 similarity exceeds the approximate one by more than the global term";
+  EXPECT_GT(need_row_term, 1000)
+      << "rows whose fp32 similarity exceeds the approximate one by more than the global term";
   EXPECT_GT(certified, 10);
 }
 
@@ -400,13 +404,14 @@ TEST(GemmBound, HoldsAtEveryScaleInsideTheGuard) {
             continue;
           }
           ++checked;
-          SCOPED_TRACE("scale 2^" + std::to_string(e) + " " + gemm_input_name(g) + (scores == Storage::F16 ? " fp16 scores" : ""));
+          SCOPED_TRACE("scale 2^" + std::to_string(e) + " " + gemm_input_name(g) +
+                       (scores == Storage::F16 ? " fp16 scores" : ""));
           const float bound = gemm_error_bound(g, dim, range.min_norm, scores);
           const auto exact = fused_sims(m, q, qn);
           for (auto order : {emu::GemmOrder::kSequential, emu::GemmOrder::kPairwise, emu::GemmOrder::kPairwiseFlush})
             for (std::size_t r = 0; r < m.rows.size(); ++r) {
-              const float a = emu::gemm_cosine(g, q.data(), qn, m.rows[r].data(), m.norms[r], dim, order,
-                                               scores == Storage::F16);
+              const float a =
+                  emu::gemm_cosine(g, q.data(), qn, m.rows[r].data(), m.norms[r], dim, order, scores == Storage::F16);
               ASSERT_LE(std::fabs(double(a) - exact[r]), bound) << "row " << r;
             }
         }
@@ -415,10 +420,11 @@ TEST(GemmBound, HoldsAtEveryScaleInsideTheGuard) {
   EXPECT_GT(checked, 50);
   EXPECT_GT(refused, 20);
   EXPECT_TRUE(std::isinf(gemm_error_bound(GemmInput::TF32, dim, 0.0f))) << "an unknown smallest norm certifies nothing";
-  std::printf("gemm_error_bound at D = 300, smallest norm 1: fp32 %.3g, tf32 %.3g, bf16 %.3g, fp16 %.3g, fp16 scores %.3g\n",
-              gemm_error_bound(GemmInput::F32, dim, 1), gemm_error_bound(GemmInput::TF32, dim, 1),
-              gemm_error_bound(GemmInput::BF16, dim, 1), gemm_error_bound(GemmInput::F16, dim, 1),
-              gemm_error_bound(GemmInput::F16, dim, 1, Storage::F16));
+  std::printf(
+      "gemm_error_bound at D = 300, smallest norm 1: fp32 %.3g, tf32 %.3g, bf16 %.3g, fp16 %.3g, fp16 scores %.3g\n",
+      gemm_error_bound(GemmInput::F32, dim, 1), gemm_error_bound(GemmInput::TF32, dim, 1),
+      gemm_error_bound(GemmInput::BF16, dim, 1), gemm_error_bound(GemmInput::F16, dim, 1),
+      gemm_error_bound(GemmInput::F16, dim, 1, Storage::F16));
 }
 
 // Native models flagged `normalized`: unit rows searched as they are (norms recomputed, 1

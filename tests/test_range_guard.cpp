@@ -15,9 +15,9 @@
 
 #include "gpu_skip.hpp"
 #include "harness/batch_search.hpp"
-#include "harness/runtime/device_model.hpp"
 #include "harness/formats.hpp"
 #include "harness/gpu_search.hpp"
+#include "harness/runtime/device_model.hpp"
 #include "harness/runtime/precision.hpp"
 #include "harness/synthetic.hpp"
 #include "oracle_check.hpp"
@@ -70,12 +70,14 @@ long long expect_all_like_fused(const Model& m, const std::vector<std::vector<fl
   for (const auto& p : pipelines()) {
     if (p.storage == Storage::F32) continue;
     for (std::size_t i = 0; i < queries.size(); ++i)
-      expect_same(one.search(p, queries[i].data(), norms[i], k), want[i], std::string(p.name) + " query " + std::to_string(i));
+      expect_same(one.search(p, queries[i].data(), norms[i], k), want[i],
+                  std::string(p.name) + " query " + std::to_string(i));
   }
   BatchSearcher batch(dm);
   for (const auto& p : batch_pipelines()) {
     const auto got = batch.search(p, packed.data(), norms.data(), static_cast<int>(queries.size()), k);
-    for (std::size_t i = 0; i < queries.size(); ++i) expect_same(got[i], want[i], std::string(p.name) + " query " + std::to_string(i));
+    for (std::size_t i = 0; i < queries.size(); ++i)
+      expect_same(got[i], want[i], std::string(p.name) + " query " + std::to_string(i));
     if (!p.per_query) {
       EXPECT_EQ(batch.last_refused(), batch.last_fallbacks()) << p.name << ": the guard is what sent them back";
     }
@@ -178,8 +180,8 @@ TEST(Certificate, NanCandidateNeverCertifiesOnTheGpu) {
       Workspace ws;
       ws.allocate(n, k, 64, std::max(scan.temp_bytes(n, k), rerank.temp_bytes(n, k)));
       CUDA_CHECK(cudaMemcpy(ws.query.get(), q.data(), 64 * sizeof(float), cudaMemcpyHostToDevice));
-      const DotArgs args{dm.d_vectors(), dm.d_norms(), n, 64, dm.ld, ws.query.as<float>(), qn, ws.sims.as<float>(),
-                         ws.idx.as<int>()};
+      const DotArgs args{dm.d_vectors(),      dm.d_norms(),    n, 64, dm.ld, ws.query.as<float>(), qn,
+                         ws.sims.as<float>(), ws.idx.as<int>()};
       TopkState s = ws.topk_state();
       s.n = n;
       s.k = k;
@@ -203,7 +205,8 @@ TEST(Certificate, NanCandidateNeverCertifiesOnTheGpu) {
     }
     GpuSearcher g(dm, &m);
     const auto want = g.search(pipeline("fused"), q.data(), qn, 5);
-    for (const char* name : {"fused_f16", "fused_bf16", "fused_i8"}) expect_same(g.search(pipeline(name), q.data(), qn, 5), want, name);
+    for (const char* name : {"fused_f16", "fused_bf16", "fused_i8"})
+      expect_same(g.search(pipeline(name), q.data(), qn, 5), want, name);
     EXPECT_EQ(g.certificate_counts().uncertified, 3);
     EXPECT_EQ(g.certificate_counts().refused, 0);
   }
@@ -289,16 +292,18 @@ void measure_certification(const std::string& label, const Model& m, const Devic
     }
     const auto& c = s.certificate_counts();
     const long long total = c.certified + c.uncertified + c.refused;
-    std::printf("certification %s %s: %lld queries, certified %.4f %% (%lld), %lld fallbacks, %lld refused by the "
-                "range guard (%lld checked against fused)\n",
-                label.c_str(), name, total, 100.0 * c.certified / std::max(total, 1ll), c.certified, c.uncertified,
-                c.refused, checked);
+    std::printf(
+        "certification %s %s: %lld queries, certified %.4f %% (%lld), %lld fallbacks, %lld refused by the "
+        "range guard (%lld checked against fused)\n",
+        label.c_str(), name, total, 100.0 * c.certified / std::max(total, 1ll), c.certified, c.uncertified, c.refused,
+        checked);
     EXPECT_EQ(c.refused, 0) << name;
     EXPECT_GE(c.certified, 0.8 * total) << name;
   }
   // The same sample of rows, 1,024 queries per batch.
   std::vector<std::int64_t> sample;
-  for (std::int64_t r = 0; r < m.rows && static_cast<std::int64_t>(sample.size()) < n1; r += stride) sample.push_back(r);
+  for (std::int64_t r = 0; r < m.rows && static_cast<std::int64_t>(sample.size()) < n1; r += stride)
+    sample.push_back(r);
   BatchSearcher batch(dm);
   const std::size_t B = 1024;
   for (const auto& p : batch_pipelines()) {
@@ -321,8 +326,9 @@ void measure_certification(const std::string& label, const Model& m, const Devic
       expect_same(got[0], fused.search(pipeline("fused"), packed.data(), norms[0], k),
                   label + " " + p.name + " row " + std::to_string(sample[first]));
     }
-    std::printf("certification %s %s: %lld queries, certified %.4f %%, %lld fallbacks, %lld refused by the range guard\n",
-                label.c_str(), p.name, total, 100.0 * (total - fallbacks) / std::max(total, 1ll), fallbacks, refused);
+    std::printf(
+        "certification %s %s: %lld queries, certified %.4f %%, %lld fallbacks, %lld refused by the range guard\n",
+        label.c_str(), p.name, total, 100.0 * (total - fallbacks) / std::max(total, 1ll), fallbacks, refused);
     EXPECT_EQ(refused, 0) << p.name;
     EXPECT_GE(total - fallbacks, 0.8 * total) << p.name;
   }

@@ -43,7 +43,8 @@ TEST(Registry, AnUncertifiedQueryClimbsTheCopiesBeforeFp32) {
   // int8 -> fp16 filter -> fp16 tensor-core tiles -> fp32: each step a wider bound, never a
   // slower path than needed (docs/data.md).
   std::vector<std::string> chain;
-  for (const BatchPipeline* p = &batch_pipeline("batch_i8_filter"); p; p = p->fallback_pipeline) chain.push_back(p->name);
+  for (const BatchPipeline* p = &batch_pipeline("batch_i8_filter"); p; p = p->fallback_pipeline)
+    chain.push_back(p->name);
   EXPECT_EQ(chain, (std::vector<std::string>{"batch_i8_filter", "batch_f16_filter", "batch_f16_h", "batch_sgemm"}));
 }
 
@@ -78,14 +79,16 @@ TEST(Registry, BadPipelineRowsAreCaught) {
   EXPECT_TRUE(mentions(problems({"p", "", "", "warp_shuffle_dot", {"fused_scan_topk"}, h}), "reads the model"));
   EXPECT_TRUE(mentions(problems({"p", "", "", nullptr, {"fused_scan_topk"}, h, Storage::F32, "nowhere"}),
                        "falls back to unknown pipeline 'nowhere'"));
-  EXPECT_TRUE(problems({"p", "", "", nullptr, {"reduced_scan_topk", "exact_rerank"}, h, Storage::F16, "fused"}).empty());
+  EXPECT_TRUE(
+      problems({"p", "", "", nullptr, {"reduced_scan_topk", "exact_rerank"}, h, Storage::F16, "fused"}).empty());
 }
 
 TEST(Registry, BadStageRowsAreCaught) {
   const TopkStage& bms = topk_stage("botched_merge_sort");
   TopkStage s = bms;
   s.after = "cub_radix_sort";  // leaves the top k, not sorted chunks
-  EXPECT_TRUE(mentions(stage_problems(s, topk_stages()), "reads sorted k-chunks but 'cub_radix_sort' leaves the top k"));
+  EXPECT_TRUE(
+      mentions(stage_problems(s, topk_stages()), "reads sorted k-chunks but 'cub_radix_sort' leaves the top k"));
   s.after = nullptr;
   EXPECT_TRUE(mentions(stage_problems(s, topk_stages()), "names no stage that makes it"));
   s.after = "nope";
@@ -93,7 +96,8 @@ TEST(Registry, BadStageRowsAreCaught) {
 }
 
 TEST(Registry, RepeatedNamesAreCaught) {
-  registry::Table<DotVariant> t("test", "dot", "dot variant", {dot_variant("warp_shuffle_dot"), dot_variant("warp_shuffle_dot")});
+  registry::Table<DotVariant> t("test", "dot", "dot variant",
+                                {dot_variant("warp_shuffle_dot"), dot_variant("warp_shuffle_dot")});
   std::vector<std::string> out;
   registry::check_names(t, out);
   EXPECT_TRUE(mentions(out, "dot variant 'warp_shuffle_dot' registered twice"));
@@ -126,8 +130,10 @@ TEST(Registry, EveryBatchPipelineCarriesItsRooflineTraits) {
     EXPECT_EQ(t.contains("scores"), scan == "gemm_tiles");
     EXPECT_EQ(t.contains("copy"), scan != "per_query");
     const int per_read = std::stoi(t["queries_per_model_read"].get<std::string>());
-    if (scan == "gemm_tiles") EXPECT_EQ(per_read, 0);
-    else EXPECT_GE(per_read, 1);
+    if (scan == "gemm_tiles")
+      EXPECT_EQ(per_read, 0);
+    else
+      EXPECT_GE(per_read, 1);
   }
 }
 

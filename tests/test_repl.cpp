@@ -93,7 +93,8 @@ TEST(BatchFile, KeepsEveryLineAndItsNumber) {
 namespace {
 
 // A vocabulary of the awkward words of GloVe 6B and friends.
-const std::vector<std::string> kOdd = {"#", "#tag", "\"", "-", "+", "!", "'", "0", "1", "new york", "# x", "king", "queen"};
+const std::vector<std::string> kOdd = {"#", "#tag", "\"",       "-",   "+",    "!",    "'",
+                                       "0", "1",    "new york", "# x", "king", "queen"};
 
 bool odd_word(std::string_view w) { return std::find(kOdd.begin(), kOdd.end(), w) != kOdd.end(); }
 

@@ -11,11 +11,11 @@
 
 #include "gpu_skip.hpp"
 #include "harness/batch_search.hpp"
+#include "harness/gpu_search.hpp"
 #include "harness/runtime/cublas_check.hpp"
 #include "harness/runtime/cuda_check.hpp"
 #include "harness/runtime/device.hpp"
 #include "harness/runtime/device_model.hpp"
-#include "harness/gpu_search.hpp"
 #include "harness/runtime/launch.hpp"
 #include "oracle_check.hpp"
 #include "test_models.hpp"
@@ -133,7 +133,7 @@ TEST(OutOfMemory, FailedUploadLeaksNothing) {
   DISTANCIES_REQUIRE_GPU();
   NoInjectionAfter cleanup;
   const Model m = random_model({20000, 300, fresh_seed(), 0, 0});  // 24 MB of vectors
-  upload_model(m, true);  // the first upload creates what the context keeps
+  upload_model(m, true);                                           // the first upload creates what the context keeps
   const std::size_t before = free_device_bytes();
   for (int i = 0; i < 4; ++i) {
     inject_allocation_failure(i);

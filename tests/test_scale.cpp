@@ -3,8 +3,8 @@
 // borders, ties across them, k beyond a chunk's or a shard's rows, a last chunk of one row);
 // the policy's arithmetic, the merge and the bootstrap on the CPU. GPU tests skip, visibly,
 // without a GPU; the NCCL ones also without libnccl.so.2.
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -13,20 +13,20 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <initializer_list>
-#include <thread>
-#include <utility>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <random>
+#include <thread>
+#include <utility>
 
 #include "gpu_skip.hpp"
 #include "harness/runtime/device_model.hpp"
 #include "harness/runtime/error.hpp"
 #include "harness/scale/bootstrap.hpp"
-#include "harness/scale/rendezvous.hpp"
 #include "harness/scale/merge_hits.hpp"
+#include "harness/scale/rendezvous.hpp"
 #include "harness/scale/shard_search.hpp"
 #include "harness/scale/stream_search.hpp"
 #include "harness/synthetic.hpp"
@@ -78,7 +78,7 @@ TEST(MergeGathered, TiesAcrossShardsRankByRowAndPaddingIsIgnored) {
   // fewer rows than k (padded with row -1).
   const int k = 4;
   std::vector<ShardHit> g = {
-      {0.9f, 4}, {0.5f, 1}, {0.5f, 3}, {0.1f, 0},     // rank 0, query 0
+      {0.9f, 4}, {0.5f, 1},     {0.5f, 3},  {0.1f, 0},   // rank 0, query 0
       {0.9f, 5}, {0.5f, 2 + 5}, {0.0f, -1}, {0.0f, -1},  // rank 1, query 0
   };
   const auto got = merge_gathered(g, 2, 1, k);
@@ -144,11 +144,28 @@ TEST(StreamPolicy, BudgetSetsTheChunkAndTooLittleIsOneClearError) {
 namespace {
 // Unsets every launcher's variables (the tests set their own).
 void clear_launch_env() {
-  for (const char* v : {"DISTANCIES_RANK", "DISTANCIES_WORLD_SIZE", "DISTANCIES_LOCAL_RANK", "DISTANCIES_RENDEZVOUS",
-                        "DISTANCIES_JOB_TOKEN", "DISTANCIES_RENDEZVOUS_TIMEOUT", "OMPI_COMM_WORLD_RANK",
-                        "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE",
-                        "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_JOB_ID", "SLURM_STEP_ID", "RANK",
-                        "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"})
+  for (const char* v : {"DISTANCIES_RANK",
+                        "DISTANCIES_WORLD_SIZE",
+                        "DISTANCIES_LOCAL_RANK",
+                        "DISTANCIES_RENDEZVOUS",
+                        "DISTANCIES_JOB_TOKEN",
+                        "DISTANCIES_RENDEZVOUS_TIMEOUT",
+                        "OMPI_COMM_WORLD_RANK",
+                        "OMPI_COMM_WORLD_SIZE",
+                        "OMPI_COMM_WORLD_LOCAL_RANK",
+                        "OMPI_MCA_ess_base_jobid",
+                        "PMIX_NAMESPACE",
+                        "SLURM_PROCID",
+                        "SLURM_NTASKS",
+                        "SLURM_LOCALID",
+                        "SLURM_JOB_ID",
+                        "SLURM_STEP_ID",
+                        "RANK",
+                        "WORLD_SIZE",
+                        "LOCAL_RANK",
+                        "MASTER_ADDR",
+                        "MASTER_PORT",
+                        "TORCHELASTIC_RUN_ID"})
     unsetenv(v);
 }
 struct LaunchEnv {
@@ -162,8 +179,11 @@ struct LaunchEnv {
 
 TEST(Bootstrap, EveryLauncherNamesTheRanks) {
   {
-    const LaunchEnv e({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
-                       {"OMPI_MCA_ess_base_jobid", "42"}, {"DISTANCIES_RENDEZVOUS", "10.0.0.1:29600"}});
+    const LaunchEnv e({{"OMPI_COMM_WORLD_RANK", "1"},
+                       {"OMPI_COMM_WORLD_SIZE", "2"},
+                       {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                       {"OMPI_MCA_ess_base_jobid", "42"},
+                       {"DISTANCIES_RENDEZVOUS", "10.0.0.1:29600"}});
     const ProcessGroup g = process_group_from_env(2);
     EXPECT_EQ(g.launcher, "mpirun");
     EXPECT_EQ(g.rank, 1);
@@ -172,8 +192,13 @@ TEST(Bootstrap, EveryLauncherNamesTheRanks) {
     EXPECT_EQ(g.token, "ompi-42");
   }
   {
-    const LaunchEnv e({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"}, {"SLURM_JOB_ID", "77"},
-                       {"SLURM_STEP_ID", "2"}, {"MASTER_ADDR", "node7"}, {"MASTER_PORT", "29500"}});
+    const LaunchEnv e({{"SLURM_PROCID", "3"},
+                       {"SLURM_NTASKS", "4"},
+                       {"SLURM_LOCALID", "1"},
+                       {"SLURM_JOB_ID", "77"},
+                       {"SLURM_STEP_ID", "2"},
+                       {"MASTER_ADDR", "node7"},
+                       {"MASTER_PORT", "29500"}});
     const ProcessGroup g = process_group_from_env(4);
     EXPECT_EQ(g.launcher, "srun");
     EXPECT_EQ(g.rank, 3);
@@ -182,8 +207,13 @@ TEST(Bootstrap, EveryLauncherNamesTheRanks) {
     EXPECT_EQ(g.token, "slurm-77.2");
   }
   {
-    const LaunchEnv e({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", "127.0.0.1"},
-                       {"MASTER_PORT", "29500"}, {"TORCHELASTIC_RUN_ID", "abc"}, {"DISTANCIES_RENDEZVOUS_TIMEOUT", "7.5"}});
+    const LaunchEnv e({{"RANK", "0"},
+                       {"WORLD_SIZE", "2"},
+                       {"LOCAL_RANK", "0"},
+                       {"MASTER_ADDR", "127.0.0.1"},
+                       {"MASTER_PORT", "29500"},
+                       {"TORCHELASTIC_RUN_ID", "abc"},
+                       {"DISTANCIES_RENDEZVOUS_TIMEOUT", "7.5"}});
     const ProcessGroup g = process_group_from_env(2);
     EXPECT_EQ(g.launcher, "torchrun");
     EXPECT_EQ(g.rendezvous, "127.0.0.1:29501") << "torchrun's own store holds MASTER_PORT";
@@ -191,8 +221,12 @@ TEST(Bootstrap, EveryLauncherNamesTheRanks) {
     EXPECT_EQ(g.timeout_s, 7.5);
   }
   {  // an explicit identity and token win over the launcher's
-    const LaunchEnv e({{"DISTANCIES_RANK", "1"}, {"DISTANCIES_WORLD_SIZE", "2"}, {"RANK", "0"}, {"WORLD_SIZE", "2"},
-                       {"DISTANCIES_RENDEZVOUS", "127.0.0.1:4000"}, {"DISTANCIES_JOB_TOKEN", "s3cret"},
+    const LaunchEnv e({{"DISTANCIES_RANK", "1"},
+                       {"DISTANCIES_WORLD_SIZE", "2"},
+                       {"RANK", "0"},
+                       {"WORLD_SIZE", "2"},
+                       {"DISTANCIES_RENDEZVOUS", "127.0.0.1:4000"},
+                       {"DISTANCIES_JOB_TOKEN", "s3cret"},
                        {"TORCHELASTIC_RUN_ID", "abc"}});
     const ProcessGroup g = process_group_from_env(2);
     EXPECT_EQ(g.launcher, "shard_launch.sh");
@@ -226,7 +260,9 @@ TEST(Bootstrap, AJobWithoutLauncherAddressOrTokenIsOneClearError) {
     EXPECT_NE(error_of(2).find("DISTANCIES_JOB_TOKEN"), std::string::npos) << error_of(2);
   }
   for (const char* bad : {"nohost", ":80", "h:0", "h:65536", "h:8x", "h:"}) {
-    const LaunchEnv e({{"DISTANCIES_RANK", "1"}, {"DISTANCIES_WORLD_SIZE", "2"}, {"DISTANCIES_RENDEZVOUS", bad},
+    const LaunchEnv e({{"DISTANCIES_RANK", "1"},
+                       {"DISTANCIES_WORLD_SIZE", "2"},
+                       {"DISTANCIES_RENDEZVOUS", bad},
                        {"DISTANCIES_JOB_TOKEN", "t"}});
     EXPECT_NE(error_of(2).find("HOST:PORT"), std::string::npos) << bad << ": " << error_of(2);
   }
@@ -242,17 +278,17 @@ TEST(Bootstrap, AJobWithoutLauncherAddressOrTokenIsOneClearError) {
 
 TEST(Rendezvous, LinesRoundTripAndMalformedOnesAreRefused) {
   std::string why;
-  const auto h = parse_rendezvous_hello(rendezvous_hello("tok", 3, 4).substr(0, rendezvous_hello("tok", 3, 4).size() - 1), &why);
+  const auto h =
+      parse_rendezvous_hello(rendezvous_hello("tok", 3, 4).substr(0, rendezvous_hello("tok", 3, 4).size() - 1), &why);
   ASSERT_TRUE(h) << why;
   EXPECT_EQ(h->token, "tok");
   EXPECT_EQ(h->rank, 3);
   EXPECT_EQ(h->size, 4);
-  for (const char* bad : {"", "hello", "distancies-rendezvous 1 tok 1", "distancies-rendezvous 2 tok 1 2",
-                          "distancies-rendezvous 1 tok 0 2", "distancies-rendezvous 1 tok 2 2",
-                          "distancies-rendezvous 1 tok 01 2", "distancies-rendezvous 1 tok -1 2",
-                          "distancies-rendezvous 1 tok 1 1", "distancies-rendezvous 1 tok 1 99999",
-                          "distancies-rendezvous 1  1 2", "distancies-rendezvous 1 tok 1 2 extra",
-                          "distancies-rendezvous 1 tok\x01 1 2"})
+  for (const char* bad :
+       {"", "hello", "distancies-rendezvous 1 tok 1", "distancies-rendezvous 2 tok 1 2",
+        "distancies-rendezvous 1 tok 0 2", "distancies-rendezvous 1 tok 2 2", "distancies-rendezvous 1 tok 01 2",
+        "distancies-rendezvous 1 tok -1 2", "distancies-rendezvous 1 tok 1 1", "distancies-rendezvous 1 tok 1 99999",
+        "distancies-rendezvous 1  1 2", "distancies-rendezvous 1 tok 1 2 extra", "distancies-rendezvous 1 tok\x01 1 2"})
     EXPECT_FALSE(parse_rendezvous_hello(bad, &why)) << bad;
   unsigned char id[128], got[128];
   for (int i = 0; i < 128; ++i) id[i] = static_cast<unsigned char>(i * 37 + 11);

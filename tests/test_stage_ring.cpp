@@ -33,7 +33,8 @@ TEST(StageRing, EachConsumerNamesItsOwnItems) {
         StageRing r;
         r.advance(c * kblocks, S);
         for (int tile = c; tile < 200; tile += 2) {
-          for (int kb = 0; kb < kblocks; ++kb, r.advance(1, S)) expect_at(r, static_cast<long long>(tile) * kblocks + kb, S);
+          for (int kb = 0; kb < kblocks; ++kb, r.advance(1, S))
+            expect_at(r, static_cast<long long>(tile) * kblocks + kb, S);
           r.advance(kblocks, S);  // past the other warpgroup's tile
         }
       }

@@ -35,8 +35,8 @@ __global__ void warp_topk_kernel(const float* s, const int* r, int n, int k, flo
   extern __shared__ __align__(16) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warps = blockDim.x / 32;
-  WarpTopk top{reinterpret_cast<float*>(smem) + warp * k, reinterpret_cast<int*>(smem + warps * k * sizeof(float)) + warp * k,
-               k};
+  WarpTopk top{reinterpret_cast<float*>(smem) + warp * k,
+               reinterpret_cast<int*>(smem + warps * k * sizeof(float)) + warp * k, k};
   top.clear(lane);
   const float* ws = s + static_cast<long long>(warp) * n;
   const int* wr = r + static_cast<long long>(warp) * n;
@@ -224,18 +224,21 @@ TEST(WarpPrimitives, WarpTopkKeepsTheBestK) {
         DeviceEntries out(kWarps * k);
         const std::size_t smem = kWarps * static_cast<std::size_t>(k) * (sizeof(float) + sizeof(int));
         if (mode == TopkMode::Offer)
-          warp_topk_kernel<TopkMode::Offer><<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), n, k, out.s.as<float>(), out.r.as<int>());
+          warp_topk_kernel<TopkMode::Offer>
+              <<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), n, k, out.s.as<float>(), out.r.as<int>());
         else if (mode == TopkMode::Insert)
-          warp_topk_kernel<TopkMode::Insert><<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), n, k, out.s.as<float>(), out.r.as<int>());
+          warp_topk_kernel<TopkMode::Insert>
+              <<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), n, k, out.s.as<float>(), out.r.as<int>());
         else
-          warp_topk_kernel<TopkMode::Merge><<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), n, k, out.s.as<float>(), out.r.as<int>());
+          warp_topk_kernel<TopkMode::Merge>
+              <<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), n, k, out.s.as<float>(), out.r.as<int>());
         CUDA_CHECK_LAUNCH();
         const char* mode_name = mode == TopkMode::Offer ? "offer" : mode == TopkMode::Insert ? "insert" : "merge";
         const std::vector<Entry> got = out.download(kWarps * k);
         for (int w = 0; w < kWarps; ++w)
           expect_same(want[w], std::vector<Entry>(got.begin() + w * k, got.begin() + (w + 1) * k),
-                      std::string(mode_name) + ", k " + std::to_string(k) + ", n " +
-                          std::to_string(n) + ", warp " + std::to_string(w) + ", seed " + std::to_string(seed));
+                      std::string(mode_name) + ", k " + std::to_string(k) + ", n " + std::to_string(n) + ", warp " +
+                          std::to_string(w) + ", seed " + std::to_string(seed));
       }
     }
 }
@@ -285,9 +288,11 @@ void check_block_lists(std::mt19937& rng, std::uint32_t seed) {
       for (bool merge : {true, false}) {
         DeviceEntries out(K);
         if (merge)
-          block_lists_kernel<kWarps, true><<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), K, out.s.as<float>(), out.r.as<int>());
+          block_lists_kernel<kWarps, true>
+              <<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), K, out.s.as<float>(), out.r.as<int>());
         else
-          block_lists_kernel<kWarps, false><<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), K, out.s.as<float>(), out.r.as<int>());
+          block_lists_kernel<kWarps, false>
+              <<<1, kWarps * 32, smem>>>(d.cs(), d.cr(), K, out.s.as<float>(), out.r.as<int>());
         CUDA_CHECK_LAUNCH();
         expect_same(want, out.download(K),
                     std::string(merge ? "block_merge_lists" : "block_select_lists") + ", " + std::to_string(kWarps) +

@@ -27,7 +27,8 @@ void run_host_sort(TopkState& s, cudaStream_t stream) {
   CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<int> order(static_cast<std::size_t>(s.n));
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return ranks_before(sims[a], rows[a], sims[b], rows[b]); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return ranks_before(sims[a], rows[a], sims[b], rows[b]); });
   const int kk = std::min(s.k, s.n);
   std::vector<float> top_s(static_cast<std::size_t>(kk));
   std::vector<int> top_r(static_cast<std::size_t>(kk));
@@ -44,11 +45,14 @@ void run_host_sort(TopkState& s, cudaStream_t stream) {
 }  // namespace
 
 // Registered during static initialisation, before any suite asks the tables for their rows.
-const TopkStage& trivial_stage = add_topk_stage({kTrivialStage, "test-only: std::stable_sort on the host",
-                                                 "beyond the study", StageData::Similarities, StageData::TopK, nullptr,
-                                                 no_scratch, run_host_sort});
-const Pipeline& trivial_pipeline =
-    add_pipeline({kTrivialPipeline, "test-only: V4's dot, then the host sort", "beyond the study", "warp_shuffle_dot",
-                  {kTrivialStage}, MemoryHabits(MemoryHabits::kPinnedHost)});
+const TopkStage& trivial_stage =
+    add_topk_stage({kTrivialStage, "test-only: std::stable_sort on the host", "beyond the study",
+                    StageData::Similarities, StageData::TopK, nullptr, no_scratch, run_host_sort});
+const Pipeline& trivial_pipeline = add_pipeline({kTrivialPipeline,
+                                                 "test-only: V4's dot, then the host sort",
+                                                 "beyond the study",
+                                                 "warp_shuffle_dot",
+                                                 {kTrivialStage},
+                                                 MemoryHabits(MemoryHabits::kPinnedHost)});
 
 }  // namespace distancies::testing

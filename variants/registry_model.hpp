@@ -92,8 +92,9 @@ std::vector<Family>& catalog();
 
 // The views of a table's rows, for a Family's `entries` (requirements from a row function).
 template <class Row>
-std::vector<EntryView> views(const Table<Row>& t, std::function<std::string(const Row&)> requirements = nullptr,
-                             std::function<std::vector<std::pair<std::string, std::string>>(const Row&)> traits = nullptr) {
+std::vector<EntryView> views(
+    const Table<Row>& t, std::function<std::string(const Row&)> requirements = nullptr,
+    std::function<std::vector<std::pair<std::string, std::string>>(const Row&)> traits = nullptr) {
   std::vector<EntryView> v;
   for (const Row& r : t)
     v.push_back({r.name, r.description, r.origin, requirements ? requirements(r) : std::string(),

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "harness/batch_search.hpp"
-#include "harness/data_probe.hpp"
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/measure.hpp"
+#include "harness/data_probe.hpp"
 #include "variants/embeddings/auto_plan.hpp"
 #include "variants/embeddings/batch_scan.hpp"
 
@@ -21,7 +21,7 @@ namespace {
 const int kBatches[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
 const int kGemmBatches[] = {128, 1024, 8192};
 const int kTiles[] = {16384, 32768, 65536, 131072, 262144};
-constexpr int kLoopMaxBatch = 1024;  // one-query loops beyond this only multiply
+constexpr int kLoopMaxBatch = 1024;   // one-query loops beyond this only multiply
 constexpr int kLoopDenseBatch = 128;  // and between this and kLoopMaxBatch only the largest is run
 
 // Query b of a batch: the vector of row (b * 104729) mod rows (peers use the same rule).
@@ -64,8 +64,11 @@ void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool
   };
   if (!exec_timed(st, work, o)) return;
   m.publish(st);
-  parameters(st, {{"batch", double(batch)}, {"k", double(k)}, {"rows", double(s.host.rows)},
-                  {"dim", double(s.host.dim)}, {"tile_rows", double(tile > 0 ? tile : BatchPolicy::tile_rows(batch))}});
+  parameters(st, {{"batch", double(batch)},
+                  {"k", double(k)},
+                  {"rows", double(s.host.rows)},
+                  {"dim", double(s.host.dim)},
+                  {"tile_rows", double(tile > 0 ? tile : BatchPolicy::tile_rows(batch))}});
   if (gemm_only)  // the tensor cores' rate: 2 * B * rows * D flops per batch
     st.counters["tflops"] = 2.0 * batch * double(s.device->rows) * s.device->dim / (m.mean("total_ms") * 1e9);
 }

@@ -15,10 +15,10 @@
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/context.hpp"
 #include "harness/bench/fixtures.hpp"
-#include "harness/bench/suite_run.hpp"
-#include "variants/registry_model.hpp"
 #include "harness/bench/measure.hpp"
+#include "harness/bench/suite_run.hpp"
 #include "harness/runtime/device.hpp"
+#include "variants/registry_model.hpp"
 
 namespace {
 
@@ -47,13 +47,13 @@ bool asks_for_help(int argc, char** argv) {
 int main(int argc, char** argv) {
   distancies::bench::BenchConfig c;
   distancies::bench::MeasureConfig mc;
-  CLI::App app{"distancies-bench: Google Benchmark fixtures for every registered variant, timed by one "
-               "measurement engine (docs/methodology.md)."};
+  CLI::App app{
+      "distancies-bench: Google Benchmark fixtures for every registered variant, timed by one "
+      "measurement engine (docs/methodology.md)."};
   app.name("distancies-bench");
   g_app = &app;
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("distancies-bench: error: ") + e.what() + "\n";
-  });
+  app.failure_message(
+      [](const CLI::App*, const CLI::Error& e) { return std::string("distancies-bench: error: ") + e.what() + "\n"; });
   const char* model = "Model and query";
   app.add_option("--model", c.model_path, "Model file (any readable format); default: synthetic, generated on the GPU")
       ->group(model);
@@ -142,8 +142,9 @@ int main(int argc, char** argv) {
                  "An earlier run's JSON whose fixture wall times give the expected duration and the ETA "
                  "(default: the --out file, when it exists)")
       ->group(run);
-  app.footer("Google Benchmark's own flags (--benchmark_filter, --benchmark_repetitions, --benchmark_out, ...) "
-             "pass through; --help lists them below.");
+  app.footer(
+      "Google Benchmark's own flags (--benchmark_filter, --benchmark_repetitions, --benchmark_out, ...) "
+      "pass through; --help lists them below.");
 
   if (asks_for_help(argc, argv)) {
     print_help();

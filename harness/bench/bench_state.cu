@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include "harness/runtime/error.hpp"
 #include "harness/formats.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/synthetic.hpp"
 #include "variants/embeddings/registry.hpp"
 

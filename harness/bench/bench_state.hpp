@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/runtime/device_model.hpp"
 #include "harness/expression.hpp"
+#include "harness/runtime/device_model.hpp"
 #include "harness/runtime/model.hpp"
 
 namespace distancies::bench {
@@ -19,23 +19,24 @@ struct BenchConfig {
   std::string family = "iid";  // the synthetic model's data family (docs/data.md)
   std::string query = "king";
   int k = 10;
-  bool host_copy = true;  // V1 and the CPU fixtures need it
+  bool host_copy = true;      // V1 and the CPU fixtures need it
   long long stream_rows = 0;  // > 0: stream/* fixtures over a synthetic model of this many rows in host memory
-  long long shard_rows = 0;   // > 0: shard/* fixtures over a synthetic model of this many rows, each rank making its shard
+  long long shard_rows =
+      0;  // > 0: shard/* fixtures over a synthetic model of this many rows, each rank making its shard
 };
 
 struct BenchState {
   BenchConfig config;
-  std::string source;                     // "synthetic seed 840" or the file path
-  DataFamily family;                      // the synthetic model's (iid for a model file)
-  Model host;                             // words always; vectors when config.host_copy
+  std::string source;  // "synthetic seed 840" or the file path
+  DataFamily family;   // the synthetic model's (iid for a model file)
+  Model host;          // words always; vectors when config.host_copy
   bool host_vectors = false;
-  std::unique_ptr<DeviceModel> device;    // null without a GPU
+  std::unique_ptr<DeviceModel> device;  // null without a GPU
   Query query;
   std::vector<std::pair<std::string, Query>> sequence;  // the study's Table 1 queries
-  float floor_ms = 0;                     // median over repeated reads of the fp32 model
-  float floor_half_ms = 0;                // the same for its 16-bit copy (half the bytes)
-  float floor_i8_ms = 0;                  // the same for its int8 copy (a quarter)
+  float floor_ms = 0;                                   // median over repeated reads of the fp32 model
+  float floor_half_ms = 0;                              // the same for its 16-bit copy (half the bytes)
+  float floor_i8_ms = 0;                                // the same for its int8 copy (a quarter)
   float floor_for(Storage s) const {
     return s == Storage::F32 ? floor_ms : s == Storage::I8 ? floor_i8_ms : floor_half_ms;
   }

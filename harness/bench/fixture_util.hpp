@@ -9,8 +9,8 @@
 #include <initializer_list>
 #include <map>
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "harness/bench/measure.hpp"
 

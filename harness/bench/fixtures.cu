@@ -47,8 +47,8 @@ void upload_query(const Workspace& ws, const Query& q) {
 
 DotArgs dot_args(const BenchState& s, const Workspace& ws) {
   const DeviceModel& dm = *s.device;
-  return {dm.d_vectors(), dm.d_norms(), static_cast<int>(dm.rows), dm.dim, dm.ld, ws.query.as<float>(), s.query.norm,
-          ws.sims.as<float>(), ws.idx.as<int>()};
+  return {dm.d_vectors(),       dm.d_norms(), static_cast<int>(dm.rows), dm.dim,          dm.ld,
+          ws.query.as<float>(), s.query.norm, ws.sims.as<float>(),       ws.idx.as<int>()};
 }
 
 // Bytes of the vectors themselves (no row padding): what any scan must read at least.
@@ -75,7 +75,9 @@ void floor_fixture(benchmark::State& st, Storage storage) {
     m.add("kernel_ms", ms);
     add_rates(m, ms, double(bytes), floor);
   };
-  if (!exec(st, [&](cudaStream_t str) { launch_read_floor(data, bytes, sink.as<float>(), str); }, o)) return;
+  if (!exec(
+          st, [&](cudaStream_t str) { launch_read_floor(data, bytes, sink.as<float>(), str); }, o))
+    return;
   m.publish(st);
   parameters(st, {{"rows", double(s.host.rows)}, {"dim", double(s.host.dim)}, {"bytes", double(bytes)}});
 }
@@ -93,7 +95,9 @@ void dot_fixture(benchmark::State& st, const DotVariant* v) {
     m.add("kernel_ms", ms);
     add_rates(m, ms, dot_bytes(s));
   };
-  if (!exec(st, [&](cudaStream_t str) { v->launch(args, str); }, o)) return;
+  if (!exec(
+          st, [&](cudaStream_t str) { v->launch(args, str); }, o))
+    return;
   m.publish(st);
   parameters(st, {{"rows", double(s.host.rows)}, {"dim", double(s.host.dim)}});
 }
@@ -254,7 +258,9 @@ void sequence_fixture(benchmark::State& st, const Pipeline* p) {
     st.counters["total_ms"] = total;
     return total;
   };
-  parameters(st, {{"k", double(s.config.k)}, {"rows", double(s.host.rows)}, {"dim", double(s.host.dim)},
+  parameters(st, {{"k", double(s.config.k)},
+                  {"rows", double(s.host.rows)},
+                  {"dim", double(s.host.dim)},
                   {"queries", double(s.sequence.size())}});
   if (!p) {
     for (auto _ : st) {
@@ -273,13 +279,16 @@ void sequence_fixture(benchmark::State& st, const Pipeline* p) {
   ExecOptions o;
   o.warmups = 0;
   o.fixed_samples = true;
-  exec_timed(st, [&](cudaStream_t) {
-    return pass([&](const Query& q) {
-      Breakdown bd;
-      searcher.search(*p, q, s.config.k, true, &bd);
-      return double(bd.total_ms);
-    });
-  }, o);
+  exec_timed(
+      st,
+      [&](cudaStream_t) {
+        return pass([&](const Query& q) {
+          Breakdown bd;
+          searcher.search(*p, q, s.config.k, true, &bd);
+          return double(bd.total_ms);
+        });
+      },
+      o);
 }
 
 }  // namespace
@@ -334,7 +343,8 @@ void register_fixtures(bool gpu) {
     timed(add("floor/read_model_8bit", floor_fixture, Storage::I8));
     for (const DotVariant& v : dot_variants()) timed(add("dot/" + std::string(v.name), dot_fixture, &v));
     for (const TopkStage& t : topk_stages()) {
-      for (int k : kTopkKs) timed(add("topk/" + std::string(t.name) + "/k:" + std::to_string(k), topk_fixture, &t, k, 0));
+      for (int k : kTopkKs)
+        timed(add("topk/" + std::string(t.name) + "/k:" + std::to_string(k), topk_fixture, &t, k, 0));
       for (int rows : kTopkRowCounts)
         for (int k : {10, 100})
           timed(add("topk/" + std::string(t.name) + "/rows:" + std::to_string(rows) + "/k:" + std::to_string(k),

@@ -15,7 +15,8 @@ void register_list_fixtures();
 // The column-moments study (moments_fixtures.cu).
 void register_moments_fixtures();
 void register_load_fixtures();
-void register_matmul_fixtures();  // matmul_fixtures.cu: the tiled matmul study (docs/matmul.md)  // load_fixtures.cu: the model from file to GPU, against its floors
+void register_matmul_fixtures();  // matmul_fixtures.cu: the tiled matmul study (docs/matmul.md)  // load_fixtures.cu:
+                                  // the model from file to GPU, against its floors
 // The posting-list study's families (intersect_fixtures.cu); gpu: also its GPU rows.
 void register_intersect_fixtures(bool gpu);
 void register_scale_fixtures();  // scale_fixtures.cu: streamed and sharded search (docs/scale.md)

@@ -24,16 +24,16 @@
 #include <vector>
 
 #include "harness/bench/fixture_util.hpp"
-#include "harness/bench/measure.hpp"
 #include "harness/bench/fixtures.hpp"
-#include "harness/runtime/device.hpp"
-#include "harness/runtime/error.hpp"
-#include "variants/intersect/cpu_intersect.hpp"
+#include "harness/bench/measure.hpp"
 #include "harness/intersect/floor_bytes.hpp"
 #include "harness/intersect/generate.hpp"
 #include "harness/intersect/gpu_intersect.hpp"
-#include "variants/intersect/intersect_registry.hpp"
+#include "harness/runtime/device.hpp"
+#include "harness/runtime/error.hpp"
 #include "variants/embeddings/registry.hpp"
+#include "variants/intersect/cpu_intersect.hpp"
+#include "variants/intersect/intersect_registry.hpp"
 
 namespace distancies::bench {
 namespace {
@@ -98,7 +98,8 @@ struct SetState {
         host.insert(host.end(), l.begin(), l.end());
       }
       distinct_lists = DeviceBuffer(std::max<std::size_t>(host.size() * 4, 16), "the distinct lists");
-      if (!host.empty()) CUDA_CHECK(cudaMemcpy(distinct_lists.get(), host.data(), host.size() * 4, cudaMemcpyHostToDevice));
+      if (!host.empty())
+        CUDA_CHECK(cudaMemcpy(distinct_lists.get(), host.data(), host.size() * 4, cudaMemcpyHostToDevice));
     }
     return distinct_lists;
   }
@@ -199,7 +200,8 @@ void intersect_fixture(benchmark::State& st, const IntersectVariant* v, std::str
   // Every algorithm reads each id of each query's shortest list (its candidates), a list named
   // twice at least once: the refusal's bytes (min_read_mb) and the floor's. The searching rows
   // skip parts of the longer lists, so their distinct_read_ratio may fall below 1.
-  const double ms = exec_kernel(st, [&](cudaStream_t stream) { b.run(*v, stream); }, double(s.bytes.distinct_shortest));
+  const double ms = exec_kernel(
+      st, [&](cudaStream_t stream) { b.run(*v, stream); }, double(s.bytes.distinct_shortest));
   if (ms <= 0) return;
   st.counters["gb_per_s"] = double(s.bytes.per_query_sum) / (ms * 1e6);
   publish(st, s, ms, true);
@@ -209,9 +211,9 @@ void floor_fixture(benchmark::State& st, std::string set) {
   SetState& s = set_state(set);
   const DeviceBuffer& d = s.distinct();
   DeviceBuffer sink(static_cast<std::size_t>(floor_sink_len()) * sizeof(float), "floor sink");
-  const double ms = exec_kernel(st, [&](cudaStream_t stream) {
-    launch_best_read(d.get(), s.bytes.distinct, sink.as<float>(), stream);
-  }, double(s.bytes.distinct));
+  const double ms = exec_kernel(
+      st, [&](cudaStream_t stream) { launch_best_read(d.get(), s.bytes.distinct, sink.as<float>(), stream); },
+      double(s.bytes.distinct));
   if (ms > 0) publish(st, s, ms, false);
 }
 }  // namespace

@@ -39,7 +39,8 @@ const LoadFile& load_file() {
       return out;
     }
     const char* dir = std::getenv("TMPDIR");
-    out.path = std::string(dir && *dir ? dir : "/tmp") + "/distancies-bench-load-" + std::to_string(::getpid()) + ".dst";
+    out.path =
+        std::string(dir && *dir ? dir : "/tmp") + "/distancies-bench-load-" + std::to_string(::getpid()) + ".dst";
     out.ours = true;
     if (s.host_vectors) {
       save_native(s.host, out.path);
@@ -75,17 +76,18 @@ void load_fixture(benchmark::State& st, bool cold) {
   if (cold) o.prepare = [&](cudaStream_t) { evict(f.path); };
   std::uint64_t bytes = 0;
   o.on_sample = [&](double ms) { m.add("load_ms", ms); };
-  const bool ok = exec_timed(st,
-                             [&](cudaStream_t) {
-                               const ResidentModel r = load_resident(f.path, {});
-                               bytes = r.timings.vector_bytes;
-                               m.add("vectors_ms", r.timings.read_ms);
-                               m.add("rest_ms", r.timings.rest_ms);
-                               m.add("upload_tail_ms", r.timings.upload_ms);
-                               m.add("readers", r.timings.readers);
-                               return r.timings.total_ms;
-                             },
-                             o);
+  const bool ok = exec_timed(
+      st,
+      [&](cudaStream_t) {
+        const ResidentModel r = load_resident(f.path, {});
+        bytes = r.timings.vector_bytes;
+        m.add("vectors_ms", r.timings.read_ms);
+        m.add("rest_ms", r.timings.rest_ms);
+        m.add("upload_tail_ms", r.timings.upload_ms);
+        m.add("readers", r.timings.readers);
+        return r.timings.total_ms;
+      },
+      o);
   if (!ok) return;
   m.publish(st);
   const double copy_floor_ms = floors.copy_gb_per_s > 0 ? bytes / floors.copy_gb_per_s / 1e6 : 0;
@@ -106,7 +108,8 @@ void read_floor_fixture(benchmark::State& st) {
   o.warmups = 1;
   o.fixed_samples = true;
   o.on_sample = [&](double ms) { m.add("read_ms", ms); };
-  const bool ok = exec_timed(st, [&](cudaStream_t) { return measure_load_floors(f.path, 1 << 20).read_ms; }, o);
+  const bool ok = exec_timed(
+      st, [&](cudaStream_t) { return measure_load_floors(f.path, 1 << 20).read_ms; }, o);
   if (!ok) return;
   m.publish(st);
   st.counters["gb_per_s"] = double(std::filesystem::file_size(f.path)) / (m.mean("read_ms") * 1e6);
@@ -124,11 +127,12 @@ void copy_floor_fixture(benchmark::State& st) {
     std::memset(host->as<void>(), 0, bytes);
     dev = std::make_unique<DeviceBuffer>(bytes, "copy floor buffer");
   }
-  exec_kernel(st,
-              [&](cudaStream_t str) {
-                CUDA_CHECK(cudaMemcpyAsync(dev->get(), host->as<void>(), bytes, cudaMemcpyHostToDevice, str));
-              },
-              double(bytes));
+  exec_kernel(
+      st,
+      [&](cudaStream_t str) {
+        CUDA_CHECK(cudaMemcpyAsync(dev->get(), host->as<void>(), bytes, cudaMemcpyHostToDevice, str));
+      },
+      double(bytes));
   st.counters["bytes"] = double(bytes);
 }
 

@@ -30,19 +30,17 @@ namespace {
 
 struct Shape {
   int m, n, k;
-  std::string tail() const {
-    return "/M:" + std::to_string(m) + "/N:" + std::to_string(n) + "/K:" + std::to_string(k);
-  }
+  std::string tail() const { return "/M:" + std::to_string(m) + "/N:" + std::to_string(n) + "/K:" + std::to_string(k); }
   double flops() const { return 2.0 * m * n * k; }
 };
 const Shape kStudy{512, 512, 512};
 const Shape kSweep{4096, 4096, 4096};
 // Every shape the anchors and the best seed kernels run at: square sizes, and the batched
 // search's shape (1,024 queries x 300 against a 131,072-row tile of the model).
-const Shape kShapes[] = {{512, 512, 512},       {1024, 1024, 1024},   {4096, 4096, 4096},
-                         {8192, 8192, 8192},    {16384, 16384, 16384}, {1024, 131072, 300}};
-const char* kEveryShape[] = {"register_tile_4x4", "register_tile_8x8", "register_length_8", "shared_tile_4x4",
-                             "shared_tile_8x8",   "warp_tiled_sgemm",  "mma_f16_128x128", "mma_f16_128x256",
+const Shape kShapes[] = {{512, 512, 512},    {1024, 1024, 1024},    {4096, 4096, 4096},
+                         {8192, 8192, 8192}, {16384, 16384, 16384}, {1024, 131072, 300}};
+const char* kEveryShape[] = {"register_tile_4x4", "register_tile_8x8",   "register_length_8",  "shared_tile_4x4",
+                             "shared_tile_8x8",   "warp_tiled_sgemm",    "mma_f16_128x128",    "mma_f16_128x256",
                              "mma_f16_256x128",   "mma_f16_128x256_k64", "mma_f16_256x128_k64"};
 
 // Operands of the current shape, kept while fixtures of that shape run (registration order).
@@ -69,7 +67,8 @@ Operands& operands(const Shape& s) {
       const long long piece = std::min<long long>(total, 64ll << 20);
       const auto v = random_matrix(1, static_cast<int>(piece), static_cast<std::uint64_t>(seed));
       for (long long at = 0; at < total; at += piece)
-        CUDA_CHECK(cudaMemcpy(buf->as<float>() + at, v.data(), std::min(piece, total - at) * 4, cudaMemcpyHostToDevice));
+        CUDA_CHECK(
+            cudaMemcpy(buf->as<float>() + at, v.data(), std::min(piece, total - at) * 4, cudaMemcpyHostToDevice));
     }
     made->halves.make(made->args(), nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -97,7 +96,9 @@ double peak_tflops(MatmulPrecision p) {
 }
 
 CublasMode cublas_mode_for(MatmulPrecision p) {
-  return p == MatmulPrecision::F32 ? CublasMode::Sgemm : p == MatmulPrecision::TF32 ? CublasMode::Tf32 : CublasMode::F16;
+  return p == MatmulPrecision::F32    ? CublasMode::Sgemm
+         : p == MatmulPrecision::TF32 ? CublasMode::Tf32
+                                      : CublasMode::F16;
 }
 
 // cuBLAS's median at a shape and precision, measured once (events, after warm-up) for the
@@ -150,7 +151,9 @@ void variant_fixture(benchmark::State& st, const MatmulVariant* v, Shape s) {
   opt.warmups = 1;  // the slowest tiles take a second a call at 4096^3
   opt.min_bytes = min_bytes(s, v->precision);
   opt.on_sample = [&](double ms) { m.add("kernel_ms", ms); };
-  if (!exec(st, [&](cudaStream_t str) { v->launch(args, str); }, opt)) return;
+  if (!exec(
+          st, [&](cudaStream_t str) { v->launch(args, str); }, opt))
+    return;
   m.publish(st);
   rate_counters(st, s, m.mean("kernel_ms"), v->precision);
   const MatmulResources r = matmul_resources(*v);
@@ -178,7 +181,9 @@ void cublas_fixture(benchmark::State& st, CublasMode mode, Shape s) {
   opt.warmups = 2;
   opt.min_bytes = min_bytes(s, p);  // the operands it reads (FP16: the untimed copies)
   opt.on_sample = [&](double ms) { m.add("kernel_ms", ms); };
-  if (!exec(st, [&](cudaStream_t str) { blas().run(o.args(), mode, str); }, opt)) return;
+  if (!exec(
+          st, [&](cudaStream_t str) { blas().run(o.args(), mode, str); }, opt))
+    return;
   m.publish(st);
   rate_counters(st, s, m.mean("kernel_ms"), p);
 }
@@ -203,15 +208,24 @@ void cublaslt_fixture(benchmark::State& st, CublasLtMode mode, Shape s) {
   opt.warmups = 2;
   opt.min_bytes = min_bytes(s, p, cublaslt_output_bits(mode));
   opt.on_sample = [&](double ms) { m.add("kernel_ms", ms); };
-  if (!exec(st, [&](cudaStream_t str) { lt[i]->run(args, str); }, opt)) return;
+  if (!exec(
+          st, [&](cudaStream_t str) { lt[i]->run(args, str); }, opt))
+    return;
   m.publish(st);
   rate_counters(st, s, m.mean("kernel_ms"), p, cublaslt_output_bits(mode));
   const CublasLtChoice& c = lt[i]->choice();
-  parameters(st, {{"algo_rank", c.rank}, {"algo_id", c.algo_id}, {"algo_tile_id", c.tile_id},
-                  {"algo_stages_id", c.stages_id}, {"algo_splitk", c.splitk}, {"algo_cluster_id", c.cluster_id},
-                  {"algo_candidates", c.candidates}, {"k_run", c.k_run},
-                  {"workspace_mib", double(c.workspace_used) / (1 << 20)}, {"setup_best_ms", c.ms},
-                  {"setup_first_choice_ms", c.first_choice_ms}, {"setup_best_exact_k_ms", c.best_exact_k_ms},
+  parameters(st, {{"algo_rank", c.rank},
+                  {"algo_id", c.algo_id},
+                  {"algo_tile_id", c.tile_id},
+                  {"algo_stages_id", c.stages_id},
+                  {"algo_splitk", c.splitk},
+                  {"algo_cluster_id", c.cluster_id},
+                  {"algo_candidates", c.candidates},
+                  {"k_run", c.k_run},
+                  {"workspace_mib", double(c.workspace_used) / (1 << 20)},
+                  {"setup_best_ms", c.ms},
+                  {"setup_first_choice_ms", c.first_choice_ms},
+                  {"setup_best_exact_k_ms", c.best_exact_k_ms},
                   {"setup_best_padded_k_ms", c.best_padded_k_ms}});
 }
 
@@ -228,7 +242,9 @@ void cutlass_fixture(benchmark::State& st, CutlassMode mode, Shape s) {
   opt.warmups = 2;
   opt.min_bytes = min_bytes(s, p);
   opt.on_sample = [&](double ms) { m.add("kernel_ms", ms); };
-  if (!exec(st, [&](cudaStream_t str) { cutlass_matmul(args, mode, str); }, opt)) return;
+  if (!exec(
+          st, [&](cudaStream_t str) { cutlass_matmul(args, mode, str); }, opt))
+    return;
   m.publish(st);
   rate_counters(st, s, m.mean("kernel_ms"), p);
 }
@@ -243,15 +259,15 @@ void cpu_fixture(benchmark::State& st) {
   opt.warmups = 0;
   opt.fixed_samples = true;
   opt.on_sample = [&](double ms) { m.add("cpu_ms", ms); };
-  const bool ok = exec_timed(st,
-                             [&](cudaStream_t) {
-                               const auto t0 = std::chrono::steady_clock::now();
-                               cpu_matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k);
-                               benchmark::DoNotOptimize(c.data());
-                               return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                                   .count();
-                             },
-                             opt);
+  const bool ok = exec_timed(
+      st,
+      [&](cudaStream_t) {
+        const auto t0 = std::chrono::steady_clock::now();
+        cpu_matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k);
+        benchmark::DoNotOptimize(c.data());
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      },
+      opt);
   if (!ok) return;
   m.publish(st);
   st.counters["M"] = s.m;
@@ -282,8 +298,8 @@ void register_matmul_fixtures() {
       const bool every = std::find_if(std::begin(kEveryShape), std::end(kEveryShape),
                                       [&](const char* n) { return std::string(n) == v.name; }) != std::end(kEveryShape);
       // The naive and three-loop kernels stop at 4096^3 (16384^3 takes them tens of seconds a call).
-      const bool seed_small = (v.kind == MatmulKind::Naive || v.kind == MatmulKind::ThreeLoop) && s.m <= 4096 &&
-                              s.n <= 4096 && s.k == s.m;
+      const bool seed_small =
+          (v.kind == MatmulKind::Naive || v.kind == MatmulKind::ThreeLoop) && s.m <= 4096 && s.n <= 4096 && s.k == s.m;
       if (sweep || every || seed_small)
         min_time(timed(add("matmul/" + std::string(v.name) + s.tail(), variant_fixture, &v, s)), kMinSeconds);
     }

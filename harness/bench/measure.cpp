@@ -23,16 +23,16 @@ struct Engine {
   bool gpu = false;
   cudaStream_t stream{};
   std::unique_ptr<Event> start, stop;
-  std::unique_ptr<Event> mid, pad;      // --inject-slowdown: the work's end, the busy-wait's start
-  std::vector<double> work_history;     // --inject-slowdown: this fixture's un-injected sample times
-  DeviceBuffer flush;  // cold mode: >= 2x the L2, allocated once
+  std::unique_ptr<Event> mid, pad;   // --inject-slowdown: the work's end, the busy-wait's start
+  std::vector<double> work_history;  // --inject-slowdown: this fixture's un-injected sample times
+  DeviceBuffer flush;                // cold mode: >= 2x the L2, allocated once
   std::unique_ptr<Telemetry> telemetry;
   std::string telemetry_status = "off";
   std::optional<GpuSample> last_reading;
   std::chrono::steady_clock::time_point last_read;
-  double peak = 0;      // bytes per second
+  double peak = 0;  // bytes per second
   double l2_bytes = 0;
-  double l2_peak = 0;   // bytes per second: an upper bound of what the SMs can take from the L2
+  double l2_peak = 0;  // bytes per second: an upper bound of what the SMs can take from the L2
 };
 
 Engine& engine() {
@@ -158,8 +158,7 @@ bool run(benchmark::State& st, SampleFn sample, WarmFn warm, const ExecOptions& 
       const Sample s = sample();
       record(s);
       iteration.add(s.ms);
-      d = stop_decision(rule, iteration,
-                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      d = stop_decision(rule, iteration, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     converged = d == StopDecision::Converged;
     st.SetIterationTime(iteration.mean() / 1e3);

@@ -43,14 +43,14 @@ void shutdown_measure();
 const MeasureConfig& measure_config();
 
 // What the run's JSON context says about the engine.
-std::string measure_mode_name();      // "warm" or "cold"
-std::string stopping_description();   // "google-benchmark" or the rule
-std::string telemetry_status();       // "on (driver ...)" or why there is none
-double peak_dram_bytes_per_s();       // 0 without a GPU
+std::string measure_mode_name();     // "warm" or "cold"
+std::string stopping_description();  // "google-benchmark" or the rule
+std::string telemetry_status();      // "on (driver ...)" or why there is none
+double peak_dram_bytes_per_s();      // 0 without a GPU
 // What the refusal may take from the L2 (warm mode; 0 when cold) and its ceiling (bytes per s).
 double l2_credit_bytes();
 double l2_peak_bytes_per_s();
-std::size_t l2_flush_bytes();         // 0 in warm mode
+std::size_t l2_flush_bytes();  // 0 in warm mode
 
 // Device work: enqueues everything it does on the stream it is given.
 using DeviceWork = std::function<void(cudaStream_t)>;
@@ -59,17 +59,17 @@ using DeviceWork = std::function<void(cudaStream_t)>;
 using TimedWork = std::function<double(cudaStream_t)>;
 
 struct ExecOptions {
-  double min_bytes = 0;   // bytes the work must read at least (the refusal); 0: no refusal
-  DeviceWork prepare;     // untimed, before every warm-up and sample (restores an in-place input)
+  double min_bytes = 0;                      // bytes the work must read at least (the refusal); 0: no refusal
+  DeviceWork prepare;                        // untimed, before every warm-up and sample (restores an in-place input)
   std::function<void(double ms)> on_sample;  // after every recorded sample (derived counters)
-  int warmups = -1;       // -1: the configured count
-  bool fixed_samples = false;  // the fixture sets Iterations(N) (a study protocol): no noise stopping
+  int warmups = -1;                          // -1: the configured count
+  bool fixed_samples = false;                // the fixture sets Iterations(N) (a study protocol): no noise stopping
 };
 
 // The engine's core, free of Google Benchmark: one timed sample.
 struct Sample {
   double ms = 0;
-  double injected_ms = 0;  // of ms, the injected busy-wait (--inject-slowdown), as measured
+  double injected_ms = 0;        // of ms, the injected busy-wait (--inject-slowdown), as measured
   std::optional<GpuSample> gpu;  // the GPU's state while (or just after) the sample ran
 };
 Sample sample_once(const DeviceWork& work, const DeviceWork& prepare = {});

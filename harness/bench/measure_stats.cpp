@@ -19,8 +19,8 @@ double RunningStats::stddev() const { return n_ < 2 ? 0.0 : std::sqrt(std::max(0
 double RunningStats::rsd() const { return n_ < 2 || mean_ == 0 ? 0.0 : stddev() / std::fabs(mean_); }
 
 StopDecision stop_decision(const StoppingRule& rule, const RunningStats& stats, double wall_s) {
-  const bool enough = stats.count() >= static_cast<std::size_t>(std::max(rule.min_samples, 2)) &&
-                      stats.sum() / 1e3 >= rule.min_time_s;
+  const bool enough =
+      stats.count() >= static_cast<std::size_t>(std::max(rule.min_samples, 2)) && stats.sum() / 1e3 >= rule.min_time_s;
   if (enough && stats.rsd() <= rule.target_rsd) return StopDecision::Converged;
   if (wall_s >= rule.max_time_s && stats.count() > 0) return StopDecision::TimedOut;
   return StopDecision::Continue;

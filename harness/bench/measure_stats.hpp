@@ -27,9 +27,9 @@ class RunningStats {
 // samples is at most target_rsd, after at least min_samples samples and min_time_s of measured
 // (device) time; give up at max_time_s of wall time. target_rsd 0: off.
 struct StoppingRule {
-  double target_rsd = 0;     // a fraction: 0.005 = 0.5 %
-  double min_time_s = 0.5;   // summed sample times
-  double max_time_s = 5.0;   // wall clock, warm-ups, flushes and telemetry included
+  double target_rsd = 0;    // a fraction: 0.005 = 0.5 %
+  double min_time_s = 0.5;  // summed sample times
+  double max_time_s = 5.0;  // wall clock, warm-ups, flushes and telemetry included
   int min_samples = 10;
   bool enabled() const { return target_rsd > 0; }
 };

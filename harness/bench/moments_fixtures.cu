@@ -14,8 +14,8 @@
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/measure.hpp"
-#include "harness/runtime/cuda_check.hpp"
 #include "harness/moments/gpu_moments.hpp"
+#include "harness/runtime/cuda_check.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies::bench {
@@ -76,9 +76,12 @@ void shape_counters(benchmark::State& st, const Shape& s, double ms) {
 void floor_fixture(benchmark::State& st, long long rows, int cols) {
   const Shape& s = shape(rows, cols, false);
   DeviceBuffer sink(static_cast<std::size_t>(floor_sink_len()) * sizeof(float), "floor sink");
-  const double ms = exec_kernel(st, [&](cudaStream_t stream) {
-    launch_best_read(s.row_major.get(), static_cast<std::size_t>(s.bytes()), sink.as<float>(), stream);
-  }, s.bytes());
+  const double ms = exec_kernel(
+      st,
+      [&](cudaStream_t stream) {
+        launch_best_read(s.row_major.get(), static_cast<std::size_t>(s.bytes()), sink.as<float>(), stream);
+      },
+      s.bytes());
   if (ms > 0) shape_counters(st, s, ms);
 }
 
@@ -92,7 +95,8 @@ void variant_fixture(benchmark::State& st, const MomentsVariant* v, long long ro
   // The error against the oracle, once and untimed.
   v->launch(in, out.view(), scratch, nullptr);
   const MomentErrors e = moment_errors(out.download(), s.oracle);
-  const double ms = exec_kernel(st, [&](cudaStream_t stream) { v->launch(in, out.view(), scratch, stream); }, s.bytes());
+  const double ms = exec_kernel(
+      st, [&](cudaStream_t stream) { v->launch(in, out.view(), scratch, stream); }, s.bytes());
   if (ms == 0) return;
   shape_counters(st, s, ms);
   st.counters["rel_error_mean"] = e.mean;

@@ -60,7 +60,8 @@ const PinnedModel& pinned_model(bool large) {
   std::unique_ptr<PinnedModel>& pm = large ? big : normal;
   if (!pm) {
     if (large)
-      pm = std::make_unique<PinnedModel>(PinnedModel::synthetic(s.config.stream_rows, s.config.dim, s.config.seed, s.family));
+      pm = std::make_unique<PinnedModel>(
+          PinnedModel::synthetic(s.config.stream_rows, s.config.dim, s.config.seed, s.family));
     else if (s.host_vectors)
       pm = std::make_unique<PinnedModel>(PinnedModel::register_model(s.host));
     else
@@ -87,15 +88,16 @@ void floor_h2d_fixture(benchmark::State& st) {
   auto& slot = scale_state().slot;
   if (!slot[0])
     for (auto& b : slot) b = std::make_unique<DeviceBuffer>(chunk, "h2d floor slot");
-  exec_kernel(st,
-              [&](cudaStream_t s) {
-                const char* src = reinterpret_cast<const char*>(r.vectors);
-                int i = 0;
-                for (std::size_t off = 0; off < bytes; off += chunk, i ^= 1)
-                  CUDA_CHECK(cudaMemcpyAsync(slot[i]->get(), src + off, std::min(chunk, bytes - off),
-                                             cudaMemcpyHostToDevice, s));
-              },
-              double(bytes));
+  exec_kernel(
+      st,
+      [&](cudaStream_t s) {
+        const char* src = reinterpret_cast<const char*>(r.vectors);
+        int i = 0;
+        for (std::size_t off = 0; off < bytes; off += chunk, i ^= 1)
+          CUDA_CHECK(
+              cudaMemcpyAsync(slot[i]->get(), src + off, std::min(chunk, bytes - off), cudaMemcpyHostToDevice, s));
+      },
+      double(bytes));
   st.counters["bytes"] = double(bytes);
   st.counters["chunk_bytes"] = double(chunk);
 }
@@ -136,16 +138,24 @@ void stream_fixture(benchmark::State& st, StreamCase c) {
     m.add("queries_per_s", c.batch / (ms / 1e3));
   };
   auto work = [&](cudaStream_t) {
-    if (c.many) searcher.search(*c.many, q.data(), norms.data(), c.batch, k, &bd);
-    else searcher.search(*c.one, q.data(), norms[0], k, &bd);
+    if (c.many)
+      searcher.search(*c.many, q.data(), norms.data(), c.batch, k, &bd);
+    else
+      searcher.search(*c.one, q.data(), norms[0], k, &bd);
     return double(searcher.last().total_ms);
   };
   if (!exec_timed(st, work, o)) return;
   m.publish(st);
   const StreamLayout& l = searcher.last().layout;
-  parameters(st, {{"batch", double(c.batch)}, {"k", double(k)}, {"rows", double(r.rows)}, {"dim", double(r.dim)},
-                  {"chunk_rows", double(l.chunk_rows)}, {"chunks", double(l.chunks)}, {"buffers", double(l.buffers)},
-                  {"gpu_memory_limit", double(so.gpu_memory_limit)}, {"bytes", double(searcher.last().bytes)}});
+  parameters(st, {{"batch", double(c.batch)},
+                  {"k", double(k)},
+                  {"rows", double(r.rows)},
+                  {"dim", double(r.dim)},
+                  {"chunk_rows", double(l.chunk_rows)},
+                  {"chunks", double(l.chunks)},
+                  {"buffers", double(l.buffers)},
+                  {"gpu_memory_limit", double(so.gpu_memory_limit)},
+                  {"bytes", double(searcher.last().bytes)}});
 }
 
 NcclComm* group_comm(std::string* why) {
@@ -176,8 +186,9 @@ ShardSearcher& shard_searcher(NcclComm& comm) {
     const bool own = s.config.shard_rows > 0;
     const std::int64_t rows = own ? s.config.shard_rows : s.host.rows;
     const auto [lo, hi] = shard_rows(rows, comm.rank(), comm.size());
-    DeviceModel shard = s.host_vectors && !own ? upload_rows(host_rows(s.host).slice(lo, hi))
-                                               : generate_synthetic_on_device(hi - lo, s.host.dim, s.config.seed, lo, s.family);
+    DeviceModel shard = s.host_vectors && !own
+                            ? upload_rows(host_rows(s.host).slice(lo, hi))
+                            : generate_synthetic_on_device(hi - lo, s.host.dim, s.config.seed, lo, s.family);
     sh = std::make_unique<ShardSearcher>(comm, std::move(shard), lo, rows);
   }
   return *sh;
@@ -206,14 +217,19 @@ void shard_fixture(benchmark::State& st, const Pipeline* one, const BatchPipelin
   };
   auto work = [&](cudaStream_t) {
     bd = Breakdown{};
-    if (many) sh.search(*many, q.data(), norms.data(), batch, s.config.k, &bd);
-    else sh.search(*one, q.data(), norms[0], s.config.k, &bd);
+    if (many)
+      sh.search(*many, q.data(), norms.data(), batch, s.config.k, &bd);
+    else
+      sh.search(*one, q.data(), norms[0], s.config.k, &bd);
     return bd.wall_ms;
   };
   if (!exec_timed(st, work, o)) return;
   m.publish(st);
-  parameters(st, {{"gpus", double(comm->size())}, {"rank", double(comm->rank())}, {"batch", double(batch)},
-                  {"k", double(s.config.k)}, {"rows", double(s.config.shard_rows > 0 ? s.config.shard_rows : s.host.rows)},
+  parameters(st, {{"gpus", double(comm->size())},
+                  {"rank", double(comm->rank())},
+                  {"batch", double(batch)},
+                  {"k", double(s.config.k)},
+                  {"rows", double(s.config.shard_rows > 0 ? s.config.shard_rows : s.host.rows)},
                   {"shard_rows", double(sh.shard_rows())}});
 }
 
@@ -267,8 +283,9 @@ void register_scale_fixtures() {
     timed(add("stream/batch_f16_h/rows:" + rows + "/batch:1024", stream_fixture, c))->Iterations(3);
   }
   const char* w = std::getenv("DISTANCIES_WORLD_SIZE");
-  const std::string g = (s.config.shard_rows > 0 ? "rows:" + std::to_string(s.config.shard_rows) + "/" : std::string()) +
-                        "gpus:" + std::to_string(w ? std::atoi(w) : 1);
+  const std::string g =
+      (s.config.shard_rows > 0 ? "rows:" + std::to_string(s.config.shard_rows) + "/" : std::string()) +
+      "gpus:" + std::to_string(w ? std::atoi(w) : 1);
   // Fixed iteration counts (about 1 s each on the H100): every rank must run the same number of
   // collectives, which Google Benchmark's own choice (from each rank's timing) would not give.
   // Every one-query pipeline but V1 (it copies the whole model from pageable memory each query)
@@ -279,7 +296,8 @@ void register_scale_fixtures() {
   for (const BatchPipeline& p : batch_pipelines())
     if (!p.per_query_pipeline)
       for (int b : kShardBatches)
-        timed(add("shard/" + std::string(p.name) + "/" + g + "/batch:" + std::to_string(b), shard_fixture, nullptr, &p, b))
+        timed(add("shard/" + std::string(p.name) + "/" + g + "/batch:" + std::to_string(b), shard_fixture, nullptr, &p,
+                  b))
             ->Iterations(std::max(5, 2000 / b));
 }
 

@@ -88,8 +88,8 @@ EarlierRun read_earlier(const std::string& path) {
     throw Error(path + ": not a benchmark JSON file (no \"benchmarks\" array)");
   if (doc.contains("context") && doc["context"].is_object()) e.context = doc["context"];
   for (json& b : doc["benchmarks"]) {
-    const std::string f = b.contains("fixture") ? b["fixture"].get<std::string>()
-                                                : fixture_of(b.value("run_name", b.value("name", "")));
+    const std::string f =
+        b.contains("fixture") ? b["fixture"].get<std::string>() : fixture_of(b.value("run_name", b.value("name", "")));
     e.fixtures.insert(f);
     if (b.contains("fixture_wall_s") && !e.wall_s.count(f)) e.wall_s[f] = b["fixture_wall_s"].get<double>();
     if (b.contains("repetitions")) e.repetitions[f] = b["repetitions"].get<double>();
@@ -323,14 +323,15 @@ class SuiteReporter : public benchmark::BenchmarkReporter {
 
   // A resumed file must come from the same model, query, mode and card, or the tables would mix them.
   bool same_settings(const json& now) const {
-    static const char* keys[] = {"model_source", "model_family", "model_rows", "model_dim", "query",
-                                 "k",            "measure_mode", "gpu",        "inject_slowdown_pct"};
+    static const char* keys[] = {"model_source", "model_family", "model_rows",         "model_dim", "query", "k",
+                                 "measure_mode", "gpu",          "inject_slowdown_pct"};
     for (const char* key : keys) {
       const json was = resumed_->context.value(key, json()), is = now.value(key, json());
       if (!was.is_null() && was != is) {
-        std::fprintf(stderr, "distancies-bench: error: %s was measured with %s = %s, this run has %s: resume needs "
-                     "the same settings (or another --out)\n", resumed_->path.c_str(), key, was.dump().c_str(),
-                     is.dump().c_str());
+        std::fprintf(stderr,
+                     "distancies-bench: error: %s was measured with %s = %s, this run has %s: resume needs "
+                     "the same settings (or another --out)\n",
+                     resumed_->path.c_str(), key, was.dump().c_str(), is.dump().c_str());
         return false;
       }
     }
@@ -435,8 +436,10 @@ std::string json_without_nonfinite(const std::string& text) {
     const char c = text[i];
     if (in_string) {
       out += c;
-      if (c == '\\' && i + 1 < text.size()) out += text[++i];
-      else if (c == '"') in_string = false;
+      if (c == '\\' && i + 1 < text.size())
+        out += text[++i];
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') in_string = true;
@@ -467,9 +470,11 @@ int run_suite(const SuiteOptions& options, const BenchmarkFlags& flags, bool gpu
     throw Error("--benchmark_out names the file of --out/--resume: give Google Benchmark's file another name");
   if (flags.repetitions.empty() && suite.repetitions > 0)
     set_benchmark_flag("--benchmark_repetitions=" + std::to_string(suite.repetitions));
-  if (flags.min_time.empty() && suite.min_time) set_benchmark_flag(std::string("--benchmark_min_time=") + suite.min_time);
+  if (flags.min_time.empty() && suite.min_time)
+    set_benchmark_flag(std::string("--benchmark_min_time=") + suite.min_time);
   const std::unique_ptr<EarlierRun> resumed = read_if(o.resume, false);
-  if (!o.resume.empty() && !resumed) std::fprintf(stderr, "distancies-bench: nothing to resume in %s: starting it\n", o.resume.c_str());
+  if (!o.resume.empty() && !resumed)
+    std::fprintf(stderr, "distancies-bench: nothing to resume in %s: starting it\n", o.resume.c_str());
   std::unique_ptr<EarlierRun> prior = read_if(o.estimate_from, true);
   if (!prior && !resumed && file_exists(out)) {
     try {
@@ -489,12 +494,14 @@ int run_suite(const SuiteOptions& options, const BenchmarkFlags& flags, bool gpu
   }
   const std::vector<std::string> planned = planned_fixtures();
   const int reps = !flags.repetitions.empty() ? std::atoi(flags.repetitions.c_str())
-                                               : suite.repetitions > 0 ? suite.repetitions : 1;
+                   : suite.repetitions > 0    ? suite.repetitions
+                                              : 1;
   std::map<std::string, double> prior_s;
-  std::fprintf(stderr, "distancies-bench: suite %s (%s): %zu fixtures%s, %d repetitions; %s\n", suite.name,
-               suite.summary, planned.size(),
-               resumed ? (" (" + std::to_string(resumed->fixtures.size()) + " already in " + resumed->path + ")").c_str() : "",
-               reps, expectation(planned, estimate_source, reps, prior_s).c_str());
+  std::fprintf(
+      stderr, "distancies-bench: suite %s (%s): %zu fixtures%s, %d repetitions; %s\n", suite.name, suite.summary,
+      planned.size(),
+      resumed ? (" (" + std::to_string(resumed->fixtures.size()) + " already in " + resumed->path + ")").c_str() : "",
+      reps, expectation(planned, estimate_source, reps, prior_s).c_str());
   if (planned.empty()) {
     std::fprintf(stderr, "distancies-bench: nothing to run\n");
     return 0;
@@ -506,8 +513,10 @@ int run_suite(const SuiteOptions& options, const BenchmarkFlags& flags, bool gpu
                          {"suite_fixtures", std::to_string(planned.size() + (resumed ? resumed->fixtures.size() : 0))},
                          {"suite_state", "running"}});
     install_stop_handler(out);
-    std::fprintf(stderr, "distancies-bench: %s is rewritten after every fixture; if interrupted, the same command "
-                 "with --resume %s runs the rest\n", out.c_str(), out.c_str());
+    std::fprintf(stderr,
+                 "distancies-bench: %s is rewritten after every fixture; if interrupted, the same command "
+                 "with --resume %s runs the rest\n",
+                 out.c_str(), out.c_str());
   }
   Progress progress(planned, prior_s);
   SuiteReporter reporter(display_reporter(flags), progress, json_out.get(), resumed.get());

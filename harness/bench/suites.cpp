@@ -15,7 +15,8 @@ namespace {
 // whose pattern matches no registered fixture fails tests/bench/test_bench_suites.cpp.
 std::vector<SuitePattern> main_patterns() {
   return {
-      {"floor/read_model(_16bit|_8bit)?", "the memory floors every embeddings ratio is taken against (fp32, 16-bit, int8)"},
+      {"floor/read_model(_16bit|_8bit)?",
+       "the memory floors every embeddings ratio is taken against (fp32, 16-bit, int8)"},
       {"sequence/.*", "the study's Table 1: its query sequence on the CPU and V1-V4"},
       {"cpu/sequential", "the study's CPU search, the baseline of every speed-up"},
       {"dot/.*", "the study's Table 2: every DotProduct variant"},
@@ -25,13 +26,15 @@ std::vector<SuitePattern> main_patterns() {
       {"batch/(batch_i8_filter|batch_f16_filter|batch_f16_h)/batch:(1|16|1024)",
        "batches: the best batch pipelines and the cuBLAS tiles at B = 1, 16, 1,024"},
       {"batch_auto/batch:(1|16|1024)", "batches: what --variant auto picks at B = 1, 16, 1,024"},
-      {"moments/[^/]+/rows:894785/cols:300", "column moments: every variant and the floor at 300 columns, 2^28 elements"},
+      {"moments/[^/]+/rows:894785/cols:300",
+       "column moments: every variant and the floor at 300 columns, 2^28 elements"},
       {"moments/(floor|one_pass|two_pass)/rows:55/cols:300", "column moments: a small call's latency (2^14 elements)"},
       {"matmul/(cublas_sgemm|cublas_f16|cutlass_simt_f32|cutlass_f16|warp_tiled_sgemm|mma_f16_128x256|"
        "register_tile_8x8|naive)/M:4096/N:4096/K:4096",
        "tiled matmul at 4096^3: the ladder's steps against cuBLAS and CUTLASS"},
       {"intersect/(floor|svs/serial|svs/coarse|probe/coarse_batch)/set:gov2",
-       "posting lists: 1,000 GOV2-shaped queries, serial SVS, the study's GPU SVS and the best batch against the floor"},
+       "posting lists: 1,000 GOV2-shaped queries, serial SVS, the study's GPU SVS and the best batch against the "
+       "floor"},
   };
 }
 
@@ -46,8 +49,7 @@ class UnselectedFixture : public benchmark::internal::Benchmark {
 
 const std::vector<Suite>& suites() {
   static const std::vector<Suite> all = {
-      {"main", "the study's tables and each study's headline comparison (a first sitting)", 3, "0.2",
-       main_patterns()},
+      {"main", "the study's tables and each study's headline comparison (a first sitting)", 3, "0.2", main_patterns()},
       {"full", "every registered fixture", 0, nullptr, {}},
   };
   return all;

@@ -9,9 +9,9 @@ nlohmann::json timing_json(const GpuTiming& g) {
   const Breakdown& bd = g.breakdown;
   nlohmann::json stages = nlohmann::json::object();
   for (const auto& s : bd.stages) stages[s.name] = stages.value(s.name, 0.0) + s.ms;
-  nlohmann::json j = {{"pipeline", g.pipeline},        {"device", g.device},
-                      {"total_ms", bd.total_ms},       {"wall_ms", bd.wall_ms},
-                      {"kernel_ms", bd.kernel_ms()},   {"transfer_ms", bd.transfer_ms()},
+  nlohmann::json j = {{"pipeline", g.pipeline},          {"device", g.device},
+                      {"total_ms", bd.total_ms},         {"wall_ms", bd.wall_ms},
+                      {"kernel_ms", bd.kernel_ms()},     {"transfer_ms", bd.transfer_ms()},
                       {"overhead_ms", bd.overhead_ms()}, {"stages_ms", stages}};
   if (!g.chosen_by.empty()) j["chosen_by"] = "auto: " + g.chosen_by;
   return j;
@@ -51,9 +51,10 @@ void print_text(const Answer& a, const Model& m) {
 }
 
 void print_text(const BatchSummary& s) {
-  std::printf("batch: %d lines: %d skipped (%d blank, %d comment%s), %d queries: %d answered, %d failed; %.0f queries/s\n",
-              s.lines, s.blank + s.comments, s.blank, s.comments, s.comments == 1 ? "" : "s", s.queries, s.answered,
-              s.failed, s.queries_per_s());
+  std::printf(
+      "batch: %d lines: %d skipped (%d blank, %d comment%s), %d queries: %d answered, %d failed; %.0f queries/s\n",
+      s.lines, s.blank + s.comments, s.blank, s.comments, s.comments == 1 ? "" : "s", s.queries, s.answered, s.failed,
+      s.queries_per_s());
   if (s.gpu) {
     print_timing(*s.gpu);
     if (s.batch_searcher)
@@ -74,7 +75,8 @@ nlohmann::json to_json(const Answer& a, const Model& m) {
   }
   nlohmann::json r = nlohmann::json::array();
   for (std::size_t i = 0; i < a.hits.size(); ++i)
-    r.push_back({{"rank", i + 1}, {"word", m.words[a.hits[i].row]}, {"row", a.hits[i].row}, {"similarity", a.hits[i].sim}});
+    r.push_back(
+        {{"rank", i + 1}, {"word", m.words[a.hits[i].row]}, {"row", a.hits[i].row}, {"similarity", a.hits[i].sim}});
   j["results"] = r;
   if (a.gpu) j["gpu"] = timing_json(*a.gpu);
   if (a.cpu) {
@@ -85,9 +87,9 @@ nlohmann::json to_json(const Answer& a, const Model& m) {
 }
 
 nlohmann::json to_json(const BatchSummary& s) {
-  nlohmann::json j = {{"lines", s.lines},     {"blank", s.blank},       {"comments", s.comments},
-                       {"skipped", s.blank + s.comments}, {"queries", s.queries}, {"answered", s.answered},
-                       {"failed", s.failed},   {"k", s.k}};
+  nlohmann::json j = {
+      {"lines", s.lines},     {"blank", s.blank},       {"comments", s.comments}, {"skipped", s.blank + s.comments},
+      {"queries", s.queries}, {"answered", s.answered}, {"failed", s.failed},     {"k", s.k}};
   if (s.gpu) j["gpu"] = timing_json(*s.gpu);
   if (s.batch_searcher) {
     j["sub_batch"] = s.sub_batch;

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.hpp"
-#include "harness/runtime/error.hpp"
 #include "harness/formats.hpp"
+#include "harness/runtime/error.hpp"
 #include "harness/synthetic.hpp"
 
 namespace distancies::cli {

@@ -10,7 +10,7 @@ namespace distancies::cli {
 struct SearchOptions {
   std::string model;
   int k = 10;
-  std::string device = "auto";  // auto | gpu | cpu
+  std::string device = "auto";   // auto | gpu | cpu
   std::string variant = "auto";  // a pipeline or batch pipeline name, or auto (variants/embeddings/auto_plan.hpp)
   bool also_cpu = false;
   bool keep_query_words = false;
@@ -25,9 +25,9 @@ struct SearchOptions {
   int gpus = 0;                      // shard over this many GPUs, one process each (0: not sharded)
 };
 
-void add_model_commands(CLI::App& app);   // info, convert, gen
-void add_search_commands(CLI::App& app);  // query, repl
-void add_moments_command(CLI::App& app);  // moments
+void add_model_commands(CLI::App& app);      // info, convert, gen
+void add_search_commands(CLI::App& app);     // query, repl
+void add_moments_command(CLI::App& app);     // moments
 void add_intersect_commands(CLI::App& app);  // intersect, intersect-gen (intersect_commands.cpp)
 
 }  // namespace distancies::cli

@@ -7,13 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.hpp"
+#include "harness/intersect/generate.hpp"
+#include "harness/intersect/gpu_intersect.hpp"
+#include "harness/intersect/index.hpp"
 #include "harness/runtime/device.hpp"
 #include "harness/runtime/error.hpp"
 #include "variants/intersect/cpu_intersect.hpp"
 #include "variants/intersect/cpu_peers.hpp"
-#include "harness/intersect/generate.hpp"
-#include "harness/intersect/gpu_intersect.hpp"
-#include "harness/intersect/index.hpp"
 #include "variants/intersect/intersect_registry.hpp"
 
 namespace distancies::cli {
@@ -97,8 +97,7 @@ void run_intersect(const IntersectOptions& o) {
       if (v.serial || v.peer || gpu) run.push_back(&v);
     }
     if (!gpu && !o.json)
-      std::fprintf(stderr, "no usable CUDA GPU (%s): running the CPU variants only\n",
-                   device_status().reason.c_str());
+      std::fprintf(stderr, "no usable CUDA GPU (%s): running the CPU variants only\n", device_status().reason.c_str());
   } else {
     run.push_back(&intersect_variant(o.algorithm == "auto" ? (gpu ? "svs_coarse_batch" : "svs_serial") : o.algorithm));
   }

@@ -2,9 +2,9 @@
 #include <cstdio>
 #include <exception>
 
+#include "harness/cli/commands.hpp"
 #include "harness/runtime/error.hpp"
 #include "harness/version.hpp"
-#include "harness/cli/commands.hpp"
 #include "variants/registry_model.hpp"
 
 int main(int argc, char** argv) {

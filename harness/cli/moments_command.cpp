@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.hpp"
-#include "harness/runtime/device.hpp"
 #include "harness/formats.hpp"
 #include "harness/moments/model_moments.hpp"
+#include "harness/runtime/device.hpp"
 #include "variants/moments/registry.hpp"
 
 namespace distancies::cli {
@@ -31,11 +31,20 @@ void run_moments_command(const MomentsOptions& o) {
   const ModelMoments r = model_moments(m, o.device, o.variant, e);
   const int top = std::min<int>(o.top, m.dim);
   if (o.json) {
-    nlohmann::json j = {{"model", o.model}, {"rows", m.rows}, {"dim", m.dim}, {"device", r.device},
-                        {"variant", r.variant}, {"ms", r.ms},
-                        {"estimator", {{"unbiased", e.unbiased}, {"fisher", e.fisher}, {"name", estimator_name(e)},
-                                       {"same_as", estimator_scipy(e)}}},
-                        {"mean", r.stats.mean}, {"variance", r.stats.variance}, {"skewness", r.stats.skewness},
+    nlohmann::json j = {{"model", o.model},
+                        {"rows", m.rows},
+                        {"dim", m.dim},
+                        {"device", r.device},
+                        {"variant", r.variant},
+                        {"ms", r.ms},
+                        {"estimator",
+                         {{"unbiased", e.unbiased},
+                          {"fisher", e.fisher},
+                          {"name", estimator_name(e)},
+                          {"same_as", estimator_scipy(e)}}},
+                        {"mean", r.stats.mean},
+                        {"variance", r.stats.variance},
+                        {"skewness", r.stats.skewness},
                         {"kurtosis", r.stats.kurtosis}};
     nlohmann::json largest = nlohmann::json::array();
     for (int i = 0; i < top; ++i)

@@ -7,8 +7,8 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/repl.hpp"
 #include "harness/cli/session.hpp"
-#include "harness/runtime/error.hpp"
 #include "harness/registry_report.hpp"
+#include "harness/runtime/error.hpp"
 #include "variants/embeddings/policy.hpp"
 
 namespace distancies::cli {
@@ -20,8 +20,8 @@ void add_search_options(CLI::App* c, SearchOptions& o) {
   c->add_option("--device", o.device, "gpu, cpu, or auto (the GPU when there is one)")
       ->check(CLI::IsMember({"auto", "gpu", "cpu"}));
   c->add_option("--variant", o.variant,
-                 "GPU pipeline or batch pipeline (see `distancies list`), or auto: the fastest exact one for the "
-                 "work at hand (default)");
+                "GPU pipeline or batch pipeline (see `distancies list`), or auto: the fastest exact one for the "
+                "work at hand (default)");
   c->add_flag("--timings", o.timings,
               "Say where loading went (read, copy) against its floors: a plain sequential read of the file and a "
               "pinned host-to-device copy (measured after the load, so it adds their time)");
@@ -70,7 +70,8 @@ void add_search_commands(CLI::App& app) {
       // that exact string is a word); among several, an argument with spaces is one word.
       std::string text = words->size() == 1 ? words->front() : std::string();
       if (words->size() > 1)
-        for (const auto& w : *words) text += (text.empty() ? "" : " ") + (w.find(' ') != std::string::npos ? '"' + w + '"' : w);
+        for (const auto& w : *words)
+          text += (text.empty() ? "" : " ") + (w.find(' ') != std::string::npos ? '"' + w + '"' : w);
       Session s(*o);
       s.run(text, o->also_cpu);
     });

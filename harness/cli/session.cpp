@@ -6,11 +6,11 @@
 #include <iostream>
 
 #include "harness/cpu_search.hpp"
-#include "harness/runtime/device_model.hpp"
-#include "harness/runtime/error.hpp"
 #include "harness/expression.hpp"
 #include "harness/formats.hpp"
 #include "harness/model_upload.hpp"
+#include "harness/runtime/device_model.hpp"
+#include "harness/runtime/error.hpp"
 #include "variants/embeddings/auto_plan.hpp"
 
 namespace distancies::cli {
@@ -57,7 +57,8 @@ Session::Session(const SearchOptions& o) : o_(o) {
   const bool scaled = o.stream || o.gpus > 0 || o.gpu_memory_limit || o.chunk_rows > 0;
   if (scaled && !use_gpu_)
     throw Error(std::string("--stream, --gpus, --gpu-memory-limit and --chunk-rows search on the GPU, and ") +
-                (o.device == "cpu" ? "--device cpu was given" : "there is no usable CUDA GPU (" + device_status().reason + ")"));
+                (o.device == "cpu" ? "--device cpu was given"
+                                   : "there is no usable CUDA GPU (" + device_status().reason + ")"));
   if (o.device == "auto" && !use_gpu_)
     std::fprintf(stderr, "no usable CUDA GPU (%s): searching on the CPU\n", device_status().reason.c_str());
   load(o);
@@ -69,8 +70,8 @@ void Session::load(const SearchOptions& o) {
   if (!use_gpu_) {
     const auto t0 = clock_type::now();
     model_ = load_model(o.model, lo);
-    std::fprintf(stderr, "loaded %s: %lld x %d (%s) in %.1f ms\n", o.model.c_str(),
-                 static_cast<long long>(model_.rows), model_.dim, model_.format.c_str(), ms_since(t0));
+    std::fprintf(stderr, "loaded %s: %lld x %d (%s) in %.1f ms\n", o.model.c_str(), static_cast<long long>(model_.rows),
+                 model_.dim, model_.format.c_str(), ms_since(t0));
     return;
   }
   if (o.stream || o.gpus > 0 || o.chunk_rows > 0) return load_scaled(o, lo, o.gpus > 0 ? "--gpus" : "--stream");
@@ -96,7 +97,8 @@ void Session::load(const SearchOptions& o) {
     const double copy_floor_ms = f.copy_gb_per_s > 0 ? gb / f.copy_gb_per_s * 1e3 : 0;
     std::fprintf(stderr,
                  "timings: load %.1f ms = vectors %.1f ms (%.2f GB by %u threads, %.1f GB/s, copy overlapped) + rest "
-                 "%.1f ms (validation; vocabulary and norms beyond the vector read) + upload tail %.1f ms; floors: sequential read of the "
+                 "%.1f ms (validation; vocabulary and norms beyond the vector read) + upload tail %.1f ms; floors: "
+                 "sequential read of the "
                  "file %.1f ms (%.1f GB/s), pinned copy of the vectors %.1f ms (%.1f GB/s); load = %.2f x (read + "
                  "copy floors)\n",
                  t.total_ms, t.read_ms, gb, t.readers, t.read_ms > 0 ? gb / t.read_ms * 1e3 : 0.0, t.rest_ms,
@@ -199,8 +201,8 @@ void Session::choose_batch(int batch) {
   if (!auto_) return;
   const int cc = use_gpu_ ? device_status().props.major : 0;
   if (dm_ && !rates_) measure_rates();
-  const AutoChoice c = auto_batch(batch, o_.k, !dm_ || dm_->has_reduced(Storage::F16), model_.dim, cc,
-                                  rates_ ? &*rates_ : nullptr);
+  const AutoChoice c =
+      auto_batch(batch, o_.k, !dm_ || dm_->has_reduced(Storage::F16), model_.dim, cc, rates_ ? &*rates_ : nullptr);
   many_ = c.many;
   chosen_by_ = c.why;
 }

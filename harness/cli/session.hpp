@@ -2,23 +2,22 @@
 // batches, and prints each answer as text or one JSON object per query.
 #pragma once
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/batch_search.hpp"
-#include "harness/data_probe.hpp"
 #include "harness/cli/answer.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/repl.hpp"
+#include "harness/data_probe.hpp"
 #include "harness/formats.hpp"
 #include "harness/gpu_search.hpp"
 #include "harness/scale/shard_search.hpp"
 #include "harness/scale/stream_search.hpp"
 
 namespace distancies::cli {
-
 
 class Session {
  public:
@@ -66,12 +65,12 @@ class Session {
   std::unique_ptr<DeviceModel> dm_;
   std::unique_ptr<GpuSearcher> gpu_;
   std::unique_ptr<BatchSearcher> batch_;
-  std::optional<DataRates> rates_;         // auto: the certificates' redo rates on this model
-  std::unique_ptr<PinnedModel> pinned_;    // streaming: the model page-locked where it is
+  std::optional<DataRates> rates_;       // auto: the certificates' redo rates on this model
+  std::unique_ptr<PinnedModel> pinned_;  // streaming: the model page-locked where it is
   std::unique_ptr<StreamSearcher> stream_;
-  std::unique_ptr<NcclComm> comm_;         // --gpus: this rank's communicator
+  std::unique_ptr<NcclComm> comm_;  // --gpus: this rank's communicator
   std::unique_ptr<ShardSearcher> shard_;
-  bool quiet_ = false;                     // a rank other than 0 answers nothing
+  bool quiet_ = false;  // a rank other than 0 answers nothing
   int last_batch_queries_ = 0;
 };
 

@@ -9,23 +9,30 @@ namespace distancies {
 
 const char* format_name(Format f) {
   switch (f) {
-    case Format::Auto: return "auto";
-    case Format::GloveText: return "glove";
-    case Format::StudyText: return "study-text";
-    case Format::StudySplit: return "study-split";
-    case Format::Word2VecBinary: return "word2vec";
-    case Format::Native: return "native";
+    case Format::Auto:
+      return "auto";
+    case Format::GloveText:
+      return "glove";
+    case Format::StudyText:
+      return "study-text";
+    case Format::StudySplit:
+      return "study-split";
+    case Format::Word2VecBinary:
+      return "word2vec";
+    case Format::Native:
+      return "native";
   }
   return "?";
 }
 
 Format parse_format(const std::string& name) {
-  for (Format f : {Format::Auto, Format::GloveText, Format::StudyText, Format::StudySplit, Format::Word2VecBinary,
-                   Format::Native})
+  for (Format f :
+       {Format::Auto, Format::GloveText, Format::StudyText, Format::StudySplit, Format::Word2VecBinary, Format::Native})
     if (name == format_name(f)) return f;
   if (name == "glove-text") return Format::GloveText;
   if (name == "w2v" || name == "word2vec-text") return Format::Word2VecBinary;  // text is detected inside
-  throw Error("unknown format '" + name + "' (expected one of: auto, glove, study-text, study-split, word2vec, native)");
+  throw Error("unknown format '" + name +
+              "' (expected one of: auto, glove, study-text, study-split, word2vec, native)");
 }
 
 Format detect_format(const std::string& path) {
@@ -42,7 +49,8 @@ Format detect_format(const std::string& path) {
   std::uint64_t rows, dim;
   if (nl != std::string::npos && parse_word2vec_header(std::string_view(head).substr(start, nl - start), rows, dim))
     return Format::Word2VecBinary;
-  if (keys_name) fail(path, "study-split keys file without its values file " + path.substr(0, path.size() - 5) + ".values");
+  if (keys_name)
+    fail(path, "study-split keys file without its values file " + path.substr(0, path.size() - 5) + ".values");
   if (head.find('\0') != std::string::npos)
     fail(path, "not a recognised model format (binary data without the native magic or a word2vec header)");
   return looks_like_study_text(path) ? Format::StudyText : Format::GloveText;
@@ -65,10 +73,17 @@ Model load_model(const std::string& path, const LoadOptions& opt, LoadReport* re
       m = fmt::load_text(path, spec, opt, report);
       break;
     }
-    case Format::StudySplit: m = fmt::load_study_split(path, opt, report); break;
-    case Format::Word2VecBinary: m = fmt::load_word2vec(path, opt, report); break;
-    case Format::Native: m = fmt::load_native(path, opt, report); break;
-    case Format::Auto: break;
+    case Format::StudySplit:
+      m = fmt::load_study_split(path, opt, report);
+      break;
+    case Format::Word2VecBinary:
+      m = fmt::load_word2vec(path, opt, report);
+      break;
+    case Format::Native:
+      m = fmt::load_native(path, opt, report);
+      break;
+    case Format::Auto:
+      break;
   }
   return m;
 }

@@ -20,8 +20,7 @@ struct Key {
   std::string_view word;
   std::uint32_t index;
   Key(std::string_view w, std::uint32_t i) : prefix(0), word(w), index(i) {
-    for (std::size_t k = 0; k < 8; ++k)
-      prefix = prefix << 8 | (k < w.size() ? static_cast<unsigned char>(w[k]) : 0u);
+    for (std::size_t k = 0; k < 8; ++k) prefix = prefix << 8 | (k < w.size() ? static_cast<unsigned char>(w[k]) : 0u);
   }
   bool operator<(const Key& o) const {
     if (prefix != o.prefix) return prefix < o.prefix;
@@ -37,9 +36,9 @@ std::string where(const std::string& path, const std::vector<std::int64_t>& line
 
 // Kept row indices in sorted word order; throws on the first bad row unless skipping.
 std::vector<std::uint32_t> plan(const std::vector<std::string>& words, const std::vector<const float*>& rows, int dim,
-                                const std::vector<std::int64_t>& lines, const std::string& path,
-                                const LoadOptions& opt, LoadReport* report,
-                                const std::vector<unsigned char>* known = nullptr, bool sorted_unique = false) {
+                                const std::vector<std::int64_t>& lines, const std::string& path, const LoadOptions& opt,
+                                LoadReport* report, const std::vector<unsigned char>* known = nullptr,
+                                bool sorted_unique = false) {
   const std::size_t n = words.size();
   check_row_count(path, n);
   LoadReport local;
@@ -51,7 +50,8 @@ std::vector<std::uint32_t> plan(const std::vector<std::string>& words, const std
   } else {
     kind.assign(n, kOk);
     parallel_for(static_cast<std::int64_t>(n), [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i) kind[static_cast<std::size_t>(i)] = row_kind(rows[static_cast<std::size_t>(i)], dim);
+      for (std::int64_t i = b; i < e; ++i)
+        kind[static_cast<std::size_t>(i)] = row_kind(rows[static_cast<std::size_t>(i)], dim);
     });
   }
 
@@ -92,7 +92,8 @@ std::vector<std::uint32_t> plan(const std::vector<std::string>& words, const std
       ++rep.zero_vectors;
       if (!opt.allow_zero_vectors) {
         if (!opt.skip_bad_rows)
-          throw Error(where(path, lines, i) + "zero vector for " + quoted(words[i]) + " (zero vectors are not allowed)");
+          throw Error(where(path, lines, i) + "zero vector for " + quoted(words[i]) +
+                      " (zero vectors are not allowed)");
         continue;
       }
     }
@@ -157,7 +158,8 @@ unsigned char row_kind(const float* v, int dim) {
 
 void finalize_in_place(Model& m, const std::string& path, bool compute_norms, const LoadOptions& opt,
                        LoadReport* report, const std::vector<unsigned char>* kinds, bool sorted_unique) {
-  if (m.dim <= 0 || m.ld != leading_dim(m.dim)) fail(path, "model has dim " + std::to_string(m.dim) + " and ld " + std::to_string(m.ld));
+  if (m.dim <= 0 || m.ld != leading_dim(m.dim))
+    fail(path, "model has dim " + std::to_string(m.dim) + " and ld " + std::to_string(m.ld));
   if (m.rows < 0 || m.words.size() != static_cast<std::size_t>(m.rows) ||
       (!compute_norms && m.norms.size() != m.words.size()) ||
       m.vectors.size() < static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(m.ld))

@@ -49,7 +49,8 @@ std::string number(double v) {
 
 void check_row_count(const std::string& path, std::uint64_t rows) {
   if (rows > static_cast<std::uint64_t>(kMaxRows))
-    fail(path, std::to_string(rows) + " rows is more than the 2147483647 (2^31-1) rows supported (row indices are int32)");
+    fail(path,
+         std::to_string(rows) + " rows is more than the 2147483647 (2^31-1) rows supported (row indices are int32)");
 }
 
 InFile::InFile(const std::string& path) : path_(path) {
@@ -66,7 +67,8 @@ InFile::~InFile() {
 }
 
 void InFile::seek(std::uint64_t offset) {
-  if (fseeko(f_, static_cast<off_t>(offset), SEEK_SET) != 0) fail(path_, std::string("cannot seek: ") + std::strerror(errno));
+  if (fseeko(f_, static_cast<off_t>(offset), SEEK_SET) != 0)
+    fail(path_, std::string("cannot seek: ") + std::strerror(errno));
   pos_ = offset;
 }
 
@@ -118,8 +120,8 @@ void read_parallel(const std::string& path, std::uint64_t offset, void* dst, std
           if (got < 0 && errno == EINTR) continue;
           if (got < 0) fail(path, std::string("read error: ") + std::strerror(errno));
           if (got == 0)
-            fail(path, std::string("truncated: expected ") + std::to_string(offset + bytes) + " bytes (reading " + what +
-                           ")");
+            fail(path, std::string("truncated: expected ") + std::to_string(offset + bytes) + " bytes (reading " +
+                           what + ")");
           done += static_cast<std::size_t>(got);
         }
         if (fn) fn(r, at, out, n);

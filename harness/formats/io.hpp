@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "harness/runtime/error.hpp"
 #include "harness/formats.hpp"
+#include "harness/runtime/error.hpp"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the binary formats are read by reinterpreting little-endian floats; big-endian hosts are unsupported"
@@ -16,8 +16,8 @@
 
 namespace distancies::fmt {
 
-constexpr std::int64_t kMaxRows = 0x7FFFFFFF;          // row indices are int32 on the GPU
-constexpr std::size_t kChunkBytes = 64u << 20;         // read size and progress granularity
+constexpr std::int64_t kMaxRows = 0x7FFFFFFF;   // row indices are int32 on the GPU
+constexpr std::size_t kChunkBytes = 64u << 20;  // read size and progress granularity
 
 [[noreturn]] void fail(const std::string& path, const std::string& what);
 [[noreturn]] void fail_line(const std::string& path, std::int64_t line, const std::string& what);

@@ -41,7 +41,6 @@ Layout layout_for(std::uint64_t rows, std::uint32_t ld, std::uint64_t vocab_size
   return l;
 }
 
-
 // The vector section, read by several threads in whole-row chunks; each chunk's row padding
 // is zeroed (the format says zero; a file that disagrees must not reach the GPU otherwise) and
 // then handed to the sink, if any, from the thread that read it.
@@ -55,24 +54,25 @@ void read_vectors(Model& m, const std::string& path, std::uint64_t at, const Loa
   if (opt.sink) opt.sink->begin(m.rows, m.dim, m.ld, readers);
   std::atomic<std::uint64_t> done{0};
   std::mutex progress_mu;
-  read_parallel(path, at, m.vectors.data(), bytes, chunk, readers,
-                [&](unsigned r, std::uint64_t off, unsigned char* data, std::size_t n) {
-                  // While the chunk is in cache: the padding zeroed, each row's kind for the
-                  // validation (finalize reads the vectors no second time).
-                  const std::size_t first = off / row_bytes;
-                  for (std::size_t row = 0; row < n / row_bytes; ++row) {
-                    float* v = reinterpret_cast<float*>(data + row * row_bytes);
-                    std::fill(v + m.dim, v + m.ld, 0.0f);
-                    kinds[first + row] = row_kind(v, m.dim);
-                  }
-                  if (opt.sink) opt.sink->chunk(r, off, data, n);
-                  const std::uint64_t total = done += n;
-                  if (opt.progress) {
-                    std::lock_guard<std::mutex> lock(progress_mu);
-                    opt.progress(at + total, at + bytes);
-                  }
-                },
-                "vectors");
+  read_parallel(
+      path, at, m.vectors.data(), bytes, chunk, readers,
+      [&](unsigned r, std::uint64_t off, unsigned char* data, std::size_t n) {
+        // While the chunk is in cache: the padding zeroed, each row's kind for the
+        // validation (finalize reads the vectors no second time).
+        const std::size_t first = off / row_bytes;
+        for (std::size_t row = 0; row < n / row_bytes; ++row) {
+          float* v = reinterpret_cast<float*>(data + row * row_bytes);
+          std::fill(v + m.dim, v + m.ld, 0.0f);
+          kinds[first + row] = row_kind(v, m.dim);
+        }
+        if (opt.sink) opt.sink->chunk(r, off, data, n);
+        const std::uint64_t total = done += n;
+        if (opt.progress) {
+          std::lock_guard<std::mutex> lock(progress_mu);
+          opt.progress(at + total, at + bytes);
+        }
+      },
+      "vectors");
   if (opt.sink) opt.sink->end();
   if (report) {
     report->vector_bytes = bytes;
@@ -91,7 +91,8 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
   if (got < sizeof kMagic || std::memcmp(h, kMagic, sizeof kMagic) != 0)
     fail(path, "wrong magic: not a distancies native model (expected the bytes \"DSTNCIES\" at offset 0)");
   if (got < kHeaderBytes)
-    fail(path, "truncated: expected " + std::to_string(kHeaderBytes) + " bytes (header), file has " + std::to_string(size));
+    fail(path,
+         "truncated: expected " + std::to_string(kHeaderBytes) + " bytes (header), file has " + std::to_string(size));
   const std::uint32_t version = get_u32(h + 8), flags = get_u32(h + 12);
   if (version != kVersion)
     fail(path, "unsupported native format version " + std::to_string(version) + " (this build reads version " +
@@ -102,17 +103,20 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
   if (rows == 0) fail(path, "the header says 0 rows");
   check_row_count(path, rows);
   if (dim == 0 || dim > (1u << 24) || ld != static_cast<std::uint32_t>(leading_dim(static_cast<int>(dim))))
-    fail(path, "bad header: dim " + std::to_string(dim) + ", ld " + std::to_string(ld) + " (ld must be dim rounded up to 4)");
+    fail(path,
+         "bad header: dim " + std::to_string(dim) + ", ld " + std::to_string(ld) + " (ld must be dim rounded up to 4)");
 
   Layout l{};
   std::uint64_t* fields[8] = {&l.offsets_at, &l.offsets_size, &l.vocab_at,   &l.vocab_size,
                               &l.norms_at,   &l.norms_size,   &l.vectors_at, &l.vectors_size};
   for (int i = 0; i < 8; ++i) *fields[i] = get_u64(h + 32 + 8 * i);
   // Sizes the header implies; the vocabulary blob can be any size up to the file's.
-  if (l.vocab_size > size) fail(path, "bad header: vocabulary size " + std::to_string(l.vocab_size) + " exceeds the file");
+  if (l.vocab_size > size)
+    fail(path, "bad header: vocabulary size " + std::to_string(l.vocab_size) + " exceeds the file");
   const Layout want = layout_for(rows, ld, l.vocab_size);
   if (l.offsets_size != want.offsets_size || l.norms_size != want.norms_size || l.vectors_size != want.vectors_size)
-    fail(path, "bad header: section sizes do not match " + std::to_string(rows) + " rows of dimension " + std::to_string(dim));
+    fail(path, "bad header: section sizes do not match " + std::to_string(rows) + " rows of dimension " +
+                   std::to_string(dim));
   // Sections in order, not overlapping, vectors 64-byte aligned.
   if (l.offsets_at < kHeaderBytes || l.vocab_at < l.offsets_at + l.offsets_size ||
       l.norms_at < l.vocab_at + l.vocab_size || l.vectors_at < l.norms_at + l.norms_size || l.vectors_at % 64 != 0)
@@ -193,7 +197,8 @@ void save_native(const Model& m, const std::string& path) {
   std::vector<std::uint64_t> offsets(m.words.size() + 1, 0);
   for (std::size_t r = 0; r < m.words.size(); ++r) {
     if (r > 0 && !(m.words[r - 1] < m.words[r]))
-      fail(path, "cannot save: the vocabulary is not sorted and unique at " + quoted(m.words[r]) + " (finalize_model first)");
+      fail(path,
+           "cannot save: the vocabulary is not sorted and unique at " + quoted(m.words[r]) + " (finalize_model first)");
     offsets[r + 1] = offsets[r] + m.words[r].size();
   }
   const Layout l = layout_for(static_cast<std::uint64_t>(m.rows), static_cast<std::uint32_t>(m.ld), offsets.back());

@@ -61,15 +61,16 @@ Model load_study_split(const std::string& path, const LoadOptions& opt, LoadRepo
 
   InFile values(sp.values);
   if (values.size() == 0) fail(sp.values, "empty file (no values)");
-  if (values.size() % 4 != 0) fail(sp.values, "size " + std::to_string(values.size()) + " is not a whole number of float32 values");
+  if (values.size() % 4 != 0)
+    fail(sp.values, "size " + std::to_string(values.size()) + " is not a whole number of float32 values");
   const std::uint64_t floats = values.size() / 4;
   if (floats % rows != 0)
     fail(sp.values, std::to_string(floats) + " float32 values do not split into the " + std::to_string(rows) +
                         " rows of " + sp.keys + " (each row is a norm and D values)");
   const std::uint64_t per_row = floats / rows;
   if (per_row < 2 || per_row - 1 > (1u << 24))
-    fail(sp.values, std::to_string(per_row) + " floats per row for the " + std::to_string(rows) + " rows of " + sp.keys +
-                        " is not a norm followed by a vector");
+    fail(sp.values, std::to_string(per_row) + " floats per row for the " + std::to_string(rows) + " rows of " +
+                        sp.keys + " is not a norm followed by a vector");
   const int dim = static_cast<int>(per_row - 1);
 
   Model m;

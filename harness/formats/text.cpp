@@ -14,10 +14,10 @@ namespace {
 
 struct Piece {
   std::vector<std::string> words;
-  std::vector<float> values;      // dim per row
+  std::vector<float> values;        // dim per row
   std::vector<std::int64_t> lines;  // line within the piece, 0-based
   std::int64_t line_count = 0;
-  std::int64_t error_line = -1;   // 0-based within the piece
+  std::int64_t error_line = -1;  // 0-based within the piece
   std::string error;
 };
 
@@ -123,11 +123,13 @@ Model load_text(const std::string& path, const TextSpec& spec, const LoadOptions
       }
       std::uint64_t hr, hd;
       if (!spec.header && parse_word2vec_header(first, hr, hd))
-        fail_line(path, line_base + line_no, "this looks like a word2vec header 'ROWS DIM', not a row (use --format word2vec)");
+        fail_line(path, line_base + line_no,
+                  "this looks like a word2vec header 'ROWS DIM', not a row (use --format word2vec)");
       int need = g.study ? 2 : 1;
       if (numbers < need)
-        fail_line(path, line_base + line_no,
-                  g.study ? "expected a word, its norm and at least one number" : "expected a word followed by numbers");
+        fail_line(
+            path, line_base + line_no,
+            g.study ? "expected a word, its norm and at least one number" : "expected a word followed by numbers");
       g.dim = numbers - (g.study ? 1 : 0);
       row_bytes_estimate = first.size() + 1;
     }

@@ -10,7 +10,8 @@ BlockReader::BlockReader(InFile& file, const Progress& progress, std::size_t chu
     // No larger than the file (plus room for its last line): a small file gets a small buffer.
     : file_(file),
       progress_(progress),
-      chunk_(std::max<std::size_t>(16, static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes, file.size() + 16)))) {
+      chunk_(
+          std::max<std::size_t>(16, static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes, file.size() + 16)))) {
   buf_.resize(chunk_);
 }
 

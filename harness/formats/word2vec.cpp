@@ -17,7 +17,9 @@ constexpr std::size_t kMaxWordBytes = 1 << 16;  // longer means this is not word
 class ByteReader {
  public:
   ByteReader(InFile& f, const Progress& progress)
-      : f_(f), progress_(progress), buf_(static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, f.size() + 16))) {}
+      : f_(f),
+        progress_(progress),
+        buf_(static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, f.size() + 16))) {}
   int get() {
     if (pos_ == len_ && !refill()) return -1;
     return static_cast<unsigned char>(buf_[pos_++]);
@@ -133,7 +135,8 @@ Model load_word2vec(const std::string& path, const LoadOptions& opt, LoadReport*
   }
   for (int c = in.get(); c != -1; c = in.get())
     if (!std::isspace(c))
-      fail(path, "data after the " + std::to_string(rows) + " rows the header announces (wrong row count in the header?)");
+      fail(path,
+           "data after the " + std::to_string(rows) + " rows the header announces (wrong row count in the header?)");
   m.format = "word2vec";
   finalize_in_place(m, path, true, opt, report);
   return m;

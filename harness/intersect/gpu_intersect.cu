@@ -8,8 +8,8 @@
 
 #include "harness/runtime/device.hpp"
 #include "harness/runtime/error.hpp"
-#include "variants/intersect/cpu_intersect.hpp"
 #include "kernels/intersect/touched_floor.cuh"
+#include "variants/intersect/cpu_intersect.hpp"
 
 namespace distancies::intersect {
 
@@ -200,13 +200,15 @@ std::vector<std::vector<std::uint32_t>> GpuBatch::answers() {
   std::vector<std::vector<std::uint32_t>> res(host_queries_.size());
   if (last_compacts_) {  // each tile's answers at its first candidate position
     std::vector<IntersectTile> tiles(counts.size());
-    CUDA_CHECK(cudaMemcpy(tiles.data(), tl.tiles.as<IntersectTile>(), tiles.size() * sizeof(IntersectTile), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(tiles.data(), tl.tiles.as<IntersectTile>(), tiles.size() * sizeof(IntersectTile),
+                          cudaMemcpyDeviceToHost));
     for (std::size_t t = 0; t < tiles.size(); ++t) {
       std::vector<std::uint32_t>& r = res[tiles[t].query];
       const std::size_t had = r.size();
       r.resize(had + counts[t]);
       if (counts[t])
-        CUDA_CHECK(cudaMemcpy(r.data() + had, cand_.as<unsigned>() + host_queries_[tiles[t].query].cand_base + tiles[t].begin,
+        CUDA_CHECK(cudaMemcpy(r.data() + had,
+                              cand_.as<unsigned>() + host_queries_[tiles[t].query].cand_base + tiles[t].begin,
                               counts[t] * 4ull, cudaMemcpyDeviceToHost));
     }
     return res;

@@ -17,8 +17,9 @@
 namespace distancies {
 
 const char* cublaslt_mode_name(CublasLtMode m) {
-  return m == CublasLtMode::F16 ? "cublaslt_f16_best" : m == CublasLtMode::F16OutF16 ? "cublaslt_f16_out16_best"
-                                                                                      : "cublaslt_tf32_best";
+  return m == CublasLtMode::F16         ? "cublaslt_f16_best"
+         : m == CublasLtMode::F16OutF16 ? "cublaslt_f16_out16_best"
+                                        : "cublaslt_tf32_best";
 }
 MatmulPrecision cublaslt_precision(CublasLtMode m) {
   return m == CublasLtMode::Tf32 ? MatmulPrecision::TF32 : MatmulPrecision::F16;
@@ -119,9 +120,9 @@ std::vector<cublasLtMatmulHeuristicResult_t> CublasLtBest::Impl::candidates(cons
   if (mode == CublasLtMode::F16OutF16) {
     // Split-K partials in fp32 only (never in the fp16 output type): the same sums as the rest.
     const std::uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-    cublas_check(cublasLtMatmulPreferenceSetAttribute(raw, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask,
-                                                      sizeof(mask)),
-                 "cublasLtMatmulPreferenceSetAttribute (reduction)");
+    cublas_check(
+        cublasLtMatmulPreferenceSetAttribute(raw, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask)),
+        "cublasLtMatmulPreferenceSetAttribute (reduction)");
   }
   std::vector<cublasLtMatmulHeuristicResult_t> r(kCandidates);
   int found = 0;

@@ -23,13 +23,13 @@ int cublaslt_output_bits(CublasLtMode m);
 
 // What the set-up chose: the counters of the fixture.
 struct CublasLtChoice {
-  int candidates = 0;     // algorithms timed (every K tried)
-  int rank = -1;          // the winner's place in the heuristic's list at its K (0: its first choice)
-  int k_run = 0;          // K as cuBLASLt saw it
+  int candidates = 0;  // algorithms timed (every K tried)
+  int rank = -1;       // the winner's place in the heuristic's list at its K (0: its first choice)
+  int k_run = 0;       // K as cuBLASLt saw it
   int algo_id = 0, tile_id = 0, stages_id = 0, splitk = 1, cluster_id = 0;
   std::size_t workspace_used = 0;
-  double ms = 0;               // the winner's set-up time (median of a few calls)
-  double first_choice_ms = 0;  // the heuristic's first choice at the exact K
+  double ms = 0;                                     // the winner's set-up time (median of a few calls)
+  double first_choice_ms = 0;                        // the heuristic's first choice at the exact K
   double best_exact_k_ms = 0, best_padded_k_ms = 0;  // the fastest at K and at K rounded to 8 (0: not tried)
 };
 

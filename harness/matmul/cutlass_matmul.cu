@@ -28,7 +28,8 @@ using TensorF16 = cutlass::gemm::device::Gemm<cutlass::half_t, RowMajor, cutlass
 // k is the product's K as CUTLASS sees it: its tensor-core kernel walks K in steps that must
 // keep 16-byte alignment, so the FP16 call runs K to lda16 over the copies' zero padding.
 template <class Gemm, class T>
-void run_gemm(const MatmulArgs& a, int k, const T* pa, int lda, const T* pb, int ldb, const char* name, cudaStream_t s) {
+void run_gemm(const MatmulArgs& a, int k, const T* pa, int lda, const T* pb, int ldb, const char* name,
+              cudaStream_t s) {
   typename Gemm::Arguments args({a.m, a.n, k}, {pa, lda}, {pb, ldb}, {a.c, a.n}, {a.c, a.n}, {1.0f, 0.0f});
   Gemm gemm;
   cutlass::Status st = Gemm::can_implement(args);
@@ -58,8 +59,9 @@ void cutlass_matmul(const MatmulArgs& a, CutlassMode mode, cudaStream_t s) {
 bool cutlass_available() { return false; }
 
 void cutlass_matmul(const MatmulArgs&, CutlassMode mode, cudaStream_t) {
-  throw Error(std::string(cutlass_mode_name(mode)) +
-              ": built without the CUTLASS headers (pip install -r scripts/requirements.txt into .venv, then reconfigure)");
+  throw Error(
+      std::string(cutlass_mode_name(mode)) +
+      ": built without the CUTLASS headers (pip install -r scripts/requirements.txt into .venv, then reconfigure)");
 }
 #endif
 

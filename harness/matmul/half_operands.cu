@@ -31,7 +31,9 @@ void HalfOperands::make(const MatmulArgs& a, cudaStream_t s) {
 
 MatmulArgs HalfOperands::bind(const MatmulArgs& a) const {
   if (made_.a != a.a || made_.b != a.b || made_.m != a.m || made_.n != a.n || made_.k != a.k || !a16_.get())
-    throw Error("FP16 matmul: the half copies were not made for these operands (call HalfOperands::make after changing A or B)");
+    throw Error(
+        "FP16 matmul: the half copies were not made for these operands (call HalfOperands::make after changing A or "
+        "B)");
   MatmulArgs out = a;
   out.a16 = a16_.as<__half>();
   out.b16 = b16_.as<__half>();

@@ -39,8 +39,7 @@ ColumnMoments run_moments(const MomentsVariant& v, const MatrixView& m, MomentEs
   if (m.col_major != want_col_major) {
     packed.resize(static_cast<std::size_t>(m.rows) * m.cols);
     for (long long r = 0; r < m.rows; ++r)
-      for (long long c = 0; c < m.cols; ++c)
-        packed[want_col_major ? c * m.rows + r : r * m.cols + c] = m.at(r, c);
+      for (long long c = 0; c < m.cols; ++c) packed[want_col_major ? c * m.rows + r : r * m.cols + c] = m.at(r, c);
     src = packed.data();
     ld = want_col_major ? m.rows : m.cols;
     count = static_cast<long long>(packed.size());

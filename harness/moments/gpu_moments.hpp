@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "harness/runtime/device.hpp"
 #include "harness/moments/oracle.hpp"
+#include "harness/runtime/device.hpp"
 #include "variants/moments/registry.hpp"
 
 namespace distancies {

@@ -5,14 +5,13 @@
 #include <cmath>
 #include <numeric>
 
+#include "harness/moments/gpu_moments.hpp"
 #include "harness/runtime/device.hpp"
 #include "harness/runtime/error.hpp"
-#include "harness/moments/gpu_moments.hpp"
 
 namespace distancies {
 
-ModelMoments model_moments(const Model& m, const std::string& device, const std::string& variant,
-                           MomentEstimator e) {
+ModelMoments model_moments(const Model& m, const std::string& device, const std::string& variant, MomentEstimator e) {
   if (m.rows < 1 || m.dim < 1) throw Error("moments: the model has no vectors");
   const MatrixView view{m.vectors.data(), m.rows, m.dim, m.ld, false};
   if (device != "gpu" && device != "cpu" && device != "auto") throw Error("moments: unknown device '" + device + "'");

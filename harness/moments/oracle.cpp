@@ -68,7 +68,8 @@ ColumnMoments moments_oracle(const MatrixView& m, MomentEstimator e) {
   }
   // Row by row with one accumulator per column, so a row-major matrix is read in order.
   std::vector<Neumaier> sum(cols);
-  std::vector<float> lo(cols, std::numeric_limits<float>::infinity()), hi(cols, -std::numeric_limits<float>::infinity());
+  std::vector<float> lo(cols, std::numeric_limits<float>::infinity()),
+      hi(cols, -std::numeric_limits<float>::infinity());
   std::vector<char> finite(cols, 1);
   for (long long r = 0; r < m.rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) {
@@ -151,8 +152,10 @@ MomentErrors moment_errors(const ColumnMoments& got, const ColumnMoments& want) 
     const double sd = std::isfinite(want.variance[c]) ? std::sqrt(std::max(0.0, want.variance[c])) : 0;
     err.mean = std::max(err.mean, diff(got.mean[c], want.mean[c], std::max(std::fabs(want.mean[c]), sd)));
     err.variance = std::max(err.variance, diff(got.variance[c], want.variance[c], std::fabs(want.variance[c])));
-    err.skewness = std::max(err.skewness, diff(got.skewness[c], want.skewness[c], std::max(std::fabs(want.skewness[c]), 1.0)));
-    err.kurtosis = std::max(err.kurtosis, diff(got.kurtosis[c], want.kurtosis[c], std::max(std::fabs(want.kurtosis[c]), 1.0)));
+    err.skewness =
+        std::max(err.skewness, diff(got.skewness[c], want.skewness[c], std::max(std::fabs(want.skewness[c]), 1.0)));
+    err.kurtosis =
+        std::max(err.kurtosis, diff(got.kurtosis[c], want.kurtosis[c], std::max(std::fabs(want.kurtosis[c]), 1.0)));
   }
   return err;
 }
@@ -160,8 +163,7 @@ MomentErrors moment_errors(const ColumnMoments& got, const ColumnMoments& want) 
 std::vector<float> moments_matrix(std::uint64_t seed, long long rows, int cols) {
   std::vector<float> x(static_cast<std::size_t>(rows) * cols);
   for (long long r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c)
-      x[static_cast<std::size_t>(r) * cols + c] = moments_element(seed, r, c, cols);
+    for (int c = 0; c < cols; ++c) x[static_cast<std::size_t>(r) * cols + c] = moments_element(seed, r, c, cols);
   return x;
 }
 

@@ -20,21 +20,20 @@ enum class MemoryKind { Device, PinnedHost };
 
 }  // namespace distancies
 
-#define CUDA_CHECK(expr)                                                              \
-  do {                                                                                \
-    cudaError_t distancies_err_ = (expr);                                             \
-    if (distancies_err_ != cudaSuccess)                                               \
-      ::distancies::throw_cuda_error(distancies_err_, #expr, __FILE__, __LINE__);     \
+#define CUDA_CHECK(expr)                                                                                            \
+  do {                                                                                                              \
+    cudaError_t distancies_err_ = (expr);                                                                           \
+    if (distancies_err_ != cudaSuccess) ::distancies::throw_cuda_error(distancies_err_, #expr, __FILE__, __LINE__); \
   } while (0)
 
 // After every launch: configuration errors show at once, faults at the next sync. Built with
 // -DDISTANCIES_DEBUG_SYNC=ON, every launch also synchronises, so a fault is reported at the
 // launch that caused it (timings are then meaningless).
 #if defined(DISTANCIES_DEBUG_SYNC) && DISTANCIES_DEBUG_SYNC
-#define CUDA_CHECK_LAUNCH()                      \
-  do {                                           \
-    CUDA_CHECK(cudaGetLastError());              \
-    CUDA_CHECK(cudaDeviceSynchronize());         \
+#define CUDA_CHECK_LAUNCH()              \
+  do {                                   \
+    CUDA_CHECK(cudaGetLastError());      \
+    CUDA_CHECK(cudaDeviceSynchronize()); \
   } while (0)
 #else
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())

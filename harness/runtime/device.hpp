@@ -34,7 +34,9 @@ class DeviceBuffer {
   explicit DeviceBuffer(std::size_t bytes, const char* what = "buffer");
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&& o) noexcept
-      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)), owned_(std::exchange(o.owned_, true)) {}
+      : ptr_(std::exchange(o.ptr_, nullptr)),
+        bytes_(std::exchange(o.bytes_, 0)),
+        owned_(std::exchange(o.owned_, true)) {}
   // A view of memory someone else owns (a slot of a streamed chunk): never freed by this object.
   static DeviceBuffer borrow(void* ptr, std::size_t bytes) {
     DeviceBuffer b;
@@ -48,7 +50,9 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
   template <class T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   void* get() const { return ptr_; }
   std::size_t bytes() const { return bytes_; }
 
@@ -69,7 +73,9 @@ class PinnedBuffer {
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   template <class T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   std::size_t bytes() const { return bytes_; }
 
  private:

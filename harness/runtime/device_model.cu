@@ -50,8 +50,10 @@ NormRange host_norm_range(const float* norms, std::int64_t rows) {
   r.min_norm = std::numeric_limits<float>::infinity();
   for (std::int64_t i = 0; i < rows; ++i) {
     const float n = norms[i];
-    if (!std::isfinite(n)) r.finite = false;
-    else if (n > 0) r.min_norm = std::min(r.min_norm, n), r.max_norm = std::max(r.max_norm, n);
+    if (!std::isfinite(n))
+      r.finite = false;
+    else if (n > 0)
+      r.min_norm = std::min(r.min_norm, n), r.max_norm = std::max(r.max_norm, n);
   }
   return r;
 }
@@ -70,7 +72,8 @@ DeviceModel upload_model(const Model& m, bool pinned) {
     constexpr std::size_t kChunk = 64u << 20;
     // Everything here owns itself, so a throw part-way leaks nothing; the stream goes first
     // and waits for its copies, so no copy still reads a staging chunk when it is freed.
-    PinnedBuffer stage[2] = {PinnedBuffer(kChunk, "model upload staging"), PinnedBuffer(kChunk, "model upload staging")};
+    PinnedBuffer stage[2] = {PinnedBuffer(kChunk, "model upload staging"),
+                             PinnedBuffer(kChunk, "model upload staging")};
     const Stream stream(cudaStreamNonBlocking);
     Event done[2] = {Event(Event::Timing::Off), Event(Event::Timing::Off)};
     const auto* src = reinterpret_cast<const char*>(m.vectors.data());
@@ -101,11 +104,11 @@ DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64
   dm.vectors = DeviceBuffer(dm.vector_bytes(), "the synthetic model's vectors");
   dm.norms = DeviceBuffer(static_cast<std::size_t>(rows) * sizeof(float), "the synthetic model's norms");
   const long long n = rows * dm.ld;
-  synthetic_fill_kernel<<<blocks_for(n, kElementThreads), kElementThreads>>>(dm.vectors.as<float>(), rows, dim, dm.ld, seed,
-                                                                            first_row, family);
+  synthetic_fill_kernel<<<blocks_for(n, kElementThreads), kElementThreads>>>(dm.vectors.as<float>(), rows, dim, dm.ld,
+                                                                             seed, first_row, family);
   CUDA_CHECK_LAUNCH();
   row_norms_kernel<<<blocks_for(rows, kElementThreads), kElementThreads>>>(dm.vectors.as<float>(), rows, dim, dm.ld,
-                                                                          dm.norms.as<float>());
+                                                                           dm.norms.as<float>());
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
   return dm;
@@ -137,8 +140,9 @@ const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
     Reduced fresh;
     const int rld = storage_leading_dim(s, dim);
     fresh.data = reuse_or_allocate(std::move(r.data), static_cast<std::size_t>(rows) * rld, "the model's int8 copy");
-    fresh.scale = reuse_or_allocate(std::move(r.scale), static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * sizeof(float),
-                                    "the int8 row scales");
+    fresh.scale =
+        reuse_or_allocate(std::move(r.scale), static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * sizeof(float),
+                          "the int8 row scales");
     if (rows > 0) {
       const int warps = 8;
       quantize_i8_kernel<signed char><<<static_cast<unsigned>((rows + warps - 1) / warps), warps * 32>>>(
@@ -206,8 +210,8 @@ const DeviceModel::TiledI8& DeviceModel::build_tiled_i8(TiledI8& slot, const flo
     DeviceBuffer index(n * sizeof(int), "the tiled int8 copy's sort");
     float* key_in = keys.as<float>();
     float* key_out = key_in + n;
-    tiled_i8_keys_kernel<<<blocks_for(rows * 32, kElementThreads), kElementThreads>>>(d_vectors(), rows, dim, ld, d_norms(),
-                                                                                     mean, key_in, index.as<int>());
+    tiled_i8_keys_kernel<<<blocks_for(rows * 32, kElementThreads), kElementThreads>>>(
+        d_vectors(), rows, dim, ld, d_norms(), mean, key_in, index.as<int>());
     CUDA_CHECK_LAUNCH();
     std::size_t temp_bytes = 0;
     CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, key_in, key_out, index.as<int>(),

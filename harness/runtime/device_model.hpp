@@ -25,12 +25,12 @@ struct DeviceModel {
 
   // A 16-bit or int8 copy of the vectors, converted on first use and kept.
   struct Reduced {
-    DeviceBuffer data;        // rows * storage_leading_dim(s, dim) elements, padding zero
-    DeviceBuffer scale;       // I8: per row s_i = max_j |x_ij| / 127 (NaN for a non-finite row)
-    DeviceBuffer flag;        // 16-bit: the conversion's out-of-range flag (kept: freeing it would
-                              // wait for the whole device, a streamed chunk's copy included)
-    float min_norm = 0;       // smallest non-zero row norm (for the error bound)
-    float max_norm = 0;       // largest row norm (for the range guard)
+    DeviceBuffer data;          // rows * storage_leading_dim(s, dim) elements, padding zero
+    DeviceBuffer scale;         // I8: per row s_i = max_j |x_ij| / 127 (NaN for a non-finite row)
+    DeviceBuffer flag;          // 16-bit: the conversion's out-of-range flag (kept: freeing it would
+                                // wait for the whole device, a streamed chunk's copy included)
+    float min_norm = 0;         // smallest non-zero row norm (for the error bound)
+    float max_norm = 0;         // largest row norm (for the range guard)
     bool out_of_range = false;  // some element does not fit (fp16: |x_j| >= 65520 becomes Inf): unusable
     std::size_t bytes() const { return data.bytes(); }
   };
@@ -57,12 +57,12 @@ struct DeviceModel {
   // mean of the normalised rows, and the fp16 and tiled int8 copies of y = x - |x| mu, which the
   // filtered batch scans read in place of the plain ones where `used`. Made on first use, kept.
   struct Centre {
-    DeviceBuffer mean;   // dim floats
+    DeviceBuffer mean;             // dim floats
     std::vector<float> mean_host;  // the same, on the host (a query's shift)
-    float mean_norm2 = 0;  // |mu|^2: about the mean cosine between two rows
-    float rho = 1;       // >= |y| / |x| for every row (rounded up)
+    float mean_norm2 = 0;          // |mu|^2: about the mean cosine between two rows
+    float rho = 1;                 // >= |y| / |x| for every row (rounded up)
     bool used = false;
-    std::string why;     // why not used, or why used
+    std::string why;  // why not used, or why used
   };
   const Centre& centre() const;
   const Reduced& centred_f16() const;

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -61,7 +61,8 @@ const DeviceModel::Centre& DeviceModel::centre() const {
     DeviceBuffer out(2 * sizeof(unsigned), "the centred rows' rho");
     CUDA_CHECK(cudaMemset(out.get(), 0, out.bytes()));
     centre_rho_kernel<<<blocks_for(rows * 32, 256), 256>>>(d_vectors(), d_norms(), c.mean.as<float>(), rows, dim, ld,
-                                                           out.as<unsigned>(), reinterpret_cast<int*>(out.as<unsigned>() + 1));
+                                                           out.as<unsigned>(),
+                                                           reinterpret_cast<int*>(out.as<unsigned>() + 1));
     CUDA_CHECK_LAUNCH();
     unsigned got[2];
     CUDA_CHECK(cudaMemcpy(got, out.get(), sizeof got, cudaMemcpyDeviceToHost));

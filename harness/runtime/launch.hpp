@@ -42,8 +42,8 @@ void allow_dynamic_smem(Kernel* kernel, std::size_t bytes, const char* what) {
   if (bytes <= kDefaultDynamicSmemBytes) return;
   const std::size_t most = device_status().props.sharedMemPerBlockOptin;
   if (bytes > most)
-    throw Error(std::string(what) + " needs " + std::to_string(bytes) + " bytes of shared memory per block; this GPU allows " +
-                std::to_string(most));
+    throw Error(std::string(what) + " needs " + std::to_string(bytes) +
+                " bytes of shared memory per block; this GPU allows " + std::to_string(most));
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 }
 

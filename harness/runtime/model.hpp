@@ -26,7 +26,9 @@ class AlignedFloats {
   std::size_t size() const { return count_; }
 
  private:
-  struct Free { void operator()(float* p) const; };
+  struct Free {
+    void operator()(float* p) const;
+  };
   std::unique_ptr<float, Free> ptr_;
   std::size_t count_ = 0;
 };
@@ -38,16 +40,16 @@ constexpr int leading_dim(int dim) { return round_up(dim, 4); }
 struct Model {
   std::int64_t rows = 0;
   int dim = 0;
-  int ld = 0;                       // leading_dim(dim)
-  std::vector<std::string> words;   // sorted byte-wise (std::string operator<), unique
-  std::vector<float> norms;         // Euclidean norm of each row (float32, computed in fp64): what every search divides by
-  AlignedFloats vectors;            // rows * ld floats
+  int ld = 0;                      // leading_dim(dim)
+  std::vector<std::string> words;  // sorted byte-wise (std::string operator<), unique
+  std::vector<float> norms;  // Euclidean norm of each row (float32, computed in fp64): what every search divides by
+  AlignedFloats vectors;     // rows * ld floats
   // Rows stored as unit vectors (the native format's `normalized` flag, docs/formats.md): they
   // are searched as they are, with `norms` recomputed from them (1 within rounding), and the
   // rows' norms before normalisation are kept in `original_norms` as data only.
   bool normalized = false;
   std::vector<float> original_norms;  // rows entries when normalized, else empty
-  std::string format;               // the format it was read from, for `info`
+  std::string format;                 // the format it was read from, for `info`
 
   const float* row(std::int64_t i) const { return vectors.data() + i * ld; }
   float* row(std::int64_t i) { return vectors.data() + i * ld; }

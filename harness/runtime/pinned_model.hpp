@@ -18,8 +18,8 @@ struct HostRows {
   std::int64_t rows = 0;
   int dim = 0;
   int ld = 0;
-  std::int64_t first = 0;          // the global index of the front row (a shard's offset)
-  NormRange range;                 // of the whole model: every chunk's and shard's bounds agree
+  std::int64_t first = 0;  // the global index of the front row (a shard's offset)
+  NormRange range;         // of the whole model: every chunk's and shard's bounds agree
 
   std::size_t row_bytes() const { return static_cast<std::size_t>(ld) * sizeof(float) + sizeof(float); }
   std::size_t vector_bytes() const { return static_cast<std::size_t>(rows) * ld * sizeof(float); }
@@ -51,8 +51,8 @@ class PinnedModel {
  private:
   void release() noexcept;
   HostRows rows_;
-  PinnedBuffer owned_vectors_, owned_norms_;     // synthetic(): ours
-  void* registered_[2] = {nullptr, nullptr};     // register_model(): page-locked, not ours
+  PinnedBuffer owned_vectors_, owned_norms_;  // synthetic(): ours
+  void* registered_[2] = {nullptr, nullptr};  // register_model(): page-locked, not ours
 };
 
 }  // namespace distancies

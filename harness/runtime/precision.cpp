@@ -92,8 +92,8 @@ float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores, flo
   const double eps = std::ldexp(1.0, -24);
   // Operand rounding: RN to bf16 / fp16 in our conversions; TF32 read by the tensor cores is
   // taken as truncation (2^-10) since cuBLAS does not promise round-to-nearest.
-  const double u = g == GemmInput::BF16 ? std::ldexp(1.0, -8)
-                   : g == GemmInput::F16 ? std::ldexp(1.0, -11)
+  const double u = g == GemmInput::BF16   ? std::ldexp(1.0, -8)
+                   : g == GemmInput::F16  ? std::ldexp(1.0, -11)
                    : g == GemmInput::TF32 ? std::ldexp(1.0, -10)
                                           : 0.0;
   // Normalising the query: norm (rounded from fp64), reciprocal, product.
@@ -122,8 +122,8 @@ float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores, flo
   // them, over min_norm); plus the fp32 scan's own subnormal products, D * 2^-50 inside the
   // guard (|q| * min_norm >= 2^-100). All negligible inside the guard.
   const double ftz = std::ldexp(1.0, -126);
-  const double flushed = sqrt_d * ftz * (1 + inv_min) + 2.0 * (dim + 2) * ftz * inv_min +
-                         2.0 * (dim + 5) * std::ldexp(1.0, -50);
+  const double flushed =
+      sqrt_d * ftz * (1 + inv_min) + 2.0 * (dim + 2) * ftz * inv_min + 2.0 * (dim + 5) * std::ldexp(1.0, -50);
   // Scaling by the row's 1 / |x| (reciprocal and product).
   const double scale = 3 * eps;
   // The fp32 scan's own error (the same terms reduced_error_bound counts).
@@ -131,7 +131,8 @@ float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores, flo
   // fp16 scores: |score| <= |x| (1 + gemm) rounded to nearest, absolute 2^-25 below 2^-14.
   // Centred rows: the operands' products and the scores are within rho of the plain ones' size.
   const double r = rho;
-  const double stored = scores == Storage::F16 ? std::ldexp(1.0, -11) * r * (1 + gemm) + std::ldexp(1.0, -25) * inv_min : 0.0;
+  const double stored =
+      scores == Storage::F16 ? std::ldexp(1.0, -11) * r * (1 + gemm) + std::ldexp(1.0, -25) * inv_min : 0.0;
   const double bound = gemm * r + underflow + flushed + stored + scale + gamma + 16 * eps;
   return static_cast<float>(bound * (1 + 1e-6));
 }

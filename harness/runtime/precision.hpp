@@ -7,9 +7,9 @@ namespace distancies {
 
 // Facts about the model's row norms (the fp32 norms the scans divide by).
 struct NormRange {
-  float min_norm = 0;   // smallest positive norm (+inf when every row is zero)
-  float max_norm = 0;   // largest norm
-  bool finite = true;   // no NaN or Inf norm (a non-finite value or an overflowing row)
+  float min_norm = 0;  // smallest positive norm (+inf when every row is zero)
+  float max_norm = 0;  // largest norm
+  bool finite = true;  // no NaN or Inf norm (a non-finite value or an overflowing row)
 };
 
 // The range guard. Both bounds assume every fp32 product, partial sum, norm product and

@@ -57,13 +57,20 @@ Telemetry::Telemetry(const std::string& pci_bus_id) : api_(std::make_unique<Api>
     return;
   }
   const char* missing = nullptr;
-  if (!a.resolve(a.init, "nvmlInit_v2")) missing = "nvmlInit_v2";
-  else if (!a.resolve(a.shutdown, "nvmlShutdown")) missing = "nvmlShutdown";
-  else if (!a.resolve(a.by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2")) missing = "nvmlDeviceGetHandleByPciBusId_v2";
-  else if (!a.resolve(a.clock, "nvmlDeviceGetClockInfo")) missing = "nvmlDeviceGetClockInfo";
-  else if (!a.resolve(a.max_clock, "nvmlDeviceGetMaxClockInfo")) missing = "nvmlDeviceGetMaxClockInfo";
-  else if (!a.resolve(a.power, "nvmlDeviceGetPowerUsage")) missing = "nvmlDeviceGetPowerUsage";
-  else if (!a.resolve(a.temperature, "nvmlDeviceGetTemperature")) missing = "nvmlDeviceGetTemperature";
+  if (!a.resolve(a.init, "nvmlInit_v2"))
+    missing = "nvmlInit_v2";
+  else if (!a.resolve(a.shutdown, "nvmlShutdown"))
+    missing = "nvmlShutdown";
+  else if (!a.resolve(a.by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2"))
+    missing = "nvmlDeviceGetHandleByPciBusId_v2";
+  else if (!a.resolve(a.clock, "nvmlDeviceGetClockInfo"))
+    missing = "nvmlDeviceGetClockInfo";
+  else if (!a.resolve(a.max_clock, "nvmlDeviceGetMaxClockInfo"))
+    missing = "nvmlDeviceGetMaxClockInfo";
+  else if (!a.resolve(a.power, "nvmlDeviceGetPowerUsage"))
+    missing = "nvmlDeviceGetPowerUsage";
+  else if (!a.resolve(a.temperature, "nvmlDeviceGetTemperature"))
+    missing = "nvmlDeviceGetTemperature";
   else if (!a.resolve(a.reasons, "nvmlDeviceGetCurrentClocksEventReasons") &&
            !a.resolve(a.reasons, "nvmlDeviceGetCurrentClocksThrottleReasons"))
     missing = "nvmlDeviceGetCurrentClocksEventReasons";

@@ -39,7 +39,8 @@ constexpr Launcher kLaunchers[] = {
 
 std::string job_token() {
   if (const char* t = env("DISTANCIES_JOB_TOKEN")) return t;
-  if (const char* j = env("SLURM_JOB_ID")) return std::string("slurm-") + j + "." + (env("SLURM_STEP_ID") ? env("SLURM_STEP_ID") : "0");
+  if (const char* j = env("SLURM_JOB_ID"))
+    return std::string("slurm-") + j + "." + (env("SLURM_STEP_ID") ? env("SLURM_STEP_ID") : "0");
   if (const char* r = env("TORCHELASTIC_RUN_ID")) return std::string("torchrun-") + r;
   if (const char* o = env("OMPI_MCA_ess_base_jobid")) return std::string("ompi-") + o;
   if (const char* p = env("PMIX_NAMESPACE")) return std::string("pmix-") + p;
@@ -81,7 +82,8 @@ ProcessGroup process_group_from_env(int gpus) {
                 " processes");
   }
   if (g.rank >= g.size)
-    throw Error("rank " + std::to_string(g.rank) + " (" + g.launcher + ") is not below the world size " + std::to_string(g.size));
+    throw Error("rank " + std::to_string(g.rank) + " (" + g.launcher + ") is not below the world size " +
+                std::to_string(g.size));
   if (g.size == 1) return g;
   g.rendezvous = rendezvous_address(g.launcher);
   if (g.rendezvous.empty())
@@ -91,13 +93,15 @@ ProcessGroup process_group_from_env(int gpus) {
   split_address(g.rendezvous, &host, &port);
   g.token = job_token();
   if (g.token.empty())
-    throw Error("no job token for the rendezvous: set DISTANCIES_JOB_TOKEN (the same secret for every rank of the job)");
+    throw Error(
+        "no job token for the rendezvous: set DISTANCIES_JOB_TOKEN (the same secret for every rank of the job)");
   if (g.token.size() > 128 || g.token.find_first_of(" \t\n") != std::string::npos)
     throw Error("the job token must be at most 128 characters with no spaces");
   if (const char* t = env("DISTANCIES_RENDEZVOUS_TIMEOUT")) {
     char* end = nullptr;
     g.timeout_s = std::strtod(t, &end);
-    if (*end || !(g.timeout_s > 0 && g.timeout_s <= 86400)) throw Error(std::string("DISTANCIES_RENDEZVOUS_TIMEOUT='") + t + "' is not a number of seconds");
+    if (*end || !(g.timeout_s > 0 && g.timeout_s <= 86400))
+      throw Error(std::string("DISTANCIES_RENDEZVOUS_TIMEOUT='") + t + "' is not a number of seconds");
   }
   return g;
 }

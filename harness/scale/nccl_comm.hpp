@@ -16,7 +16,8 @@ namespace distancies {
 class NcclComm {
  public:
   // Forms the communicator of `g` on the current device: rank 0 makes the id and hands it out
-  // over its TCP rendezvous (g.rendezvous, g.token), the others fetch it. Error (one line) when NCCL cannot be opened or fails.
+  // over its TCP rendezvous (g.rendezvous, g.token), the others fetch it. Error (one line) when NCCL cannot be opened
+  // or fails.
   explicit NcclComm(const ProcessGroup& g);
   ~NcclComm();
   NcclComm(const NcclComm&) = delete;

@@ -12,8 +12,8 @@
 #include <chrono>
 #include <cstring>
 #include <set>
-#include <vector>
 #include <thread>
+#include <vector>
 
 #include "harness/runtime/error.hpp"
 
@@ -190,8 +190,8 @@ void split_address(const std::string& address, std::string* host, int* port, boo
   *port = p;
 }
 
-void serve_rendezvous(const std::string& address, const std::string& token, int size, const void* id,
-                      std::size_t bytes, double timeout_s, const std::function<void(int)>& on_listen) {
+void serve_rendezvous(const std::string& address, const std::string& token, int size, const void* id, std::size_t bytes,
+                      double timeout_s, const std::function<void(int)>& on_listen) {
   if (!printable_token(token)) throw Error("rendezvous: the job token must be 1 ... 128 printable characters");
   std::string host;
   int port = 0;
@@ -207,8 +207,8 @@ void serve_rendezvous(const std::string& address, const std::string& token, int 
   socklen_t len = sizeof a;
   ::getsockname(s.fd, reinterpret_cast<sockaddr*>(&a), &len);
   if (on_listen) on_listen(ntohs(a.sin_port));
-  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(timeout_s));
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   const std::string ok = rendezvous_ok(id, bytes);
   std::set<int> served;
   while (static_cast<int>(served.size()) < size - 1) {
@@ -226,8 +226,9 @@ void serve_rendezvous(const std::string& address, const std::string& token, int 
     Socket c(::accept4(s.fd, nullptr, nullptr, SOCK_CLOEXEC));
     if (c.fd < 0) continue;
     std::string line, why;
-    const Clock::time_point line_deadline =
-        std::min(deadline, Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kLineSeconds)));
+    const Clock::time_point line_deadline = std::min(
+        deadline,
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kLineSeconds)));
     if (!read_line(c.fd, line_deadline, &line)) {
       send_all(c.fd, "error no hello line within the time allowed\n");
       continue;
@@ -260,8 +261,8 @@ void fetch_rendezvous(const std::string& address, const std::string& token, int 
   int port = 0;
   split_address(address, &host, &port);
   const sockaddr_in a = resolve(host, port);
-  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(timeout_s));
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   const std::string hello = rendezvous_hello(token, rank, size);
   std::string last = "nothing listened";
   while (seconds_left(deadline) > 0) {

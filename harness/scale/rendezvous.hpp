@@ -36,8 +36,8 @@ void split_address(const std::string& address, std::string* host, int* port, boo
 // Rank 0: listens on `address` (its host resolved to one IPv4 address, never every interface)
 // until each of ranks 1 ... size - 1 has fetched the id; Error after timeout_s. `on_listen` gets
 // the bound port (address port 0: the system's choice; tests).
-void serve_rendezvous(const std::string& address, const std::string& token, int size, const void* id,
-                      std::size_t bytes, double timeout_s, const std::function<void(int)>& on_listen = {});
+void serve_rendezvous(const std::string& address, const std::string& token, int size, const void* id, std::size_t bytes,
+                      double timeout_s, const std::function<void(int)>& on_listen = {});
 // Rank r > 0: connects to rank 0 (retrying while nothing listens yet) and fetches the id; Error
 // with rank 0's reason, or after timeout_s.
 void fetch_rendezvous(const std::string& address, const std::string& token, int rank, int size, void* id,

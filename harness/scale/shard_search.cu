@@ -75,7 +75,8 @@ ShardSearcher::ShardSearcher(NcclComm& comm, DeviceModel shard, std::int64_t fir
 
 ShardSearcher::~ShardSearcher() = default;
 
-std::vector<std::vector<Hit>> ShardSearcher::exchange(const std::vector<std::vector<Hit>>& local, int k, Breakdown* bd) {
+std::vector<std::vector<Hit>> ShardSearcher::exchange(const std::vector<std::vector<Hit>>& local, int k,
+                                                      Breakdown* bd) {
   const auto t0 = clock_type::now();
   const int queries = static_cast<int>(local.size());
   const std::size_t per_rank = static_cast<std::size_t>(queries) * k;
@@ -105,7 +106,8 @@ std::vector<Hit> ShardSearcher::search(const Pipeline& p, const float* query, fl
   const auto t0 = clock_type::now();
   std::vector<std::vector<Hit>> local(1);
   if (rows_ > 0) {
-    if (stream_) local[0] = stream_->search(p, query, query_norm, k, bd);
+    if (stream_)
+      local[0] = stream_->search(p, query, query_norm, k, bd);
     else {
       if (!one_) one_ = std::make_unique<GpuSearcher>(*resident_, nullptr);
       local[0] = one_->search(p, query, query_norm, k, bd);
@@ -119,7 +121,8 @@ std::vector<Hit> ShardSearcher::search(const Pipeline& p, const float* query, fl
 
 std::vector<Hit> ShardSearcher::search(const Pipeline& p, const Query& q, int k, bool keep_query_words, Breakdown* bd) {
   if (k <= 0) throw Error("k must be at least 1");
-  return finish_query(search(p, q.vector.data(), q.norm, request_k(q, k, keep_query_words, total_), bd), q, k, keep_query_words);
+  return finish_query(search(p, q.vector.data(), q.norm, request_k(q, k, keep_query_words, total_), bd), q, k,
+                      keep_query_words);
 }
 
 std::vector<std::vector<Hit>> ShardSearcher::search(const BatchPipeline& p, const float* queries, const float* norms,
@@ -146,7 +149,8 @@ std::vector<std::vector<Hit>> ShardSearcher::search(const BatchPipeline& p, cons
 
 std::vector<std::vector<Hit>> ShardSearcher::search(const BatchPipeline& p, const std::vector<Query>& qs, int k,
                                                     bool keep_query_words, Breakdown* bd) {
-  const PackedQueries q = pack_queries(qs, resident_ ? resident_->dim : stream_->rows().dim, k, keep_query_words, total_);
+  const PackedQueries q =
+      pack_queries(qs, resident_ ? resident_->dim : stream_->rows().dim, k, keep_query_words, total_);
   auto out = search(p, q.vectors.data(), q.norms.data(), q.batch(), q.k, bd);
   finish_queries(out, qs, k, keep_query_words);
   return out;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
-#include <cstring>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -26,7 +26,8 @@ constexpr std::size_t kMargin = std::size_t(512) << 20;
 
 std::size_t reduced_row_bytes(Storage s, int dim) {
   if (s == Storage::F32) return 0;
-  return static_cast<std::size_t>(storage_leading_dim(s, dim)) * storage_bytes(s) + (s == Storage::I8 ? sizeof(float) : 0);
+  return static_cast<std::size_t>(storage_leading_dim(s, dim)) * storage_bytes(s) +
+         (s == Storage::I8 ? sizeof(float) : 0);
 }
 }  // namespace
 
@@ -44,7 +45,7 @@ struct StreamSearcher::Slot {
   DeviceBuffer vectors, norms;
   Event copied{Event::Timing::Off};
   Event copy_begin, copy_end;
-  DeviceModel view[2];      // [0] full chunk, [1] the last, shorter chunk
+  DeviceModel view[2];  // [0] full chunk, [1] the last, shorter chunk
   std::unique_ptr<GpuSearcher> one[2];
   std::unique_ptr<BatchSearcher> many[2];
   int many_tile[2] = {0, 0};
@@ -101,7 +102,7 @@ struct StreamSearcher::Feeder {
   std::int64_t released = 0;  // chunks whose slot is free to be filled
   bool stop = false;
   std::exception_ptr error;
-  int device = 0;             // the searching thread's GPU (a rank's), made current in the feeder
+  int device = 0;  // the searching thread's GPU (a rank's), made current in the feeder
 };
 
 void StreamSearcher::feed(Feeder& f) {
@@ -195,9 +196,12 @@ std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown*
     if (bd)
       for (const StageTime& st : inner.stages) {
         inner_ms += st.ms;
-        auto it = std::find_if(inner_stages.begin(), inner_stages.end(), [&](const StageTime& x) { return x.name == st.name; });
-        if (it == inner_stages.end()) inner_stages.push_back(st);
-        else it->ms += st.ms;
+        auto it = std::find_if(inner_stages.begin(), inner_stages.end(),
+                               [&](const StageTime& x) { return x.name == st.name; });
+        if (it == inner_stages.end())
+          inner_stages.push_back(st);
+        else
+          it->ms += st.ms;
       }
     for (int q = 0; q < queries; ++q) {
       offset_rows(part[q], rows_.first + c * l.chunk_rows);
@@ -265,9 +269,11 @@ std::vector<Hit> StreamSearcher::search(const Pipeline& p, const float* query, f
   return std::move(out.front());
 }
 
-std::vector<Hit> StreamSearcher::search(const Pipeline& p, const Query& q, int k, bool keep_query_words, Breakdown* bd) {
+std::vector<Hit> StreamSearcher::search(const Pipeline& p, const Query& q, int k, bool keep_query_words,
+                                        Breakdown* bd) {
   if (k <= 0) throw Error("k must be at least 1");
-  return finish_query(search(p, q.vector.data(), q.norm, request_k(q, k, keep_query_words, rows_.rows), bd), q, k, keep_query_words);
+  return finish_query(search(p, q.vector.data(), q.norm, request_k(q, k, keep_query_words, rows_.rows), bd), q, k,
+                      keep_query_words);
 }
 
 std::vector<std::vector<Hit>> StreamSearcher::search(const BatchPipeline& p, const float* queries, const float* norms,
@@ -277,7 +283,8 @@ std::vector<std::vector<Hit>> StreamSearcher::search(const BatchPipeline& p, con
   const Storage copy = gemm_storage(p.input);
   prepare(reduced_row_bytes(copy, rows_.dim), true);
   // The searchers' share of the budget less the chunk views' reduced copies (two views).
-  const std::size_t reduced = 2 * static_cast<std::size_t>(stats_.layout.chunk_rows) * reduced_row_bytes(copy, rows_.dim);
+  const std::size_t reduced =
+      2 * static_cast<std::size_t>(stats_.layout.chunk_rows) * reduced_row_bytes(copy, rows_.dim);
   const std::size_t scratch = stats_.layout.searcher_bytes > reduced ? stats_.layout.searcher_bytes - reduced : 1;
   int fallbacks = 0;
   // The batch goes up once, before any chunk: per chunk its upload would wait behind the next
@@ -288,12 +295,21 @@ std::vector<std::vector<Hit>> StreamSearcher::search(const BatchPipeline& p, con
   CUDA_CHECK(cudaMemcpyAsync(batch_queries_.get(), queries, qbytes, cudaMemcpyHostToDevice, copy_));
   CUDA_CHECK(cudaMemcpyAsync(batch_norms_.get(), norms, batch * sizeof(float), cudaMemcpyHostToDevice, copy_));
   CUDA_CHECK(cudaStreamSynchronize(copy_));
-  Batch ctx{&p, queries, norms, batch, k, scratch, stats_.layout.chunk_rows, &fallbacks,
-            batch_queries_.as<float>(), batch_norms_.as<float>()};
+  Batch ctx{&p,
+            queries,
+            norms,
+            batch,
+            k,
+            scratch,
+            stats_.layout.chunk_rows,
+            &fallbacks,
+            batch_queries_.as<float>(),
+            batch_norms_.as<float>()};
   auto out = run(batch, k, bd, &ctx, [](void* c, Slot& s, bool tail, Breakdown* inner) {
     auto& a = *static_cast<Batch*>(c);
     // Tiles no longer than a chunk: score buffers sized for rows that exist.
-    const int tile = static_cast<int>(std::min<std::int64_t>(BatchPolicy::tile_rows(a.batch), round_up(a.chunk_rows, 128)));
+    const int tile =
+        static_cast<int>(std::min<std::int64_t>(BatchPolicy::tile_rows(a.batch), round_up(a.chunk_rows, 128)));
     if (!s.many[tail] || s.many_tile[tail] != tile) {
       BatchSearcher::Options o;
       o.tile_rows = tile;

@@ -24,10 +24,10 @@ struct StreamOptions {
 // What the last search did, for logs, JSON and the fixtures' counters.
 struct StreamStats {
   StreamLayout layout;
-  std::size_t bytes = 0;     // host-to-device bytes copied
-  float copy_ms = 0;         // the copies alone (sum of their event intervals)
-  float total_ms = 0;        // first copy issued to the answer merged
-  int fallbacks = 0;         // chunk searches redone by a fallback pipeline (batches)
+  std::size_t bytes = 0;  // host-to-device bytes copied
+  float copy_ms = 0;      // the copies alone (sum of their event intervals)
+  float total_ms = 0;     // first copy issued to the answer merged
+  int fallbacks = 0;      // chunk searches redone by a fallback pipeline (batches)
   double h2d_gb_per_s() const { return total_ms > 0 ? bytes / (total_ms * 1e6) : 0; }
 };
 

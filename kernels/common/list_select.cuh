@@ -166,15 +166,15 @@ __device__ void select_from_lists_block(const float* cand_s, const int* cand_r, 
 }
 
 template <int kThreads, BoundBy kBound>
-__global__ void __launch_bounds__(kThreads) select_from_lists_kernel(const float* cand_s, const int* cand_r, int chunks,
-                                                                     int K, float* out_s, int* out_r) {
+__global__ void __launch_bounds__(kThreads)
+    select_from_lists_kernel(const float* cand_s, const int* cand_r, int chunks, int K, float* out_s, int* out_r) {
   select_from_lists_block<kThreads, kBound>(cand_s, cand_r, chunks, K, out_s, out_r);
 }
 
 // The pairwise merges alone, for comparison (and the fallback's own test).
 template <int kWarps>
-__global__ void __launch_bounds__(kWarps * 32) pairwise_merge_kernel(const float* cand_s, const int* cand_r, int chunks,
-                                                                   int K, float* out_s, int* out_r) {
+__global__ void __launch_bounds__(kWarps * 32)
+    pairwise_merge_kernel(const float* cand_s, const int* cand_r, int chunks, int K, float* out_s, int* out_r) {
   extern __shared__ __align__(16) unsigned char smem[];
   merge_lists_block<kWarps>(cand_s, cand_r, chunks, K, carve_block_lists(smem, kWarps, K), out_s, out_r);
 }

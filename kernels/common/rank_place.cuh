@@ -71,7 +71,7 @@ __device__ void place_by_rank(const In& in, int m, const Out& out, int k, int t,
 // gthread / kGroup (on the group's first thread; -1 elsewhere and when not placed).
 template <int kGroup>
 __device__ int place_staged_by_rank(const ScoredRow* e, int m, int skipped, int k, long long gthread, float* out_s,
-                                     int* out_r) {
+                                    int* out_r) {
   static_assert(kGroup >= 1 && kGroup <= 32 && (kGroup & (kGroup - 1)) == 0, "a power of two within a warp");
   const long long i = gthread / kGroup;
   const int part = static_cast<int>(gthread % kGroup);

@@ -7,9 +7,7 @@
 
 namespace distancies {
 
-DISTANCIES_HD inline bool ranks_before(float sa, int ra, float sb, int rb) {
-  return sa > sb || (sa == sb && ra < rb);
-}
+DISTANCIES_HD inline bool ranks_before(float sa, int ra, float sb, int rb) { return sa > sb || (sa == sb && ra < rb); }
 
 // What an approximate (16-bit or GEMM) similarity is ranked by: NaN (an overflow on the
 // approximate path) counts as +inf, so the row stays a candidate for the exact re-rank and a

@@ -12,8 +12,8 @@ namespace distancies {
 // sims/rows[0..kk) and, when status is given, the status flag, into pinned host memory.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
-    deliver_result_kernel(const float* sims, const int* rows, const int* status, int kk, float* host_sims, int* host_rows,
-                          int* host_status) {
+    deliver_result_kernel(const float* sims, const int* rows, const int* status, int kk, float* host_sims,
+                          int* host_rows, int* host_status) {
   wait_for_prerequisites();  // launched as a dependent of the last stage
   const int i = blockIdx.x * kThreads + threadIdx.x;
   if (i < kk) {

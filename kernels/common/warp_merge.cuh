@@ -3,22 +3,25 @@
 // O(K/32 * log K) steps instead of K serial insertions. Ties (only sentinels can tie) go to
 // list A first, which keeps slots distinct.
 #pragma once
-#include "kernels/embeddings/dot_args.cuh"
 #include "kernels/common/launch.hpp"
 #include "kernels/common/rank_place.cuh"
+#include "kernels/embeddings/dot_args.cuh"
 
 namespace distancies {
 
 // out[0..K) = best K of sorted a[0..K) and b[0..K). out must not alias a or b.
-__device__ inline void warp_merge_topk(const float* as, const int* ar, const float* bs, const int* br, int K,
-                                       float* os, int* orr, int lane) {
+__device__ inline void warp_merge_topk(const float* as, const int* ar, const float* bs, const int* br, int K, float* os,
+                                       int* orr, int lane) {
   for (int i = lane; i < K; i += 32) {
     const float s = as[i];
     const int r = ar[i];
     int lo = 0, hi = K;  // entries of b strictly before a[i]
     while (lo < hi) {
       const int mid = (lo + hi) / 2;
-      if (ranks_before(bs[mid], br[mid], s, r)) lo = mid + 1; else hi = mid;
+      if (ranks_before(bs[mid], br[mid], s, r))
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     if (i + lo < K) {
       os[i + lo] = s;
@@ -31,7 +34,10 @@ __device__ inline void warp_merge_topk(const float* as, const int* ar, const flo
     int lo = 0, hi = K;  // entries of a before or equal to b[j]
     while (lo < hi) {
       const int mid = (lo + hi) / 2;
-      if (!ranks_before(s, r, as[mid], ar[mid])) lo = mid + 1; else hi = mid;
+      if (!ranks_before(s, r, as[mid], ar[mid]))
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     if (j + lo < K) {
       os[j + lo] = s;

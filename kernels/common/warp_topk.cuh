@@ -94,7 +94,10 @@ struct WarpTopk {
     if (keep)
       while (lo < hi) {
         const int mid = (lo + hi) / 2;
-        if (ranks_before(sims[mid], rows[mid], s, r)) lo = mid + 1; else hi = mid;
+        if (ranks_before(sims[mid], rows[mid], s, r))
+          lo = mid + 1;
+        else
+          hi = mid;
       }
     __syncwarp();  // every read of the list is done
 #pragma unroll

@@ -1,5 +1,5 @@
-#include "kernels/embeddings/batch_select.cuh"
 #include "kernels/common/launch.hpp"
+#include "kernels/embeddings/batch_select.cuh"
 
 namespace distancies {
 

@@ -7,9 +7,9 @@
 #include <cuda_fp16.h>
 
 #include "kernels/common/launch.hpp"
-#include "kernels/embeddings/reduced_scan_topk.cuh"
 #include "kernels/common/list_select.cuh"
 #include "kernels/common/warp_topk.cuh"
+#include "kernels/embeddings/reduced_scan_topk.cuh"
 
 namespace distancies {
 
@@ -24,7 +24,8 @@ __global__ void normalize_queries_kernel(const float* queries, const float* norm
   const int b = blockIdx.x;
   const float inv = 1.0f / norms[b];
   for (int j = threadIdx.x; j < ldg; j += blockDim.x)
-    store_as(out + static_cast<long long>(b) * ldg + j, j < dim ? queries[static_cast<long long>(b) * dim + j] * inv : 0.0f);
+    store_as(out + static_cast<long long>(b) * ldg + j,
+             j < dim ? queries[static_cast<long long>(b) * dim + j] * inv : 0.0f);
 }
 
 // 1 / |x| per row; a zero row scores 0, as cosine_from_dot says. (kernels/embeddings/batch_select.cu)
@@ -63,9 +64,8 @@ __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 // T = float or __half), turns them into approximate cosines and offers them to the list it
 // carried over from the previous tile. Scores are B rows of `ldc` (ldc and row0 multiples of 8).
 template <int kWarps, class T>
-__global__ void __launch_bounds__(kWarps * 32)
-    tile_select_kernel(const T* scores, int ldc, int tile_rows, int row0, const float* inv_norms, int batch,
-                       SliceLists l) {
+__global__ void __launch_bounds__(kWarps * 32) tile_select_kernel(const T* scores, int ldc, int tile_rows, int row0,
+                                                                  const float* inv_norms, int batch, SliceLists l) {
   constexpr int kPer = 16 / sizeof(T);  // scores per lane per load
   extern __shared__ __align__(16) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -128,14 +128,14 @@ __global__ void __launch_bounds__(kWarps * 32)
   int* merged_r = reinterpret_cast<int*>(merged_s + l.K);
   const long long first = static_cast<long long>(b) * l.slices * l.K;
   select_from_lists_block<kWarps * 32, BoundBy::kHeadRanks>(l.s + first, l.r + first, l.slices, l.K, merged_s,
-                                                             merged_r);
+                                                            merged_r);
   __syncthreads();
   DotArgs a = model;
   a.query = queries + static_cast<long long>(b) * a.dim;
   a.query_norm = query_norms[b];
   exact_rerank_block<kWarps>(a, merged_s, merged_r, l.K, k, error_bound, out_s + static_cast<long long>(b) * k,
-                             out_r + static_cast<long long>(b) * k, status + b, smem + l.K * (sizeof(float) + sizeof(int)),
-                             shifts ? shifts[b] : 0.0f);
+                             out_r + static_cast<long long>(b) * k, status + b,
+                             smem + l.K * (sizeof(float) + sizeof(int)), shifts ? shifts[b] : 0.0f);
 }
 
 }  // namespace distancies

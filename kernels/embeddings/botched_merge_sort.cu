@@ -1,6 +1,6 @@
+#include "kernels/common/launch.hpp"
 #include "kernels/embeddings/botched_merge_sort.cuh"
 #include "kernels/embeddings/dot_args.cuh"
-#include "kernels/common/launch.hpp"
 
 namespace distancies {
 

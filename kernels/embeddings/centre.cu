@@ -46,7 +46,8 @@ __global__ void centre_rho_kernel(const float* x, const float* norms, const floa
   }
 }
 
-__global__ void centre_shift_kernel(const float* queries, const float* norms, const float* mean, int dim, float* shift) {
+__global__ void centre_shift_kernel(const float* queries, const float* norms, const float* mean, int dim,
+                                    float* shift) {
   using Sum = cub::BlockReduce<double, 128>;
   __shared__ typename Sum::TempStorage tmp;
   const int b = blockIdx.x;

@@ -12,9 +12,13 @@ namespace distancies {
 template <class T>
 __device__ T to_reduced(float x);
 template <>
-__device__ inline __half to_reduced<__half>(float x) { return __float2half_rn(x); }
+__device__ inline __half to_reduced<__half>(float x) {
+  return __float2half_rn(x);
+}
 template <>
-__device__ inline __nv_bfloat16 to_reduced<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+__device__ inline __nv_bfloat16 to_reduced<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
 
 // One thread per element; out_of_range set when a finite value becomes infinite (fp16: |x_j| >= 65520).
 // With `mean`, the centred copy: y = x - norms[row] mean (centre.cuh) in place of x.

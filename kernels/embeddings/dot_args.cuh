@@ -13,10 +13,10 @@ struct DotArgs {
   int rows;
   int dim;
   int ld;
-  const float* query;    // dim floats
+  const float* query;  // dim floats
   float query_norm;
-  float* sims;           // out: rows similarities
-  int* idx;              // out: rows row indices
+  float* sims;  // out: rows similarities
+  int* idx;     // out: rows row indices
 };
 
 #if defined(__CUDACC__)
@@ -24,7 +24,6 @@ struct DotArgs {
 __device__ __forceinline__ float cosine_from_dot(float dot, float query_norm, float row_norm) {
   return row_norm > 0.0f ? dot / (query_norm * row_norm) : 0.0f;
 }
-
 
 #endif
 

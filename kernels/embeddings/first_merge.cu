@@ -1,6 +1,6 @@
+#include "kernels/common/launch.hpp"
 #include "kernels/embeddings/dot_args.cuh"
 #include "kernels/embeddings/first_merge.cuh"
-#include "kernels/common/launch.hpp"
 
 namespace distancies {
 

@@ -4,16 +4,17 @@
 // per-lane order of the fma chain is row_dot_f32's, so a re-rank reproduces it bit for bit.
 #pragma once
 #include "kernels/common/dependent_launch.cuh"
-#include "kernels/embeddings/row_dot.cuh"
 #include "kernels/common/warp_merge.cuh"
 #include "kernels/common/warp_topk.cuh"
+#include "kernels/embeddings/row_dot.cuh"
 
 namespace distancies {
 
 // kAllSims: no lists; every row's similarity goes to cand_s[row] (k beyond the lists: a radix
 // select follows), with the same bits as the lists would hold.
 template <int kWarps, int kRows, int kSegs, int kMinBlocksPerSm, bool kAllSims = false>
-__global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm) fused_scan_topk_kernel(DotArgs a, int k, float* cand_s, int* cand_r) {
+__global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
+    fused_scan_topk_kernel(DotArgs a, int k, float* cand_s, int* cand_r) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int ld4 = a.ld / 4;
   float4* q4 = reinterpret_cast<float4*>(smem);

@@ -83,7 +83,9 @@ constexpr int kI8RowsPerWarp = 16;  // i8_scan_topk_kernel's shape: 4 groups of 
 // sectors arrive with it (Nsight Compute: L2 hit rate 10 -> 32 %, the scan 260 -> 257 us).
 __device__ __forceinline__ uint4 ld_stream_pf256(const uint4* p) {
   uint4 v;
-  asm volatile("ld.global.cs.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  asm volatile("ld.global.cs.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
   return v;
 }
 template <int kWarps, int kSegs, int kMinBlocksPerSm, bool kAllKeys = false>
@@ -113,7 +115,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   atomicMax(&max_bits, m);
   __syncthreads();
   const float s_q = __uint_as_float(max_bits) / 127.0f;
-  for (int j = threadIdx.x; j < rld; j += blockDim.x) split_query_value(j < dim ? query[j] : 0.0f, s_q, qhi + j, qlo + j);
+  for (int j = threadIdx.x; j < rld; j += blockDim.x)
+    split_query_value(j < dim ? query[j] : 0.0f, s_q, qhi + j, qlo + j);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int group = lane / kLanes, gl = lane % kLanes;
   WarpTopk top{lists.s + warp * K, lists.r + warp * K, K};

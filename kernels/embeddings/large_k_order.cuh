@@ -13,8 +13,8 @@ namespace distancies {
 
 template <int kThreads, int kGroup>
 __global__ void __launch_bounds__(kThreads)
-    order_chosen_kernel(const float* sims, const int* idx, const int* above, const int* at, const RadixState* st, int kk,
-                        int k, float* out_s, int* out_r) {
+    order_chosen_kernel(const float* sims, const int* idx, const int* above, const int* at, const RadixState* st,
+                        int kk, int k, float* out_s, int* out_r) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int skipped;
   ScoredRow* e = reinterpret_cast<ScoredRow*>(smem);
@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int i = threadIdx.x; i < kk; i += kThreads) {
     const int src = i < from_above ? above[i] : at[i - from_above];
     e[i] = ScoredRow{sims[src], idx ? idx[src] : src};  // no idx: the index is the row
-    mine += unplaceable(e[i]);  // a NaN: ranks_before never puts one first
+    mine += unplaceable(e[i]);                          // a NaN: ranks_before never puts one first
   }
   if (mine) atomicAdd(&skipped, mine);
   __syncthreads();

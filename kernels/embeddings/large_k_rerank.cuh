@@ -56,9 +56,8 @@ struct LargeKCertificate {
 // The thread placing the k-th entry checks the certificate (a NaN among the entries has already
 // failed it: exact_similarities_kernel).
 template <int kThreads, int kGroup>
-__global__ void __launch_bounds__(kThreads)
-    rank_place_kernel(const float* in_s, const int* in_r, int m, int k, float* out_s, int* out_r,
-                      LargeKCertificate cert) {
+__global__ void __launch_bounds__(kThreads) rank_place_kernel(const float* in_s, const int* in_r, int m, int k,
+                                                              float* out_s, int* out_r, LargeKCertificate cert) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int skipped;
   ScoredRow* e = reinterpret_cast<ScoredRow*>(smem);
@@ -76,7 +75,8 @@ __global__ void __launch_bounds__(kThreads)
   if (cert.status && place >= 0 && place == cert.kk - 1) {
     const float kth = e[t / kGroup].s;
     const float key = from_radix_key(cert.threshold->prefix);
-    if (!certifies(kth, cert.shift == 0.0f ? key : __fadd_ru(key, cert.shift), cert.error_bound, cert.all_rows_seen, false))
+    if (!certifies(kth, cert.shift == 0.0f ? key : __fadd_ru(key, cert.shift), cert.error_bound, cert.all_rows_seen,
+                   false))
       *cert.status = 1;
   }
 }

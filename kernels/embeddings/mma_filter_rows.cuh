@@ -76,7 +76,8 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32) mma_filter_rows_kern
       if (lane == 0) {  // rows past the model are not copied: their scores are never read
         const long long n = a.rows - row0 < 8 ? a.rows - row0 : 8;
         if (n > 0)
-          ptx::bulk_copy_to_shared(slot, a.model + row0 * a.ldg, static_cast<unsigned>(n * pieces * 16), bar + load_slot);
+          ptx::bulk_copy_to_shared(slot, a.model + row0 * a.ldg, static_cast<unsigned>(n * pieces * 16),
+                                   bar + load_slot);
         else
           ptx::mbarrier_arrive(bar + load_slot);
       }

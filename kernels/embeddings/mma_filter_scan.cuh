@@ -21,20 +21,20 @@
 namespace distancies {
 
 struct FilterScanArgs {
-  const __half* model;     // rows x ldg, the fp16 copy (ldg a multiple of 8: 16-byte rows)
+  const __half* model;  // rows x ldg, the fp16 copy (ldg a multiple of 8: 16-byte rows)
   int ldg;
   int rows;
   const float* inv_norms;  // 1 / |x| per row
   const __half* queries;   // nq x ldg, normalised (batch_prepare)
   int nq;
-  int chunks;              // 32-column chunks of a row: ceil(ldg / 32)
-  int qgroups;             // query groups of a launch; block b serves group b % qgroups
-  long long groups;        // 16-row groups scanned: group u starts at row 16 u stride
+  int chunks;        // 32-column chunks of a row: ceil(ldg / 32)
+  int qgroups;       // query groups of a launch; block b serves group b % qgroups
+  long long groups;  // 16-row groups scanned: group u starts at row 16 u stride
   long long stride;
   const unsigned* thresholds;  // nq ordered keys (the filter pass; unused by the sample pass)
   unsigned long long* cand;    // nq x capacity candidate keys (candidate_key)
   long long capacity;
-  unsigned* counts;            // nq appended entries (may exceed capacity: overflow)
+  unsigned* counts;  // nq appended entries (may exceed capacity: overflow)
 };
 
 namespace filter_scan {
@@ -55,7 +55,9 @@ __host__ __device__ constexpr std::size_t ring_smem(int units) {
 __device__ __forceinline__ unsigned long long candidate_key(unsigned key, int row) {
   return static_cast<unsigned long long>(key) << 32 | static_cast<unsigned>(~row);
 }
-__device__ __forceinline__ int candidate_row(unsigned long long c) { return static_cast<int>(~static_cast<unsigned>(c)); }
+__device__ __forceinline__ int candidate_row(unsigned long long c) {
+  return static_cast<int>(~static_cast<unsigned>(c));
+}
 __device__ __forceinline__ float candidate_sim(unsigned long long c) {
   return from_ordered_bits(static_cast<unsigned>(c >> 32));
 }
@@ -133,7 +135,7 @@ __device__ void query_floors(const FilterScanArgs& a, int q0, int g, unsigned (&
 // Two blocks an SM (at most 128 registers) but for the largest shape, whose 128 accumulators
 // take one block.
 template <int kMTiles, int kUnits, bool kSample>
-__global__ void __launch_bounds__(filter_scan::kWarps * 32, kMTiles * kUnits >= 16 ? 1 : 2)
+__global__ void __launch_bounds__(filter_scan::kWarps * 32, kMTiles* kUnits >= 16 ? 1 : 2)
     mma_filter_scan_kernel(FilterScanArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap();

@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32, 2) mma_filter_shared
   const int qgroup = static_cast<int>(blockIdx.x) % a.qgroups;
   const long long part = blockIdx.x / a.qgroups, parts = gridDim.x / a.qgroups;
   const int q0 = (qgroup * kWarps + warp) * 16;  // this warp's 16 queries
-  const bool idle = q0 >= a.nq;                   // past the batch: only keeps the ring turning
+  const bool idle = q0 >= a.nq;                  // past the batch: only keeps the ring turning
 
   // The warp's A fragments (mma_fragments.hpp), zero past the batch and past the row.
   uint4 qa[kChunks][2];
@@ -50,7 +50,8 @@ __global__ void __launch_bounds__(filter_scan::kWarps * 32, 2) mma_filter_shared
     uint4 lo = make_uint4(0, 0, 0, 0), hi = lo;
     if (col < a.ldg) {
       if (q0 + g < a.nq) lo = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q0 + g) * a.ldg + col);
-      if (q0 + g + 8 < a.nq) hi = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q0 + g + 8) * a.ldg + col);
+      if (q0 + g + 8 < a.nq)
+        hi = *reinterpret_cast<const uint4*>(a.queries + static_cast<long long>(q0 + g + 8) * a.ldg + col);
     }
 #pragma unroll
     for (int step = 0; step < 2; ++step) {

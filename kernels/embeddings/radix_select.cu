@@ -1,6 +1,6 @@
-#include "kernels/embeddings/radix_select.cuh"
 #include "kernels/common/launch.hpp"
 #include "kernels/common/radix_digit.cuh"
+#include "kernels/embeddings/radix_select.cuh"
 
 namespace distancies {
 

@@ -18,16 +18,16 @@ __device__ __forceinline__ unsigned radix_key(float s) {
 }
 
 struct RadixState {
-  unsigned prefix;     // digits fixed so far
-  unsigned mask;       // which bits of the prefix are fixed
-  int remaining;       // how many of the k are still to be found at or below the prefix
+  unsigned prefix;       // digits fixed so far
+  unsigned mask;         // which bits of the prefix are fixed
+  int remaining;         // how many of the k are still to be found at or below the prefix
   unsigned blocks_done;  // the histogram's blocks that have added theirs (the last one chooses)
   unsigned hist[256];
 };
 
 // The state starts all zero (a memset, no host copy); the first pass's choice starts from
-// `wanted`, the k sought (at most the rows). Histogram of the next digit among keys matching the prefix (shared-memory then global); the
-// last block to finish then fixes the digit holding the remaining-th largest key and clears the
+// `wanted`, the k sought (at most the rows). Histogram of the next digit among keys matching the prefix (shared-memory
+// then global); the last block to finish then fixes the digit holding the remaining-th largest key and clears the
 // histogram for the next pass. Defined in kernels/embeddings/radix_select.cu.
 __global__ void radix_histogram_kernel(const float* sims, int n, int shift, int wanted, RadixState* st);
 

@@ -10,9 +10,9 @@
 
 #include "kernels/common/dependent_launch.cuh"
 #include "kernels/common/list_select.cuh"
-#include "kernels/embeddings/row_dot.cuh"
 #include "kernels/common/warp_merge.cuh"
 #include "kernels/common/warp_topk.cuh"
+#include "kernels/embeddings/row_dot.cuh"
 
 namespace distancies {
 
@@ -85,7 +85,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   };
   // Lane r < kRowsPerWarp reads row base + r's norm (one coalesced load) for the epilogue.
   float next_norm = 0.0f;
-  auto load_norm = [&](long long b) { next_norm = lane < kRowsPerWarp && b + lane < rows ? __ldg(norms + b + lane) : 0.0f; };
+  auto load_norm = [&](long long b) {
+    next_norm = lane < kRowsPerWarp && b + lane < rows ? __ldg(norms + b + lane) : 0.0f;
+  };
   long long base = gw * kRowsPerWarp;
   if (base < rows) {
     load_rows(base, 0);
@@ -143,8 +145,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
 // One block. The K approximate candidates (sorted) are recomputed in fp32 exactly as the
 // fused fp32 scan would, one warp per row; their ranks among themselves give the best k.
 // Certified when the k-th exact similarity beats the last candidate's approximate similarity
-// (plus the query's shift, for the centred copies) plus the error bound: then every row left out is provably below it (`certifies`, which also
-// refuses an exact NaN among the candidates; a NaN is never placed in the list). Otherwise
+// (plus the query's shift, for the centred copies) plus the error bound: then every row left out is provably below it
+// (`certifies`, which also refuses an exact NaN among the candidates; a NaN is never placed in the list). Otherwise
 // *status = 1 and the caller falls back.
 template <int kWarps>
 __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, const int* approx_r, int K, int k,
@@ -166,8 +168,9 @@ __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, cons
   for (int c = warp; c < K; c += kWarps) {
     const int row = approx_r[c];
     float s = kSentinelSim;
-    if (row != kSentinelRow) s = cosine_from_dot(row_dot_f32(vec4 + static_cast<long long>(row) * ld4, q4, ld4, lane),
-                                                 a.query_norm, a.norms[row]);
+    if (row != kSentinelRow)
+      s = cosine_from_dot(row_dot_f32(vec4 + static_cast<long long>(row) * ld4, q4, ld4, lane), a.query_norm,
+                          a.norms[row]);
     if (lane == 0) {
       exact_s[c] = s;
       exact_r[c] = row;

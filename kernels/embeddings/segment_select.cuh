@@ -38,8 +38,10 @@ __global__ void __launch_bounds__(kThreads)
     int lo = 0, hi = parts;  // the part whose entries hold i: offset[lo] <= i < offset[lo + 1]
     while (hi - lo > 1) {
       const int mid = (lo + hi) / 2;
-      if (offset[mid] <= i) lo = mid;
-      else hi = mid;
+      if (offset[mid] <= i)
+        lo = mid;
+      else
+        hi = mid;
     }
     staged_keys[i] = base[lo * seg + (i - offset[lo])];
   }

@@ -1,6 +1,6 @@
-#include "kernels/embeddings/synthetic_fill.cuh"
 #include "kernels/common/launch.hpp"
 #include "kernels/embeddings/data_family.hpp"
+#include "kernels/embeddings/synthetic_fill.cuh"
 
 namespace distancies {
 

@@ -18,16 +18,16 @@ namespace distancies {
 
 // What one launch reads and writes: `nq` <= 16 x groups queries of the batch.
 struct TensorScanArgs {
-  const __half* model;      // rows x ldg, the fp16 copy (ldg a multiple of 8)
+  const __half* model;  // rows x ldg, the fp16 copy (ldg a multiple of 8)
   int ldg;
   int rows;
-  const float* inv_norms;   // 1 / |x| per row
-  const __half* queries;    // nq x ldg, normalised (batch_prepare)
+  const float* inv_norms;  // 1 / |x| per row
+  const __half* queries;   // nq x ldg, normalised (batch_prepare)
   int nq;
-  int ldk;                  // shared-memory row stride: ldg rounded up to 16, plus 8 (no bank conflicts)
-  int stages;               // tiles in flight
-  SliceLists lists;         // this launch's first query's lists; slices == gridDim.x
-  unsigned* thresholds;     // nq, cleared to 0: the best K-th of any block so far (ordered_key)
+  int ldk;               // shared-memory row stride: ldg rounded up to 16, plus 8 (no bank conflicts)
+  int stages;            // tiles in flight
+  SliceLists lists;      // this launch's first query's lists; slices == gridDim.x
+  unsigned* thresholds;  // nq, cleared to 0: the best K-th of any block so far (ordered_key)
 };
 
 namespace tensor_scan {
@@ -46,7 +46,9 @@ __host__ __device__ constexpr int k_split(int groups, int tile_rows) {
 // Shared-memory layout, 128-byte aligned regions: queries, `stages` model tiles (each followed by
 // its rows' 1 / |x|), k_split tiles of fp32 partial scores, then the lists (K sims, K rows a query).
 __host__ __device__ constexpr std::size_t align128(std::size_t b) { return (b + 127) / 128 * 128; }
-__host__ __device__ constexpr std::size_t query_bytes(int groups, int ldk) { return align128(16ull * groups * ldk * 2); }
+__host__ __device__ constexpr std::size_t query_bytes(int groups, int ldk) {
+  return align128(16ull * groups * ldk * 2);
+}
 __host__ __device__ constexpr std::size_t tile_bytes(int tile_rows, int ldk) {
   return align128(1ull * tile_rows * ldk * 2) + align128(tile_rows * 4ull);
 }
@@ -82,14 +84,14 @@ template <int kGroups, int kTileRows>
 __global__ void __launch_bounds__(tensor_scan::kWarps * 32, 1) tensor_scan_topk_kernel(TensorScanArgs a) {
   using namespace nvcuda;
   using namespace tensor_scan;
-  constexpr int kNf = kTileRows / 16;                 // 16-row blocks of a tile
+  constexpr int kNf = kTileRows / 16;  // 16-row blocks of a tile
   static_assert(kWarps % kNf == 0, "warps must split evenly over a tile's row blocks");
   constexpr int kSplit = k_split(kGroups, kTileRows);  // warps sharing one output block's K extent
   constexpr int kWarpsPerNf = kWarps / kNf / kSplit;
   constexpr int kAcc = (kGroups + kWarpsPerNf - 1) / kWarpsPerNf;  // query groups a warp multiplies
-  constexpr int kMine = 2 * kGroups;                  // queries whose lists a warp keeps
-  constexpr int kOffers = kTileRows / 32;             // a tile's rows per lane
-  constexpr int kScoreTile = 16 * kGroups * kTileRows;  // one partial score tile
+  constexpr int kMine = 2 * kGroups;                               // queries whose lists a warp keeps
+  constexpr int kOffers = kTileRows / 32;                          // a tile's rows per lane
+  constexpr int kScoreTile = 16 * kGroups * kTileRows;             // one partial score tile
   extern __shared__ __align__(128) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int K = a.lists.K;
@@ -97,11 +99,12 @@ __global__ void __launch_bounds__(tensor_scan::kWarps * 32, 1) tensor_scan_topk_
   __half* tiles = reinterpret_cast<__half*>(smem + query_bytes(kGroups, a.ldk));
   const std::size_t tile_elems = tile_bytes(kTileRows, a.ldk) / 2;
   const std::size_t inv_at = align128(1ull * kTileRows * a.ldk * 2) / 2;  // a stage's 1 / |x|, in halves
-  float* score_s = reinterpret_cast<float*>(smem + query_bytes(kGroups, a.ldk) + a.stages * tile_bytes(kTileRows, a.ldk));
+  float* score_s =
+      reinterpret_cast<float*>(smem + query_bytes(kGroups, a.ldk) + a.stages * tile_bytes(kTileRows, a.ldk));
   float* list_s = score_s + score_bytes(kGroups, kTileRows) / 4;
   int* list_r = reinterpret_cast<int*>(list_s + 16 * kGroups * K);
   const int ksteps = round_up(a.ldg, 16) / 16;  // the MMA's K extent; [ldg, 16 ksteps) is zero in queries and tiles
-  const int ks = warp % kSplit;                  // this warp's share of the K extent
+  const int ks = warp % kSplit;                 // this warp's share of the K extent
   const int ks_per = ceil_div(ksteps, kSplit);
   const int k_begin = ks * ks_per * 16, k_end = min(ksteps, (ks + 1) * ks_per) * 16;
   const int nf = (warp / kSplit) % kNf;
@@ -135,14 +138,14 @@ __global__ void __launch_bounds__(tensor_scan::kWarps * 32, 1) tensor_scan_topk_
     __pipeline_wait_prior(a.stages - 2);
     __syncthreads();  // tile i is in; every warp is done with tile i - 1's buffer and the scores
     const long long next = i + a.stages - 1;
-    if (next < mine)
-      load_tile(a, blockIdx.x + next * gridDim.x, kTileRows, tiles + (next % a.stages) * tile_elems);
+    if (next < mine) load_tile(a, blockIdx.x + next * gridDim.x, kTileRows, tiles + (next % a.stages) * tile_elems);
     __pipeline_commit();
     const __half* tile = tiles + (i % a.stages) * tile_elems;
     // The shared thresholds are read now; their latency hides behind the tensor cores.
     unsigned shared_key[kMine];
 #pragma unroll
-    for (int j = 0; j < kMine; ++j) shared_key[j] = warp + kWarps * j < a.nq ? __ldcg(a.thresholds + warp + kWarps * j) : 0u;
+    for (int j = 0; j < kMine; ++j)
+      shared_key[j] = warp + kWarps * j < a.nq ? __ldcg(a.thresholds + warp + kWarps * j) : 0u;
 
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[kAcc];
 #pragma unroll
@@ -173,9 +176,9 @@ __global__ void __launch_bounds__(tensor_scan::kWarps * 32, 1) tensor_scan_topk_
     float inv[kOffers];
 #pragma unroll
     for (int u = 0; u < kOffers; ++u) inv[u] = inv_s[u * 32 + lane];
-    // A score below some block's K-th cannot be among the query's best K anywhere: one compare
-    // against the best K-th published so far drops it (every block would otherwise insert about
-    // K ln(its rows / K) candidates into its own list). A block publishes its K-th when it beats it.
+      // A score below some block's K-th cannot be among the query's best K anywhere: one compare
+      // against the best K-th published so far drops it (every block would otherwise insert about
+      // K ln(its rows / K) candidates into its own list). A block publishes its K-th when it beats it.
 #pragma unroll
     for (int j = 0; j < kMine; ++j) {
       const int q = warp + kWarps * j;
@@ -219,7 +222,8 @@ __global__ void __launch_bounds__(tensor_scan::kWarps * 32, 1) tensor_scan_topk_
 // K-th rises only over its first tiles (docs/batch.md). One block a query; no seed (0) where the
 // sample holds fewer than K real rows.
 template <int kThreads>
-__global__ void __launch_bounds__(kThreads) seed_thresholds_kernel(SliceLists sample, float margin, unsigned* thresholds) {
+__global__ void __launch_bounds__(kThreads)
+    seed_thresholds_kernel(SliceLists sample, float margin, unsigned* thresholds) {
   __shared__ float best_s[WarpTopk::kMaxK];
   __shared__ int best_r[WarpTopk::kMaxK];
   const int q = blockIdx.x;

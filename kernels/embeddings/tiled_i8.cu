@@ -99,9 +99,8 @@ __global__ void __launch_bounds__(tiled_i8::kThreads)
     tiles[blockIdx.x] = hi > 0 ? make_float4(down(lo), up(hi), up(nmax), r_up) : make_float4(1.0f, 1.0f, 0.0f, 0.0f);
 }
 
-__global__ void __launch_bounds__(128)
-    tiled_i8_queries_kernel(const float* queries, const float* norms, int dim, int ldg, signed char* codes,
-                            float4* meta) {
+__global__ void __launch_bounds__(128) tiled_i8_queries_kernel(const float* queries, const float* norms, int dim,
+                                                               int ldg, signed char* codes, float4* meta) {
   using Max = cub::BlockReduce<float, 128>;
   using Sum = cub::BlockReduce<double, 128>;
   __shared__ typename Max::TempStorage max_tmp;
@@ -131,8 +130,7 @@ __global__ void __launch_bounds__(128)
   __syncthreads();
   ee = Sum(sum_tmp).Sum(ee);
   if (threadIdx.x == 0)
-    meta[b] = s > 0 ? make_float4(s, up(s * sqrt(cc)), up(sqrt(ee)), 0.0f)
-                    : make_float4(1.0f, 0.0f, 0.0f, 0.0f);
+    meta[b] = s > 0 ? make_float4(s, up(s * sqrt(cc)), up(sqrt(ee)), 0.0f) : make_float4(1.0f, 0.0f, 0.0f, 0.0f);
 }
 
 }  // namespace distancies

@@ -9,8 +9,8 @@
 namespace distancies {
 
 template <int kWarps>
-__global__ void __launch_bounds__(kWarps * 32) warp_select_kernel(const float* sims, const int* idx, int n, int k,
-                                                                  float* cand_s, int* cand_r) {
+__global__ void __launch_bounds__(kWarps * 32)
+    warp_select_kernel(const float* sims, const int* idx, int n, int k, float* cand_s, int* cand_r) {
   extern __shared__ __align__(16) unsigned char smem[];
   const BlockLists lists = carve_block_lists(smem, kWarps, k);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

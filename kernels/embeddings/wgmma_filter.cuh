@@ -20,9 +20,9 @@
 //   filter(acc, sm, a, x, tile, qgroup, c, turn)  the scores, once the MMAs are done;
 //   finish(sm, a, x, qgroup)                every consumer thread, after its last tile.
 #pragma once
-#include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
 #include <cutlass/arch/reg_reconfig.h>
+#include <cute/tensor.hpp>
 
 #include "kernels/embeddings/mma_filter_scan.cuh"
 #include "kernels/embeddings/stage_ring.hpp"
@@ -31,10 +31,10 @@ namespace distancies {
 
 namespace wgmma_filter {
 
-constexpr int kRowTile = 64;    // rows a consumer warpgroup multiplies at a time (the wgmma's M)
-constexpr int kThreads = 384;   // two consumer warpgroups and a producer warpgroup
+constexpr int kRowTile = 64;   // rows a consumer warpgroup multiplies at a time (the wgmma's M)
+constexpr int kThreads = 384;  // two consumer warpgroups and a producer warpgroup
 constexpr std::size_t kSmemLimit = 227 * 1024;
-constexpr int kStack = 4;       // passing scores a consumer thread collects per round (shared memory)
+constexpr int kStack = 4;  // passing scores a consumer thread collects per round (shared memory)
 
 // Everything that follows from the operands and kQueries: shared-memory layouts (CuTe's 128-byte
 // swizzled K-major atoms, what wgmma and TMA both read), the MMA (64 x kQueries x kKStep), the
@@ -64,7 +64,7 @@ struct Config {
     alignas(8) uint64_t full[kStages];  // a stage's box landed (TMA transaction bytes)
     uint64_t empty[kStages];            // its warpgroup's MMAs are done with it (128 arrivals)
     uint64_t queries_full;
-    uint64_t mma_turn[2];               // warpgroup c may issue its tile's MMAs (the other's are issued)
+    uint64_t mma_turn[2];  // warpgroup c may issue its tile's MMAs (the other's are issued)
     typename Epi::template Smem<kQueries> epi;
   };
   static_assert(sizeof(Smem) <= kSmemLimit, "the block's shared memory");
@@ -120,8 +120,10 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
     cutlass::arch::warpgroup_reg_dealloc<40>();
     if (threadIdx.x == 256) {
       Tensor mQ = tma_queries.get_tma_tensor(make_shape(a.nq, a.ldg));
-      Tensor gQ = local_tile(mQ, Shape<Int<kQueries>, Int<kKBlock>>{}, make_coord(qgroup, _));  // (queries, kKBlock, kb)
-      auto [tQg, tQs] = tma_partition(tma_queries, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
+      Tensor gQ =
+          local_tile(mQ, Shape<Int<kQueries>, Int<kKBlock>>{}, make_coord(qgroup, _));  // (queries, kKBlock, kb)
+      auto [tQg, tQs] =
+          tma_partition(tma_queries, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
       Full::arrive_and_expect_tx(&sm.queries_full, static_cast<uint32_t>(kblocks * kQueries * kKBlock * sizeof(E)));
       for (int kb = 0; kb < kblocks; ++kb) copy(tma_queries.with(sm.queries_full), tQg(_, kb), tQs(_, kb));
 

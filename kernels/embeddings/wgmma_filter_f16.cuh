@@ -26,7 +26,7 @@ struct AccPlace {
 struct F16Filter {
   using Element = cute::half_t;
   using Acc = float;
-  static constexpr int kKBlock = 64;     // a 128-byte box of fp16
+  static constexpr int kKBlock = 64;  // a 128-byte box of fp16
   static constexpr int kKStep = 16;
   static constexpr int kMaxKBlocks = 5;  // the queries' resident columns: rows of at most 320 (D <= 320)
   struct Args {};

@@ -18,19 +18,19 @@ namespace wgmma_filter {
 struct I8Filter {
   using Element = int8_t;
   using Acc = int32_t;
-  static constexpr int kKBlock = 128;    // a 128-byte box of int8
+  static constexpr int kKBlock = 128;  // a 128-byte box of int8
   static constexpr int kKStep = 32;
   static constexpr int kMaxKBlocks = 3;  // rows of at most 384 columns
   using Args = I8FilterArgs;
 
   template <int kQueries>
   struct Smem {
-    unsigned theta_key[kQueries];      // theta_q's key: a lower bound on the k-th best fp32 similarity (~0u past the batch)
-    unsigned count[kQueries];          // candidates this block appended for the query
-    float4 query[kQueries];            // s_q, A_q, B_q
-    float4 slope[kQueries];            // (theta - fp32_bound) / s_q rounded down, A_q / s_q and B_q / s_q rounded up
+    unsigned theta_key[kQueries];  // theta_q's key: a lower bound on the k-th best fp32 similarity (~0u past the batch)
+    unsigned count[kQueries];      // candidates this block appended for the query
+    float4 query[kQueries];        // s_q, A_q, B_q
+    float4 slope[kQueries];        // (theta - fp32_bound) / s_q rounded down, A_q / s_q and B_q / s_q rounded up
     int2 floor_pairs[2][2][kQueries / 2];  // [warpgroup][tile parity]: T(q, tile) by query pairs
-    int2 stack[kStack][256];           // [slot][consumer thread]: (score, accumulator index)
+    int2 stack[kStack][256];               // [slot][consumer thread]: (score, accumulator index)
   };
 
   template <int kQueries>
@@ -49,15 +49,16 @@ struct I8Filter {
       }
       sm.theta_key[i] = q < a.nq ? ordered_bits(theta) : ~0u;
       const float4 m = sm.query[i];
-      sm.slope[i] = make_float4(__fdiv_rd(__fsub_rd(theta, x.fp32_bound), m.x), __fdiv_ru(m.y, m.x), __fdiv_ru(m.z, m.x), 0.0f);
+      sm.slope[i] =
+          make_float4(__fdiv_rd(__fsub_rd(theta, x.fp32_bound), m.x), __fdiv_ru(m.y, m.x), __fdiv_ru(m.z, m.x), 0.0f);
       sm.count[i] = 0;
     }
   }
 
   struct Tile {
-    long long r0;   // this thread's (sorted) rows r0 and r0 + 8
-    float4 u;       // the tile's U_lo, U_hi, nu_max, rho_max
-    float r_lo;     // 1 / U_lo rounded up, 1 / U_hi rounded down (after_issue)
+    long long r0;  // this thread's (sorted) rows r0 and r0 + 8
+    float4 u;      // the tile's U_lo, U_hi, nu_max, rho_max
+    float r_lo;    // 1 / U_lo rounded up, 1 / U_hi rounded down (after_issue)
     float r_hi;
   };
   // Only the load: its first use is after the MMAs are issued (a use here held their issue for
@@ -126,8 +127,8 @@ struct I8Filter {
         int2 f[8];
 #pragma unroll
         for (int u = 0; u < 8; ++u) f[u] = floors[4 * (8 * jg + u) + t4];
-        // One vote for 8 scores (two query pairs): half the votes and branches of the fp16
-        // epilogue's 4, for a taken branch about twice as often (rare still).
+          // One vote for 8 scores (two query pairs): half the votes and branches of the fp16
+          // epilogue's 4, for a taken branch about twice as often (rare still).
 #pragma unroll
         for (int u = 0; u < 8; u += 2) {
           const int i0 = 4 * (8 * jg + u);  // the 8 scores of query pairs 8 jg + u and + 1, rows r0 and r0 + 8

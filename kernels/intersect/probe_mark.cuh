@@ -2,10 +2,10 @@
 // ids of the shortest list and search for them one after another, so a thread's chain of
 // dependent loads is 8 searches long; here a thread takes kPer ids (4 in the registry) placed
 // a block apart (coalesced reads of the shortest list, and the searches of one thread are
-// independent, so their loads overlap), so the chains are short and many. Each id is looked for in each other list by one bit test where
-// the list has a bitmap, else in its Hash(512) bucket by binary search. The survivors are
-// compacted in the block (a block scan), in list order, at the tile's first candidate
-// position: the answers are written once and no select pass follows.
+// independent, so their loads overlap), so the chains are short and many. Each id is looked for in each other list by
+// one bit test where the list has a bitmap, else in its Hash(512) bucket by binary search. The survivors are compacted
+// in the block (a block scan), in list order, at the tile's first candidate position: the answers are written once and
+// no select pass follows.
 #pragma once
 #include <cub/block/block_scan.cuh>
 

@@ -4,8 +4,8 @@
 // while one is multiplied), read into fragments by ldmatrix. Rows of the shared slices are
 // padded by 16 bytes so ldmatrix's 8 rows fall on 8 distinct bank groups.
 #pragma once
-#include "kernels/matmul/matmul_args.cuh"
 #include "kernels/common/mma_sync_ptx.cuh"
+#include "kernels/matmul/matmul_args.cuh"
 #include "kernels/matmul/tile_order.cuh"
 
 namespace distancies {
@@ -20,7 +20,8 @@ struct MmaF16Config {
   static constexpr int kAStage = BM * kAStride, kBStage = BK * kBStride;
   static constexpr int kSharedBytes = STAGES * (kAStage + kBStage) * 2;
   static constexpr int kGroup = 8;  // tile rows a group (tile_order.cuh)
-  static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0 && BK % 16 == 0, "whole m16n8k16 tiles, B read 16 columns at a time");
+  static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0 && BK % 16 == 0,
+                "whole m16n8k16 tiles, B read 16 columns at a time");
   static_assert((BM * BK / 8) % kThreads == 0 && (BK * BN / 8) % kThreads == 0, "whole 16-byte chunks a thread");
 };
 

@@ -45,9 +45,11 @@ __global__ void register_tile_kernel(MatmulArgs a) {
   for (int k = 0; k < a.k; ++k) {
     float sub_a[TY], sub_b[TX];
 #pragma unroll
-    for (int i = 0; i < TY; ++i) sub_a[i] = load_or_zero(a.a, static_cast<long long>(row0 + i) * a.k + k, row0 + i < a.m);
+    for (int i = 0; i < TY; ++i)
+      sub_a[i] = load_or_zero(a.a, static_cast<long long>(row0 + i) * a.k + k, row0 + i < a.m);
 #pragma unroll
-    for (int j = 0; j < TX; ++j) sub_b[j] = load_or_zero(a.b, static_cast<long long>(k) * a.n + col0 + j, col0 + j < a.n);
+    for (int j = 0; j < TX; ++j)
+      sub_b[j] = load_or_zero(a.b, static_cast<long long>(k) * a.n + col0 + j, col0 + j < a.n);
 #pragma unroll
     for (int i = 0; i < TY; ++i)
 #pragma unroll

@@ -39,8 +39,10 @@ __global__ void __launch_bounds__(warp_sgemm::kThreads, 2) warp_tiled_sgemm_kern
     const int bk = k0 + b_row, bc = bn + b_col;
     if constexpr (kVec) {
       const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
-      const float4 va = ar < a.m && ak < a.k ? *reinterpret_cast<const float4*>(a.a + static_cast<long long>(ar) * a.k + ak) : z;
-      const float4 vb = bk < a.k && bc < a.n ? *reinterpret_cast<const float4*>(a.b + static_cast<long long>(bk) * a.n + bc) : z;
+      const float4 va =
+          ar < a.m && ak < a.k ? *reinterpret_cast<const float4*>(a.a + static_cast<long long>(ar) * a.k + ak) : z;
+      const float4 vb =
+          bk < a.k && bc < a.n ? *reinterpret_cast<const float4*>(a.b + static_cast<long long>(bk) * a.n + bc) : z;
       pa[0] = va.x, pa[1] = va.y, pa[2] = va.z, pa[3] = va.w;
       pb[0] = vb.x, pb[1] = vb.y, pb[2] = vb.z, pb[3] = vb.w;
     } else {

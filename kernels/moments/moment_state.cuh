@@ -104,8 +104,8 @@ __device__ __forceinline__ MomentState<T> shuffle_down(const MomentState<T>& s, 
 // or an overflow) -> all four NaN; M2 == 0 (constant column) -> skewness and kurtosis NaN,
 // as SciPy returns; estimators with too few rows (n-1, n-2, n-3 <= 0) -> NaN.
 __device__ __forceinline__ void finalize_moments(long long n_, double mean, double m2, double m3, double m4,
-                                                 MomentEstimator e, double* out_mean, double* out_var,
-                                                 double* out_skew, double* out_kurt) {
+                                                 MomentEstimator e, double* out_mean, double* out_var, double* out_skew,
+                                                 double* out_kurt) {
   const double nan = __longlong_as_double(0x7ff8000000000000LL);
   if (n_ == 0 || !isfinite(mean) || !isfinite(m2) || !isfinite(m3) || !isfinite(m4)) {
     *out_mean = *out_var = *out_skew = *out_kurt = nan;

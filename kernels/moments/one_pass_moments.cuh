@@ -51,14 +51,13 @@ __global__ void merge_partials_kernel(MomentPartials<T> p, MomentsInput in, Mome
   MomentState<double> s = empty_state<double>();
   for (int g = lane; g < p.groups; g += 32) {
     const long long i = col * p.groups + g;
-    s = merge_states(s, MomentState<double>{p.n[i], double(p.mean[i]), double(p.m2[i]), double(p.m3[i]),
-                                            double(p.m4[i])});
+    s = merge_states(s,
+                     MomentState<double>{p.n[i], double(p.mean[i]), double(p.m2[i]), double(p.m3[i]), double(p.m4[i])});
   }
   for (int off = 16; off > 0; off >>= 1) s = merge_states(s, shuffle_down(s, off));
   if (lane == 0)
-    finalize_moments(s.n, double(column_shift<kColMajor>(in, col)) + s.mean, s.m2, s.m3,
-                     s.m4, in.estimator, out.mean + col,
-                     out.variance + col, out.skewness + col, out.kurtosis + col);
+    finalize_moments(s.n, double(column_shift<kColMajor>(in, col)) + s.mean, s.m2, s.m3, s.m4, in.estimator,
+                     out.mean + col, out.variance + col, out.skewness + col, out.kurtosis + col);
 }
 
 }  // namespace distancies

@@ -10,11 +10,11 @@ namespace distancies {
 // Per-block partials of both passes, entry [column * groups + block row group].
 template <class T>
 struct TwoPassScratch {
-  T* sum;        // pass 1: sums; pass 2: sums of d, d^2, d^3, d^4 (4 arrays back to back)
-  float* lo;     // pass 1: minima and maxima (exact constant-column detection)
+  T* sum;     // pass 1: sums; pass 2: sums of d, d^2, d^3, d^4 (4 arrays back to back)
+  float* lo;  // pass 1: minima and maxima (exact constant-column detection)
   float* hi;
-  T* mean;       // per column
-  int* constant; // per column: 1 when min == max
+  T* mean;        // per column
+  int* constant;  // per column: 1 when min == max
   int groups;
   long long cols;
 };
@@ -100,8 +100,7 @@ __global__ void __launch_bounds__(kMomentsMaxThreads)
 //   M2 = S2 - S1^2/n, M3 = S3 - 3 S1 S2/n + 2 S1^3/n^2,
 //   M4 = S4 - 4 S1 S3/n + 6 S1^2 S2/n^2 - 3 S1^4/n^3.
 template <class T, bool kCorrect>
-__global__ void column_central_merge_kernel(TwoPassScratch<T> w, long long rows, MomentEstimator e,
-                                            MomentsOutput out) {
+__global__ void column_central_merge_kernel(TwoPassScratch<T> w, long long rows, MomentEstimator e, MomentsOutput out) {
   const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (col >= w.cols) return;
@@ -125,8 +124,8 @@ __global__ void column_central_merge_kernel(TwoPassScratch<T> w, long long rows,
   if (m2 < T(0)) m2 = T(0);
   // The corrected variant also moves the mean by the mean of d; the uncorrected keeps pass 1's.
   const double mean = double(w.mean[col]) + (kCorrect ? double(a) : 0.0);
-  finalize_moments(rows, mean, double(m2), double(m3), double(m4), e, out.mean + col,
-                   out.variance + col, out.skewness + col, out.kurtosis + col);
+  finalize_moments(rows, mean, double(m2), double(m3), double(m4), e, out.mean + col, out.variance + col,
+                   out.skewness + col, out.kurtosis + col);
 }
 
 }  // namespace distancies

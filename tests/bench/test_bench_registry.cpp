@@ -34,8 +34,10 @@ TEST(BenchRegistry, AnAddedRowGetsItsFixtures) {
   EXPECT_TRUE(has("batch/batch_f16_h/batch:1024"));
   EXPECT_TRUE(has("batch/batch_f16_filter/batch:16"));
   for (int b : {1, 16, 1024, 8192}) EXPECT_TRUE(has("batch_auto/batch:" + std::to_string(b))) << b;
-  EXPECT_TRUE(std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.rfind("moments/one_pass/", 0) == 0; }));
-  EXPECT_TRUE(std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.rfind("intersect/", 0) == 0; }));
+  EXPECT_TRUE(std::any_of(names.begin(), names.end(),
+                          [](const std::string& n) { return n.rfind("moments/one_pass/", 0) == 0; }));
+  EXPECT_TRUE(
+      std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.rfind("intersect/", 0) == 0; }));
 }
 
 }  // namespace

@@ -38,7 +38,8 @@ TEST(BenchSuites, EveryPatternMatchesARegisteredFixture) {
   for (const bench::Suite& s : bench::suites())
     for (const bench::SuitePattern& p : s.patterns) {
       const std::regex re(p.pattern);
-      EXPECT_TRUE(std::any_of(names.begin(), names.end(), [&](const std::string& n) { return std::regex_match(n, re); }))
+      EXPECT_TRUE(
+          std::any_of(names.begin(), names.end(), [&](const std::string& n) { return std::regex_match(n, re); }))
           << s.name << ": " << p.pattern << " (" << p.why << ") matches no registered fixture";
       EXPECT_STRNE(p.why, "") << p.pattern;
     }
@@ -47,7 +48,8 @@ TEST(BenchSuites, EveryPatternMatchesARegisteredFixture) {
 TEST(BenchSuites, MainIsTheStudysTablesAndTheHeadlines) {
   const auto& names = every_fixture();
   const bench::Suite& main = bench::find_suite("main");
-  const auto in_main = std::count_if(names.begin(), names.end(), [&](const std::string& n) { return bench::in_suite(main, n); });
+  const auto in_main =
+      std::count_if(names.begin(), names.end(), [&](const std::string& n) { return bench::in_suite(main, n); });
   EXPECT_GT(in_main, 40);
   EXPECT_LT(in_main * 5, static_cast<long>(names.size()));  // a first sitting, not the sweep
   for (const char* want : {"floor/read_model", "sequence/V1", "sequence/CPU", "dot/warp_shuffle_dot",

@@ -25,13 +25,21 @@ class Capture : public benchmark::BenchmarkReporter {
 
 // Google Benchmark 1.8 reports skips and errors through `skipped`; 1.7 through `error_occurred`.
 template <class R>
-auto failed(const R& r, int) -> decltype(bool(r.skipped)) { return bool(r.skipped); }
+auto failed(const R& r, int) -> decltype(bool(r.skipped)) {
+  return bool(r.skipped);
+}
 template <class R>
-bool failed(const R& r, long) { return r.error_occurred; }
+bool failed(const R& r, long) {
+  return r.error_occurred;
+}
 template <class R>
-auto message(const R& r, int) -> decltype(std::string(r.skip_message)) { return r.skip_message; }
+auto message(const R& r, int) -> decltype(std::string(r.skip_message)) {
+  return r.skip_message;
+}
 template <class R>
-std::string message(const R& r, long) { return r.error_message; }
+std::string message(const R& r, long) {
+  return r.error_message;
+}
 
 // Registers `fn` alone, runs it, returns its one run.
 template <class Fn>
@@ -93,12 +101,15 @@ TEST_F(MeasureGpu, WarmModeHasNoFlushBuffer) {
 TEST_F(MeasureGpu, ExecPublishesSamplesModeAndTelemetry) {
   init(CacheMode::Cold);
   int seen = 0;
-  const auto r = run_one("measure_test/exec", [&](benchmark::State& st) {
-    ExecOptions o;
-    o.min_bytes = kBytes / 4;  // a bound it meets whatever part of the writes the L2 absorbs
-    o.on_sample = [&](double ms) { seen += ms > 0; };
-    exec(st, memset_work(), o);
-  }, 20);
+  const auto r = run_one(
+      "measure_test/exec",
+      [&](benchmark::State& st) {
+        ExecOptions o;
+        o.min_bytes = kBytes / 4;  // a bound it meets whatever part of the writes the L2 absorbs
+        o.on_sample = [&](double ms) { seen += ms > 0; };
+        exec(st, memset_work(), o);
+      },
+      20);
   ASSERT_FALSE(failed(r, 0)) << message(r, 0);
   EXPECT_EQ(seen, 20);
   EXPECT_EQ(r.counters.at("samples").value, 20);
@@ -117,25 +128,31 @@ TEST_F(MeasureGpu, ExecPublishesSamplesModeAndTelemetry) {
 
 TEST_F(MeasureGpu, RefusesAFigureFasterThanItsBytes) {
   init(CacheMode::Cold);
-  const auto r = run_one("measure_test/too_fast", [&](benchmark::State& st) {
-    ExecOptions o;
-    o.min_bytes = 1e12;  // a terabyte "read" by no work at all
-    exec(st, [](cudaStream_t) {}, o);
-  }, 5);
+  const auto r = run_one(
+      "measure_test/too_fast",
+      [&](benchmark::State& st) {
+        ExecOptions o;
+        o.min_bytes = 1e12;  // a terabyte "read" by no work at all
+        exec(
+            st, [](cudaStream_t) {}, o);
+      },
+      5);
   EXPECT_TRUE(failed(r, 0));
   EXPECT_NE(message(r, 0).find("refused"), std::string::npos) << message(r, 0);
 }
 
 TEST_F(MeasureGpu, SkipGivesTheReason) {
   init(CacheMode::Warm);
-  const auto r = run_one("measure_test/skip", [](benchmark::State& st) { skip(st, "k = 1024 is beyond this stage"); }, 1);
+  const auto r = run_one(
+      "measure_test/skip", [](benchmark::State& st) { skip(st, "k = 1024 is beyond this stage"); }, 1);
   EXPECT_TRUE(failed(r, 0));
   EXPECT_NE(message(r, 0).find("k = 1024 is beyond this stage"), std::string::npos) << message(r, 0);
 }
 
 TEST_F(MeasureGpu, NoiseStoppingHoldsItsSamplesInOneIteration) {
   init(CacheMode::Warm, 0.5);  // 50 %: converges as soon as the minimum of 5 samples is there
-  const auto r = run_one("measure_test/stopping", [&](benchmark::State& st) { exec(st, memset_work()); }, 1);
+  const auto r = run_one(
+      "measure_test/stopping", [&](benchmark::State& st) { exec(st, memset_work()); }, 1);
   ASSERT_FALSE(failed(r, 0)) << message(r, 0);
   EXPECT_EQ(r.iterations, 1);
   EXPECT_GE(r.counters.at("samples").value, 5);
@@ -144,13 +161,16 @@ TEST_F(MeasureGpu, NoiseStoppingHoldsItsSamplesInOneIteration) {
 
 TEST_F(MeasureGpu, SelfTimedWorkReportsItsOwnTime) {
   init(CacheMode::Cold);
-  const auto r = run_one("measure_test/self_timed", [&](benchmark::State& st) {
-    exec_timed(st, [&](cudaStream_t s) {
-      memset_work()(s);
-      CUDA_CHECK(cudaStreamSynchronize(s));
-      return 2.5;
-    });
-  }, 4);
+  const auto r = run_one(
+      "measure_test/self_timed",
+      [&](benchmark::State& st) {
+        exec_timed(st, [&](cudaStream_t s) {
+          memset_work()(s);
+          CUDA_CHECK(cudaStreamSynchronize(s));
+          return 2.5;
+        });
+      },
+      4);
   ASSERT_FALSE(failed(r, 0)) << message(r, 0);
   EXPECT_NEAR(r.GetAdjustedRealTime(), 2.5e6, 1.0);  // ns: manual time, 2.5 ms a sample
   EXPECT_EQ(r.counters.at("samples").value, 4);

@@ -118,7 +118,7 @@ TEST(MeasureRefusal, LeastTimeAllowsForTheL2) {
   EXPECT_DOUBLE_EQ(least_time_ms(1e9, peak, 50e6), 0.475);  // warm: 50 MB may come from the L2
   EXPECT_DOUBLE_EQ(least_time_ms(40e6, peak, 50e6), 0.0);   // all of it may be cached
   EXPECT_DOUBLE_EQ(least_time_ms(0, peak, 0), 0.0);
-  EXPECT_DOUBLE_EQ(least_time_ms(1e9, 0, 0), 0.0);          // peak unknown: no bound
+  EXPECT_DOUBLE_EQ(least_time_ms(1e9, 0, 0), 0.0);  // peak unknown: no bound
 }
 
 TEST(MeasureRefusal, RefusesOnlyFiguresFasterThanTheBound) {

@@ -46,13 +46,19 @@ double predicted_ms(std::string_view pipeline, int batch) {
     if (f.batch == batch) return f.ms;
     if (f.batch < batch && (!lo || f.batch > lo->batch)) lo = &f;
     if (f.batch > batch && (!hi || f.batch < hi->batch)) hi = &f;
-    if (!first || f.batch < first->batch) second = first, first = &f;
-    else if (!second || f.batch < second->batch) second = &f;
-    if (!last || f.batch > last->batch) before_last = last, last = &f;
-    else if (!before_last || f.batch > before_last->batch) before_last = &f;
+    if (!first || f.batch < first->batch)
+      second = first, first = &f;
+    else if (!second || f.batch < second->batch)
+      second = &f;
+    if (!last || f.batch > last->batch)
+      before_last = last, last = &f;
+    else if (!before_last || f.batch > before_last->batch)
+      before_last = &f;
   }
-  if (!lo) lo = first, hi = second;       // below the table
-  else if (!hi) lo = before_last, hi = last;  // above it
+  if (!lo)
+    lo = first, hi = second;  // below the table
+  else if (!hi)
+    lo = before_last, hi = last;  // above it
   if (!lo || !hi || lo == hi) return std::numeric_limits<double>::quiet_NaN();
   const double t = (std::log(double(batch)) - std::log(double(lo->batch))) /
                    (std::log(double(hi->batch)) - std::log(double(lo->batch)));
@@ -112,12 +118,12 @@ AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made, con
   } else if (copy_made || saving * double(expected_queries) > copy_ms()) {
     c.one = &pipeline("fused_f16");
     c.why = copy_made ? std::string("the 16-bit copy exists")
-                      : fmt("%.0f queries x %.3f ms saved > the 16-bit copy (%.3f ms)", double(expected_queries), saving,
-                            copy_ms());
+                      : fmt("%.0f queries x %.3f ms saved > the 16-bit copy (%.3f ms)", double(expected_queries),
+                            saving, copy_ms());
   } else {
     c.one = &pipeline("fused");
-    c.why = fmt("%.0f queries x %.3f ms saved < the 16-bit copy (%.3f ms)", double(expected_queries), saving,
-                copy_ms());
+    c.why =
+        fmt("%.0f queries x %.3f ms saved < the 16-bit copy (%.3f ms)", double(expected_queries), saving, copy_ms());
   }
   return c;
 }

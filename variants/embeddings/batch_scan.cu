@@ -23,7 +23,7 @@ cudaDataType_t cuda_type(GemmInput g) {
 
 cublasComputeType_t compute_type(GemmInput g) {
   // PEDANTIC: no TF32 even if NVIDIA_TF32_OVERRIDE or the handle's math mode would allow it.
-  return g == GemmInput::F32 ? CUBLAS_COMPUTE_32F_PEDANTIC
+  return g == GemmInput::F32    ? CUBLAS_COMPUTE_32F_PEDANTIC
          : g == GemmInput::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                 : CUBLAS_COMPUTE_32F;
 }
@@ -46,10 +46,13 @@ int BatchPolicy::slices(int batch, int tile_rows) {
 
 int batch_slices(BatchScan scan, int batch, int tile_rows, int dim, int K) {
   switch (scan) {
-    case BatchScan::FusedTensorCore: return tensor_scan_blocks(batch, dim, K);
+    case BatchScan::FusedTensorCore:
+      return tensor_scan_blocks(batch, dim, K);
     case BatchScan::FilteredMma:
-    case BatchScan::FilteredI8: return 1;  // its select leaves one list a query
-    default: return BatchPolicy::slices(batch, tile_rows);
+    case BatchScan::FilteredI8:
+      return 1;  // its select leaves one list a query
+    default:
+      return BatchPolicy::slices(batch, tile_rows);
   }
 }
 
@@ -59,7 +62,8 @@ std::string batch_scan_refusal(BatchScan scan, int dim, int K, int cc_major) {
   if (scan == BatchScan::FusedTensorCore) return tensor_scan_refusal(dim, K);
   if (filtered_scan(scan)) {
     std::string why = filter_scan_refusal(dim);
-    if (why.empty() && cc_major > 0 && cc_major < 8) why = "the filtered scan needs compute capability 8.0 (mma.sync m16n8k16)";
+    if (why.empty() && cc_major > 0 && cc_major < 8)
+      why = "the filtered scan needs compute capability 8.0 (mma.sync m16n8k16)";
     if (why.empty() && scan == BatchScan::FilteredI8) why = filter_scan_i8_refusal(dim, cc_major);
     return why;
   }
@@ -82,14 +86,14 @@ std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int di
       scan == BatchScan::FilteredI8
           ? B * (filter_scan_i8_ldg(dim) + sizeof(float4)) + filter_scan_queries(batch) * tiled_i8::kMaxSegments * 4
           : 0;
-  return B * dim * 4 + B * 4                        // queries and their norms
-         + B * ldg * element_bytes(g)               // normalised queries
+  return B * dim * 4 + B * 4           // queries and their norms
+         + B * ldg * element_bytes(g)  // normalised queries
          + score_tiles * B * static_cast<std::size_t>(tile_rows) * (scores == Storage::F32 ? 4 : 2)  // tiles of scores
-         + B * S * K * 8 + B * 4                    // candidate lists, shared thresholds
-         + filter                                   // the filtered scan's candidate buffers
-         + (filtered_scan(scan) ? B * 4 : 0)        // and the queries' centring shifts
-         + i8_queries                               // the int8 walk's query codes and bounds
-         + B * static_cast<std::size_t>(k) * 8 + B * 4;     // results and status
+         + B * S * K * 8 + B * 4                         // candidate lists, shared thresholds
+         + filter                                        // the filtered scan's candidate buffers
+         + (filtered_scan(scan) ? B * 4 : 0)             // and the queries' centring shifts
+         + i8_queries                                    // the int8 walk's query codes and bounds
+         + B * static_cast<std::size_t>(k) * 8 + B * 4;  // results and status
 }
 
 void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
@@ -117,7 +121,7 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
     centre_shift_kernel<<<a.batch, 128, 0, s>>>(a.queries, a.query_norms, a.centre_mean, a.exact.dim, a.shifts);
     CUDA_CHECK_LAUNCH();
   }
-  if (filtered_scan(a.scan)) return;  // its select writes every list whole, its scan the thresholds
+  if (filtered_scan(a.scan)) return;           // its select writes every list whole, its scan the thresholds
   if (a.scan == BatchScan::FusedTensorCore) {  // its blocks write every list whole
     CUDA_CHECK(cudaMemsetAsync(a.thresholds, 0, static_cast<std::size_t>(a.batch) * sizeof(unsigned), s));
     return;
@@ -140,9 +144,10 @@ void batch_gemm_warm_up(cublasHandle_t h, cudaStream_t s, void* scratch) {
   for (GemmInput g : {GemmInput::F32, GemmInput::TF32, GemmInput::BF16, GemmInput::F16})
     for (bool half_scores : {false, true}) {
       if (half_scores && g != GemmInput::F16) continue;  // fp16 scores come from fp16 inputs only
-      cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, kk, &alpha, a, cuda_type(g), kk, b, cuda_type(g), kk,
-                                &beta, c, half_scores ? CUDA_R_16F : CUDA_R_32F, m, compute_type(g), CUBLAS_GEMM_DEFAULT),
-                   "cublasGemmEx (warm-up)");
+      cublas_check(
+          cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, kk, &alpha, a, cuda_type(g), kk, b, cuda_type(g), kk, &beta,
+                       c, half_scores ? CUDA_R_16F : CUDA_R_32F, m, compute_type(g), CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx (warm-up)");
     }
   CUDA_CHECK(cudaStreamSynchronize(s));
 }
@@ -151,8 +156,10 @@ void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s,
                        const TileEvents& ev) {
   if (a.scan != BatchScan::GemmTiles) {  // no GEMM of its own: gemm_only leaves nothing to time
     if (a.gemm_only) return;
-    if (a.scan == BatchScan::FusedTensorCore) tensor_scan_tiles(a, s);
-    else filter_scan_tiles(a, s);
+    if (a.scan == BatchScan::FusedTensorCore)
+      tensor_scan_tiles(a, s);
+    else
+      filter_scan_tiles(a, s);
     return;
   }
   if (a.batch == 0 || a.exact.rows == 0) return;
@@ -174,9 +181,8 @@ void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s,
     if (t >= 2) CUDA_CHECK(cudaStreamWaitEvent(s, ev.selected[buf], 0));  // buffer free again
     // Column-major view: scores (m x B, ld = tile_rows) = tile^T (m x ldg) * queries (ldg x B).
     cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, a.batch, a.ldg, &alpha, model + row0 * row_bytes,
-                              cuda_type(a.input), a.ldg, a.queries_g, cuda_type(a.input), a.ldg, &beta,
-                              a.scores[buf], half ? CUDA_R_16F : CUDA_R_32F, a.tile_rows, compute_type(a.input),
-                              CUBLAS_GEMM_DEFAULT),
+                              cuda_type(a.input), a.ldg, a.queries_g, cuda_type(a.input), a.ldg, &beta, a.scores[buf],
+                              half ? CUDA_R_16F : CUDA_R_32F, a.tile_rows, compute_type(a.input), CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx");
     if (a.gemm_only) continue;
     CUDA_CHECK(cudaEventRecord(ev.scored[buf], s));
@@ -202,10 +208,9 @@ void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
   constexpr int kWarps = BatchPolicy::kRerankWarps;
   const std::size_t smem = batch_rerank_smem(a.exact.ld, a.K, a.k);
   allow_dynamic_smem(batch_rerank_kernel<kWarps>, smem, "batch_rerank_kernel");
-  batch_rerank_kernel<kWarps><<<a.batch, kWarps * 32, smem, s>>>(a.exact, a.queries, a.query_norms,
-                                                                 SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, a.k,
-                                                                 certificate_bound(a), a.out_s, a.out_r, a.status,
-                                                                 a.centre_mean ? a.shifts : nullptr);
+  batch_rerank_kernel<kWarps><<<a.batch, kWarps * 32, smem, s>>>(
+      a.exact, a.queries, a.query_norms, SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, a.k, certificate_bound(a),
+      a.out_s, a.out_r, a.status, a.centre_mean ? a.shifts : nullptr);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -37,21 +37,21 @@ struct BatchScanArgs {
   BatchScan scan = BatchScan::GemmTiles;
   const void* model = nullptr;  // rows x ldg elements of the GEMM input type
   int ldg = 0;
-  DotArgs exact{};              // fp32 model (vectors, norms, rows, dim, ld); its query fields unused
+  DotArgs exact{};                   // fp32 model (vectors, norms, rows, dim, ld); its query fields unused
   const float* inv_norms = nullptr;  // rows
   const float* queries = nullptr;    // batch x dim, as uploaded
   const float* query_norms = nullptr;
-  void* queries_g = nullptr;         // batch x ldg, normalised, GEMM input type
+  void* queries_g = nullptr;  // batch x ldg, normalised, GEMM input type
   int batch = 0;
   int k = 0;
   int K = 0;
   int tile_rows = 0;
   int slices = 1;
-  Storage scores_type = Storage::F32;     // F32 or F16
-  void* scores[2] = {nullptr, nullptr};   // batch x tile_rows each
-  float* lists_s = nullptr;               // batch x slices x K
+  Storage scores_type = Storage::F32;    // F32 or F16
+  void* scores[2] = {nullptr, nullptr};  // batch x tile_rows each
+  float* lists_s = nullptr;              // batch x slices x K
   int* lists_r = nullptr;
-  unsigned* thresholds = nullptr;         // batch: the fused scan's shared K-th per query
+  unsigned* thresholds = nullptr;            // batch: the fused scan's shared K-th per query
   unsigned long long* candidates = nullptr;  // the filtered scan: filter_scan_queries x capacity
   unsigned* counts = nullptr;                // and their fill, filter_scan_queries
   long long capacity = 0;
@@ -147,7 +147,8 @@ struct TileEvents {
   cudaEvent_t scored[2];
   cudaEvent_t selected[2];
 };
-void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s, cudaStream_t side, const TileEvents& ev);
+void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s, cudaStream_t side,
+                       const TileEvents& ev);
 
 // 1 / |x| per row (zero rows: 0), once per model.
 void launch_inverse_norms(const float* norms, long long rows, float* inv, cudaStream_t s);

@@ -2,8 +2,8 @@
 // (kernels/embeddings/radix_select.cuh). It depends only on n, so it is asked once per n and
 // thread: the query costs host time that would show as an idle GPU inside a timed stage.
 #pragma once
-#include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <cub/device/device_select.cuh>
 
 #include <cstddef>
 

@@ -13,11 +13,16 @@ namespace distancies {
 
 const char* stage_data_name(StageData d) {
   switch (d) {
-    case StageData::Model: return "the model";
-    case StageData::Similarities: return "a similarity per row";
-    case StageData::SortedChunks: return "sorted k-chunks";
-    case StageData::CandidateLists: return "per-block candidate lists";
-    case StageData::TopK: return "the top k";
+    case StageData::Model:
+      return "the model";
+    case StageData::Similarities:
+      return "a similarity per row";
+    case StageData::SortedChunks:
+      return "sorted k-chunks";
+    case StageData::CandidateLists:
+      return "per-block candidate lists";
+    case StageData::TopK:
+      return "the top k";
   }
   return "?";
 }
@@ -39,7 +44,8 @@ std::vector<std::string> stage_problems(const TopkStage& s, const Table<TopkStag
   const std::string me = std::string("top-k stage '") + s.name + "'";
   if (!s.run || !s.temp_bytes) out.push_back(me + " has no run or scratch function");
   if (s.input == StageData::TopK) out.push_back(me + " reads the top k (nothing left to do)");
-  if (s.input == StageData::Model && !s.reads_model) out.push_back(me + " reads the model but does not say it scans it");
+  if (s.input == StageData::Model && !s.reads_model)
+    out.push_back(me + " reads the model but does not say it scans it");
   const bool needs_before = s.input == StageData::SortedChunks || s.input == StageData::CandidateLists;
   if (s.after) {
     const TopkStage* a = stages.find(s.after);
@@ -58,7 +64,8 @@ namespace {
 
 // A row's fallback chain resolves and ends (no row falls back to itself, directly or not).
 template <class Row>
-void fallback_chain_problems(const Row& row, const Table<Row>& all, const std::string& me, std::vector<std::string>& out) {
+void fallback_chain_problems(const Row& row, const Table<Row>& all, const std::string& me,
+                             std::vector<std::string>& out) {
   const Row* at = &row;
   for (int hops = 0; at->fallback; ++hops) {
     const Row* next = all.find(at->fallback);
@@ -94,7 +101,8 @@ std::vector<std::string> pipeline_problems(const Pipeline& p, const Table<DotVar
                     stage_data_name(have));
     have = s->output;
   }
-  if (have != StageData::TopK) out.push_back(me + " ends with " + std::string(stage_data_name(have)) + ", not the top k");
+  if (have != StageData::TopK)
+    out.push_back(me + " ends with " + std::string(stage_data_name(have)) + ", not the top k");
   fallback_chain_problems(p, all, me, out);
   return out;
 }
@@ -105,7 +113,8 @@ std::vector<std::string> batch_problems(const BatchPipeline& b, const Table<Batc
   std::vector<std::string> out;
   const std::string me = std::string("batch pipeline '") + b.name + "'";
   if (b.per_query && !pipelines().find(b.per_query)) out.push_back(me + " runs unknown pipeline '" + b.per_query + "'");
-  if (!b.fallback && !pipelines().find("fused")) out.push_back(me + " ends in the exact pipeline 'fused', which is not registered");
+  if (!b.fallback && !pipelines().find("fused"))
+    out.push_back(me + " ends in the exact pipeline 'fused', which is not registered");
   fallback_chain_problems(b, all, me, out);
   return out;
 }
@@ -120,10 +129,12 @@ std::vector<std::string> problems_of(const Table<Row>& t, Fn row_problems) {
 }
 
 template <class Row>
-registry::Family family_of(const Table<Row>& t, std::function<std::vector<std::string>(const Row&)> row_problems,
-                           std::function<std::string(const Row&)> requirements = nullptr,
-                           std::function<std::vector<std::pair<std::string, std::string>>(const Row&)> traits = nullptr) {
-  return {t.study(), t.family(), t.what(), [&t, requirements, traits] { return registry::views(t, requirements, traits); },
+registry::Family family_of(
+    const Table<Row>& t, std::function<std::vector<std::string>(const Row&)> row_problems,
+    std::function<std::string(const Row&)> requirements = nullptr,
+    std::function<std::vector<std::pair<std::string, std::string>>(const Row&)> traits = nullptr) {
+  return {t.study(), t.family(), t.what(),
+          [&t, requirements, traits] { return registry::views(t, requirements, traits); },
           [&t, row_problems] { return problems_of(t, row_problems); }};
 }
 

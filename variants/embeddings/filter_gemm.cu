@@ -51,8 +51,10 @@ int launch(FilterScanArgs f, typename Epi::Args x, const void* model, const void
   f.qgroups = ceil_div(f.nq, kQueries);
   const int kblocks = ceil_div(f.ldg, Epi::kKBlock);
   const int steps = ceil_div(f.ldg - (kblocks - 1) * Epi::kKBlock, Epi::kKStep);
-  auto mmodel = make_tensor(make_gmem_ptr(static_cast<const E*>(model)), make_shape(f.rows, f.ldg), make_stride(f.ldg, Int<1>{}));
-  auto mqueries = make_tensor(make_gmem_ptr(static_cast<const E*>(queries)), make_shape(f.nq, f.ldg), make_stride(f.ldg, Int<1>{}));
+  auto mmodel =
+      make_tensor(make_gmem_ptr(static_cast<const E*>(model)), make_shape(f.rows, f.ldg), make_stride(f.ldg, Int<1>{}));
+  auto mqueries =
+      make_tensor(make_gmem_ptr(static_cast<const E*>(queries)), make_shape(f.nq, f.ldg), make_stride(f.ldg, Int<1>{}));
   auto tma_rows = make_tma_atom(SM90_TMA_LOAD{}, mmodel, typename C::RowLayout{}(_, _, 0),
                                 Shape<Int<wgmma_filter::kRowTile>, Int<Epi::kKBlock>>{});
   auto tma_queries = make_tma_atom(SM90_TMA_LOAD{}, mqueries, typename C::QueryLayout{}(_, _, 0),
@@ -67,7 +69,7 @@ int launch(FilterScanArgs f, typename Epi::Args x, const void* model, const void
     x.seg = f.capacity / parts;  // each part's segment of a query's buffer
   }
   kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, x, kblocks, tile_stride, mma_order(), tma_rows,
-                                                                  tma_queries);
+                                                                 tma_queries);
   CUDA_CHECK_LAUNCH();
   return parts;
 }
@@ -76,7 +78,7 @@ int launch(FilterScanArgs f, typename Epi::Args x, const void* model, const void
 // against 3.62 ms, run 34).
 template <class Epi, int kShort>
 int launch_for_batch(const FilterScanArgs& f, const typename Epi::Args& x, const void* model, const void* queries,
-                      int tile_stride, cudaStream_t s) {
+                     int tile_stride, cudaStream_t s) {
   if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
   if (f.nq <= 64) return launch<Epi, 64, kShort>(f, x, model, queries, tile_stride, s);
   if (f.nq <= 128) return launch<Epi, 128, kShort>(f, x, model, queries, tile_stride, s);
@@ -86,17 +88,20 @@ int launch_for_batch(const FilterScanArgs& f, const typename Epi::Args& x, const
 }  // namespace
 
 bool filter_gemm_fits(int ldg, int major, int minor) {
-  return major == 9 && minor == 0 && ceil_div(ldg, wgmma_filter::F16Filter::kKBlock) <= wgmma_filter::F16Filter::kMaxKBlocks;
+  return major == 9 && minor == 0 &&
+         ceil_div(ldg, wgmma_filter::F16Filter::kKBlock) <= wgmma_filter::F16Filter::kMaxKBlocks;
 }
 bool filter_gemm_i8_fits(int ldg, int major, int minor) {
-  return major == 9 && minor == 0 && ceil_div(ldg, wgmma_filter::I8Filter::kKBlock) <= wgmma_filter::I8Filter::kMaxKBlocks;
+  return major == 9 && minor == 0 &&
+         ceil_div(ldg, wgmma_filter::I8Filter::kKBlock) <= wgmma_filter::I8Filter::kMaxKBlocks;
 }
 
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
   launch_for_batch<wgmma_filter::F16Filter, 3>(f, {}, f.model, f.queries, tile_stride, s);
 }
 
-int filter_gemm_scan_i8(FilterScanArgs f, const I8FilterArgs& x, const void* codes, const void* query_codes, cudaStream_t s) {
+int filter_gemm_scan_i8(FilterScanArgs f, const I8FilterArgs& x, const void* codes, const void* query_codes,
+                        cudaStream_t s) {
   return launch_for_batch<wgmma_filter::I8Filter, 2>(f, x, codes, query_codes, 1, s);
 }
 

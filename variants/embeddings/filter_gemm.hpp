@@ -24,6 +24,6 @@ void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s);
 // part (x.seg is set here; select_segments_kernel gathers them). Returns the parts.
 bool filter_gemm_i8_fits(int ldg, int major, int minor);
 int filter_gemm_scan_i8(FilterScanArgs f, const I8FilterArgs& x, const void* codes, const void* query_codes,
-                         cudaStream_t s);
+                        cudaStream_t s);
 
 }  // namespace distancies

@@ -11,8 +11,8 @@
 
 #include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/mma_filter_rows.cuh"
-#include "kernels/embeddings/mma_filter_shared.cuh"
 #include "kernels/embeddings/mma_filter_scan.cuh"
+#include "kernels/embeddings/mma_filter_shared.cuh"
 #include "kernels/embeddings/segment_select.cuh"
 #include "variants/embeddings/batch_scan.hpp"
 #include "variants/embeddings/filter_gemm.hpp"
@@ -64,7 +64,8 @@ int refine_stride() {
     const char* env = std::getenv("DISTANCIES_GEMM_REFINE");
     if (env == nullptr) return Policy::kGemmRefineStride;
     const int v = std::atoi(env);
-    if (v < 1 || v > 256 || std::to_string(v) != env) throw Error(std::string("DISTANCIES_GEMM_REFINE must be 1 ... 256, not '") + env + "'");
+    if (v < 1 || v > 256 || std::to_string(v) != env)
+      throw Error(std::string("DISTANCIES_GEMM_REFINE must be 1 ... 256, not '") + env + "'");
     return v;
   }();
   return stride;
@@ -99,11 +100,11 @@ bool gemm_walk(int batch, int ldg) {
 }
 Walk walk_for(int tiles, int dim) {
   const int forced = forced_walk() == 3 ? -1 : forced_walk();
-  const bool shared_fits = tiles == Policy::kMaxTiles && chunks_of(dim) <= Policy::kSharedChunks &&
-                           device_status().props.major >= 9;
-  const bool rows_fit = filter_scan::query_smem(tiles, chunks_of(dim)) +
-                            filter_scan::rows_ring_smem(reduced_leading_dim(dim)) <=
-                        Policy::kRowsMaxSmem;
+  const bool shared_fits =
+      tiles == Policy::kMaxTiles && chunks_of(dim) <= Policy::kSharedChunks && device_status().props.major >= 9;
+  const bool rows_fit =
+      filter_scan::query_smem(tiles, chunks_of(dim)) + filter_scan::rows_ring_smem(reduced_leading_dim(dim)) <=
+      Policy::kRowsMaxSmem;
   if (forced == 2 && shared_fits) return Walk::Shared;
   if (forced == 1 && rows_fit) return Walk::Rows;
   if (forced == 0) return Walk::Chunks;
@@ -115,10 +116,14 @@ Walk walk_for(int tiles, int dim) {
 template <bool kSample>
 Kernel rows_kernel_of(int tiles) {
   switch (tiles) {
-    case 1: return mma_filter_rows_kernel<1, kSample>;
-    case 2: return mma_filter_rows_kernel<2, kSample>;
-    case 4: return mma_filter_rows_kernel<4, kSample>;
-    default: return mma_filter_rows_kernel<8, kSample>;
+    case 1:
+      return mma_filter_rows_kernel<1, kSample>;
+    case 2:
+      return mma_filter_rows_kernel<2, kSample>;
+    case 4:
+      return mma_filter_rows_kernel<4, kSample>;
+    default:
+      return mma_filter_rows_kernel<8, kSample>;
   }
 }
 
@@ -129,10 +134,14 @@ Kernel kernel_of(int tiles, int units, Walk walk) {
   if (walk == Walk::Shared) return mma_filter_shared_kernel<10, kSample>;
   if (walk == Walk::Rows) return rows_kernel_of<kSample>(tiles);
   switch (tiles) {
-    case 1: return mma_filter_scan_kernel<1, 2, kSample>;
-    case 2: return mma_filter_scan_kernel<2, 2, kSample>;
-    case 4: return mma_filter_scan_kernel<4, 2, kSample>;
-    default: return units == 2 ? mma_filter_scan_kernel<8, 2, kSample> : mma_filter_scan_kernel<8, 1, kSample>;
+    case 1:
+      return mma_filter_scan_kernel<1, 2, kSample>;
+    case 2:
+      return mma_filter_scan_kernel<2, 2, kSample>;
+    case 4:
+      return mma_filter_scan_kernel<4, 2, kSample>;
+    default:
+      return units == 2 ? mma_filter_scan_kernel<8, 2, kSample> : mma_filter_scan_kernel<8, 1, kSample>;
   }
 }
 static_assert(Policy::kMaxTiles == 8, "kernel_of's table follows the policy");
@@ -142,8 +151,9 @@ struct Sample {
   long long groups = 0, stride = 0;
 };
 Sample sample_for(long long rows, int K) {
-  const long long want = std::max<long long>(ceil_div(static_cast<long long>(K), 16ll),
-                                             static_cast<long long>(std::ceil(std::sqrt(double(K) * double(rows)) / 16)));
+  const long long want =
+      std::max<long long>(ceil_div(static_cast<long long>(K), 16ll),
+                          static_cast<long long>(std::ceil(std::sqrt(double(K) * double(rows)) / 16)));
   if (rows < Policy::kSeedRatio * want * 16) return {};
   return {want, rows / 16 / want};
 }
@@ -162,7 +172,8 @@ int blocks_per_sm(Kernel kernel, std::size_t smem) {
   if (auto it = known.find(key); it != known.end()) return it->second;
   int fit = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, Policy::kWarps * 32, smem));
-  if (fit < 1) throw Error("the filtered scan cannot run a block with " + std::to_string(smem) + " bytes of shared memory");
+  if (fit < 1)
+    throw Error("the filtered scan cannot run a block with " + std::to_string(smem) + " bytes of shared memory");
   return known[key] = fit;
 }
 
@@ -188,7 +199,8 @@ std::string filter_scan_i8_refusal(int dim, int cc_major) {
 
 std::string filter_scan_refusal(int dim) {
   if (tile_smem(dim) <= Policy::kMaxQuerySmem) return {};
-  return "a " + std::to_string(dim) + "-dimensional model's query fragments do not fit the filtered scan's shared memory";
+  return "a " + std::to_string(dim) +
+         "-dimensional model's query fragments do not fit the filtered scan's shared memory";
 }
 
 bool filter_scan_seeds(long long rows, int K) { return sample_for(rows, K).groups > 0; }
@@ -200,7 +212,7 @@ long long filter_scan_i8_capacity(long long rows, int K) {
 }
 
 long long filter_scan_buffer_capacity(BatchScan scan, long long rows, int K) {
-  return scan == BatchScan::FilteredI8 ? filter_scan_i8_capacity(rows, K)
+  return scan == BatchScan::FilteredI8    ? filter_scan_i8_capacity(rows, K)
          : scan == BatchScan::FilteredMma ? filter_scan_capacity(rows, K)
                                           : 0;
 }
@@ -217,9 +229,12 @@ std::string filter_scan_walk(int batch, int dim) {
   const int tiles = tiles_for(std::min(batch, Policy::kMaxQueries), dim);
   if (gemm_walk(batch, reduced_leading_dim(dim))) return "gemm";
   switch (walk_for(tiles, dim)) {
-    case Walk::Shared: return "shared";
-    case Walk::Rows: return "rows";
-    default: return "chunks";
+    case Walk::Shared:
+      return "shared";
+    case Walk::Rows:
+      return "rows";
+    default:
+      return "chunks";
   }
 }
 
@@ -230,11 +245,12 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
   if (a.batch == 0) return;
   if (a.input != GemmInput::F16) throw Error("the filtered scan reads the fp16 copy");
   const bool i8 = a.scan == BatchScan::FilteredI8;
-  const std::string why = i8 ? batch_scan_refusal(a.scan, a.exact.dim, a.K, device_status().props.major)
-                             : filter_scan_refusal(a.exact.dim);
+  const std::string why =
+      i8 ? batch_scan_refusal(a.scan, a.exact.dim, a.K, device_status().props.major) : filter_scan_refusal(a.exact.dim);
   if (!why.empty()) throw Error(why);
   const long long rows = a.exact.rows;
-  if (a.capacity < filter_scan_buffer_capacity(a.scan, rows, a.K)) throw Error("filtered scan: candidate buffers too small");
+  if (a.capacity < filter_scan_buffer_capacity(a.scan, rows, a.K))
+    throw Error("filtered scan: candidate buffers too small");
   // The thresholds bound the k-th best similarity, not the K-th: every row of the true top k is
   // still appended, and a row left out scores below the k-th, so a query that appends fewer than
   // K candidates is answered by those it appended (docs/batch.md, "Thresholds at the k-th").
@@ -252,8 +268,9 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
   const int tiles = tiles_for(a.batch, a.exact.dim), units = units_for(tiles);
   const Walk walk = walk_for(tiles, a.exact.dim);
   const std::size_t smem = walk == Walk::Shared ? filter_scan::shared_ring_smem(a.ldg)
-                           : filter_scan::query_smem(tiles, chunks_of(a.exact.dim)) +
-                                 (walk == Walk::Rows ? filter_scan::rows_ring_smem(a.ldg) : filter_scan::ring_smem(units));
+                                                : filter_scan::query_smem(tiles, chunks_of(a.exact.dim)) +
+                                                      (walk == Walk::Rows ? filter_scan::rows_ring_smem(a.ldg)
+                                                                          : filter_scan::ring_smem(units));
   constexpr int kSelect = Policy::kSelectThreads;
   // What a seed is lowered by: twice the error bound, a little more for the subtraction's rounding.
   const float margin = 2.0f * a.error_bound * (1.0f + 0x1p-20f);
@@ -279,8 +296,8 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
       launch_scan(kernel_of<true>(tiles, units, walk), sample, smem, s);
       const std::size_t seed_smem = filter_scan::select_smem(sm.groups * 16);
       allow_dynamic_smem(seed_from_sample_kernel<kSelect>, seed_smem, "seed_from_sample_kernel");
-      seed_from_sample_kernel<kSelect><<<f.nq, kSelect, seed_smem, s>>>(
-          a.candidates, a.capacity, sm.groups * 16, rank, margin, thresholds);
+      seed_from_sample_kernel<kSelect>
+          <<<f.nq, kSelect, seed_smem, s>>>(a.candidates, a.capacity, sm.groups * 16, rank, margin, thresholds);
       CUDA_CHECK_LAUNCH();
     } else {
       CUDA_CHECK(cudaMemsetAsync(thresholds, 0, f.nq * sizeof(unsigned), s));
@@ -293,8 +310,8 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
       filter_gemm_scan(f, refine_stride(), s);
       const std::size_t refine_smem = filter_scan::select_smem(a.capacity);
       allow_dynamic_smem(refine_seed_kernel<kSelect>, refine_smem, "refine_seed_kernel");
-      refine_seed_kernel<kSelect><<<f.nq, kSelect, refine_smem, s>>>(a.candidates, a.capacity, a.counts, rank, margin,
-                                                                    thresholds);
+      refine_seed_kernel<kSelect>
+          <<<f.nq, kSelect, refine_smem, s>>>(a.candidates, a.capacity, a.counts, rank, margin, thresholds);
       CUDA_CHECK_LAUNCH();
     }
     f.groups = ceil_div(rows, 16ll);
@@ -305,7 +322,8 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     if (i8) {  // its counts are per block part, in seg_counts (select_segments_kernel gathers them)
       FilterScanArgs g = f;
       g.ldg = a.i8.ldg;
-      const I8FilterArgs x{a.i8.order, a.i8.tiles, a.i8.query_bounds + q0, margin / 2, a.i8.fp32_bound, 0, a.i8.seg_counts};
+      const I8FilterArgs x{a.i8.order,      a.i8.tiles, a.i8.query_bounds + q0, margin / 2,
+                           a.i8.fp32_bound, 0,          a.i8.seg_counts};
       const int parts = filter_gemm_scan_i8(
           g, x, a.i8.codes, static_cast<const signed char*>(a.i8.queries) + static_cast<std::size_t>(q0) * a.i8.ldg, s);
       allow_dynamic_smem(select_segments_kernel<kSelect>, select_bytes, "select_segments_kernel");
@@ -318,8 +336,8 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
       else
         launch_scan(kernel_of<false>(tiles, units, walk), f, smem, s);
       allow_dynamic_smem(select_candidates_kernel<kSelect>, select_bytes, "select_candidates_kernel");
-      select_candidates_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(a.candidates, a.capacity, a.counts, a.K,
-                                                                            out, a.status + q0);
+      select_candidates_kernel<kSelect>
+          <<<f.nq, kSelect, select_bytes, s>>>(a.candidates, a.capacity, a.counts, a.K, out, a.status + q0);
     }
     CUDA_CHECK_LAUNCH();
   }

@@ -13,8 +13,8 @@
 #include "variants/embeddings/grid.hpp"
 #include "variants/embeddings/large_k_select.hpp"
 #include "variants/embeddings/list_select.hpp"
-#include "variants/embeddings/registry.hpp"
 #include "variants/embeddings/policy.hpp"
+#include "variants/embeddings/registry.hpp"
 
 namespace distancies {
 namespace {
@@ -50,7 +50,8 @@ void run_fused(TopkState& s, cudaStream_t stream) {
     // Beyond the lists: the same scan writes every similarity (the lists' bits, so the reduced
     // pipelines' re-rank still reproduces them), then the radix select. Exact, not one pass.
     const std::size_t smem = a.ld * sizeof(float);
-    if (smem > kDefaultDynamicSmemBytes) throw Error("fused_scan_topk: dimension too large for its shared-memory query");
+    if (smem > kDefaultDynamicSmemBytes)
+      throw Error("fused_scan_topk: dimension too large for its shared-memory query");
     fused_scan_topk_kernel<kWarps, kRows, kSegs, kBlocksPerSm, true>
         <<<scan_blocks(s.n), kWarps * 32, smem, stream>>>(a, 0, s.sims, nullptr);
     CUDA_CHECK_LAUNCH();
@@ -72,8 +73,10 @@ void run_fused(TopkState& s, cudaStream_t stream) {
   float* cand_s = static_cast<float*>(s.temp);
   int* cand_r = reinterpret_cast<int*>(cand_s + static_cast<std::size_t>(chunks) * s.k);
   const std::size_t scan_smem = a.ld * sizeof(float) + lists_bytes(kWarps, s.k);
-  if (scan_smem > kDefaultDynamicSmemBytes) throw Error("fused_scan_topk: dimension too large for its shared-memory query");
-  fused_scan_topk_kernel<kWarps, kRows, kSegs, kBlocksPerSm><<<blocks, kWarps * 32, scan_smem, stream>>>(a, s.k, cand_s, cand_r);
+  if (scan_smem > kDefaultDynamicSmemBytes)
+    throw Error("fused_scan_topk: dimension too large for its shared-memory query");
+  fused_scan_topk_kernel<kWarps, kRows, kSegs, kBlocksPerSm>
+      <<<blocks, kWarps * 32, scan_smem, stream>>>(a, s.k, cand_s, cand_r);
   CUDA_CHECK_LAUNCH();
   launch_select_from_lists(cand_s, cand_r, chunks, s.k, s.sims, s.idx, stream);
   s.chunks = 1;
@@ -98,7 +101,8 @@ void run_warp_select(TopkState& s, cudaStream_t stream) {
   float* cand_s = static_cast<float*>(s.temp);
   int* cand_r = reinterpret_cast<int*>(cand_s + static_cast<std::size_t>(chunks) * s.k);
   const std::size_t smem = lists_bytes(kSelectWarps, s.k);
-  warp_select_kernel<kSelectWarps><<<blocks, kSelectWarps * 32, smem, stream>>>(s.sims, s.idx, s.n, s.k, cand_s, cand_r);
+  warp_select_kernel<kSelectWarps>
+      <<<blocks, kSelectWarps * 32, smem, stream>>>(s.sims, s.idx, s.n, s.k, cand_s, cand_r);
   CUDA_CHECK_LAUNCH();
   launch_select_from_lists(cand_s, cand_r, chunks, s.k, s.sims, s.idx, stream);
   s.chunks = 1;
@@ -108,13 +112,28 @@ void run_warp_select(TopkState& s, cudaStream_t stream) {
 
 // Registered in topk_stages() (topk_stages.cu) through these entries.
 TopkStage fused_scan_topk_stage() {
-  return {"fused_scan_topk", "dot + per-warp top-k in one pass over the model, then a one-block select (k > 128: every similarity, then the large-k radix select)",
-          "beyond the study", StageData::Model, StageData::TopK, nullptr, fused_temp, run_fused, true};
+  return {"fused_scan_topk",
+          "dot + per-warp top-k in one pass over the model, then a one-block select (k > 128: every similarity, then "
+          "the large-k radix select)",
+          "beyond the study",
+          StageData::Model,
+          StageData::TopK,
+          nullptr,
+          fused_temp,
+          run_fused,
+          true};
 }
 
 TopkStage warp_select_stage() {
-  return {"warp_select", "per-warp top-k lists in shared memory over the similarity array, one-block select (k > 128: the large-k radix select)",
-          "beyond the study", StageData::Similarities, StageData::TopK, nullptr, select_temp, run_warp_select};
+  return {"warp_select",
+          "per-warp top-k lists in shared memory over the similarity array, one-block select (k > 128: the large-k "
+          "radix select)",
+          "beyond the study",
+          StageData::Similarities,
+          StageData::TopK,
+          nullptr,
+          select_temp,
+          run_warp_select};
 }
 
 }  // namespace distancies

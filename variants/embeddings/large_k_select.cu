@@ -1,7 +1,7 @@
 #include "variants/embeddings/large_k_select.hpp"
 
-#include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <cub/device/device_select.cuh>
 
 #include <algorithm>
 #include <cstdint>
@@ -87,8 +87,8 @@ void large_k_select_into(const float* sims, const int* idx, int n, int k, void* 
   const std::size_t smem = std::size_t(kk) * sizeof(ScoredRow);
   allow_dynamic_smem(order_chosen_kernel<kOrderThreads, kOrderGroup>, smem, "large_k_select");
   const int order_blocks = static_cast<int>(ceil_div(staged_place_threads(kk, k, kOrderGroup), kOrderThreads));
-  order_chosen_kernel<kOrderThreads, kOrderGroup><<<order_blocks, kOrderThreads, smem, stream>>>(
-      sims, idx, t.above, t.at, t.st, kk, k, out_s, out_r);
+  order_chosen_kernel<kOrderThreads, kOrderGroup>
+      <<<order_blocks, kOrderThreads, smem, stream>>>(sims, idx, t.above, t.at, t.st, kk, k, out_s, out_r);
   CUDA_CHECK_LAUNCH();
 }
 

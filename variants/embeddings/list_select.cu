@@ -18,7 +18,8 @@ void bound_and_filter(const float* cand_s, const int* cand_r, int chunks, int K,
 
 constexpr int kMergeWarps = policy::Active::ListMerge::kWarps;
 
-void pairwise(const float* cand_s, const int* cand_r, int chunks, int K, float* out_s, int* out_r, cudaStream_t stream) {
+void pairwise(const float* cand_s, const int* cand_r, int chunks, int K, float* out_s, int* out_r,
+              cudaStream_t stream) {
   pairwise_merge_kernel<kMergeWarps>
       <<<1, kMergeWarps * 32, lists_bytes(kMergeWarps, K), stream>>>(cand_s, cand_r, chunks, K, out_s, out_r);
   CUDA_CHECK_LAUNCH();
@@ -27,16 +28,19 @@ void pairwise(const float* cand_s, const int* cand_r, int chunks, int K, float* 
 }  // namespace
 
 const registry::Table<ListSelector>& list_selectors() {
-  static const registry::Table<ListSelector> table("embeddings", "list_select", "list selector", {
-      {"head_rank_bound", "K-th best list head (rank count) bounds the rest; one filter pass; rank count of the survivors",
-       "beyond the study", bound_and_filter<BoundBy::kHeadRanks>},
-      {"bitonic_bound", "K-th of up to 2,048 leading entries (bitonic sort) bounds the rest; filter; rank count",
-       "beyond the study", bound_and_filter<BoundBy::kBitonicSort>},
-      {"cub_merge_sort_bound", "the same, CUB BlockMergeSort sorting the leading entries and the survivors",
-       "beyond the study", bound_and_filter<BoundBy::kCubMergeSort>},
-      {"pairwise_merge", "16 warps fold the lists by warp-parallel merges, then a tree (until #5's last step)",
-       "beyond the study", pairwise},
-  });
+  static const registry::Table<ListSelector> table(
+      "embeddings", "list_select", "list selector",
+      {
+          {"head_rank_bound",
+           "K-th best list head (rank count) bounds the rest; one filter pass; rank count of the survivors",
+           "beyond the study", bound_and_filter<BoundBy::kHeadRanks>},
+          {"bitonic_bound", "K-th of up to 2,048 leading entries (bitonic sort) bounds the rest; filter; rank count",
+           "beyond the study", bound_and_filter<BoundBy::kBitonicSort>},
+          {"cub_merge_sort_bound", "the same, CUB BlockMergeSort sorting the leading entries and the survivors",
+           "beyond the study", bound_and_filter<BoundBy::kCubMergeSort>},
+          {"pairwise_merge", "16 warps fold the lists by warp-parallel merges, then a tree (until #5's last step)",
+           "beyond the study", pairwise},
+      });
   return table;
 }
 

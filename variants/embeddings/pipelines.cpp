@@ -23,35 +23,83 @@ void link(Pipeline& p) {
 
 Table<Pipeline>& pipeline_table() {
   // name, description, origin, dot, top-k stages, memory habits, storage, fallback
-  static Table<Pipeline> table("embeddings", "pipeline", "pipeline", {
-      {"V1", "model copied host->device on every query; 1-thread dot; two-kernel top-k", "V1",
-       "thread_per_row_dot", {"first_merge", "botched_merge_sort"}, MemoryHabits(kCopyModel | kScratch | kSync)},
-      {"V2", "model resident; pinned buffers; 1-thread dot; per-query allocation", "V2", "thread_per_row_dot",
-       {"first_merge", "botched_merge_sort"}, MemoryHabits(kScratch | kSync | kPinned)},
-      {"V3", "8 threads/row, shared-memory reduction", "V3", "shared_reduce_dot",
-       {"first_merge", "botched_merge_sort"}, MemoryHabits(kScratch | kSync | kPinned)},
-      {"V4", "8 threads/row, warp shuffles; no per-query allocation or needless sync", "V4", "warp_shuffle_dot",
-       {"first_merge", "botched_merge_sort"}, MemoryHabits(kPinned)},
-      {"V4_cub_sort", "V4's dot, then CUB's stable radix sort of every row as the top-k", "beyond the study",
-       "warp_shuffle_dot", {"cub_radix_sort"}, MemoryHabits(kPinned)},
-      {"V4_warp_select", "V4's dot, then per-warp top-k lists and a one-block select", "beyond the study",
-       "warp_shuffle_dot", {"warp_select"}, MemoryHabits(kPinned)},
-      {"V4_radix_select", "V4's dot, then a radix select of the k-th similarity and a one-block order", "beyond the study",
-       "warp_shuffle_dot", {"radix_select"}, MemoryHabits(kPinned)},
-      {"fused", "one pass: 16-byte warp dot + per-warp top-k in shared memory, one-block select", "beyond the study",
-       nullptr, {"fused_scan_topk"}, MemoryHabits(kPinned)},
-      {"fused_f16", "fused scan of an fp16 copy (half the bytes), exact fp32 re-rank; falls back to fused",
-       "beyond the study", nullptr, {"reduced_scan_topk", "exact_rerank"}, MemoryHabits(kPinned), Storage::F16,
-       "fused"},
-      {"fused_bf16", "fused scan of a bf16 copy (half the bytes), exact fp32 re-rank; falls back to fused",
-       "beyond the study", nullptr, {"reduced_scan_topk", "exact_rerank"}, MemoryHabits(kPinned), Storage::BF16,
-       "fused"},
-      {"fused_i8",
-       "fused scan of an int8 copy with a per-row scale (a quarter of the bytes), rows ranked by similarity plus "
-       "their own error bound; exact fp32 re-rank; falls back to fused",
-       "beyond the study", nullptr, {"reduced_scan_topk", "exact_rerank"}, MemoryHabits(kPinned), Storage::I8,
-       "fused"},
-  });
+  static Table<Pipeline> table(
+      "embeddings", "pipeline", "pipeline",
+      {
+          {"V1",
+           "model copied host->device on every query; 1-thread dot; two-kernel top-k",
+           "V1",
+           "thread_per_row_dot",
+           {"first_merge", "botched_merge_sort"},
+           MemoryHabits(kCopyModel | kScratch | kSync)},
+          {"V2",
+           "model resident; pinned buffers; 1-thread dot; per-query allocation",
+           "V2",
+           "thread_per_row_dot",
+           {"first_merge", "botched_merge_sort"},
+           MemoryHabits(kScratch | kSync | kPinned)},
+          {"V3",
+           "8 threads/row, shared-memory reduction",
+           "V3",
+           "shared_reduce_dot",
+           {"first_merge", "botched_merge_sort"},
+           MemoryHabits(kScratch | kSync | kPinned)},
+          {"V4",
+           "8 threads/row, warp shuffles; no per-query allocation or needless sync",
+           "V4",
+           "warp_shuffle_dot",
+           {"first_merge", "botched_merge_sort"},
+           MemoryHabits(kPinned)},
+          {"V4_cub_sort",
+           "V4's dot, then CUB's stable radix sort of every row as the top-k",
+           "beyond the study",
+           "warp_shuffle_dot",
+           {"cub_radix_sort"},
+           MemoryHabits(kPinned)},
+          {"V4_warp_select",
+           "V4's dot, then per-warp top-k lists and a one-block select",
+           "beyond the study",
+           "warp_shuffle_dot",
+           {"warp_select"},
+           MemoryHabits(kPinned)},
+          {"V4_radix_select",
+           "V4's dot, then a radix select of the k-th similarity and a one-block order",
+           "beyond the study",
+           "warp_shuffle_dot",
+           {"radix_select"},
+           MemoryHabits(kPinned)},
+          {"fused",
+           "one pass: 16-byte warp dot + per-warp top-k in shared memory, one-block select",
+           "beyond the study",
+           nullptr,
+           {"fused_scan_topk"},
+           MemoryHabits(kPinned)},
+          {"fused_f16",
+           "fused scan of an fp16 copy (half the bytes), exact fp32 re-rank; falls back to fused",
+           "beyond the study",
+           nullptr,
+           {"reduced_scan_topk", "exact_rerank"},
+           MemoryHabits(kPinned),
+           Storage::F16,
+           "fused"},
+          {"fused_bf16",
+           "fused scan of a bf16 copy (half the bytes), exact fp32 re-rank; falls back to fused",
+           "beyond the study",
+           nullptr,
+           {"reduced_scan_topk", "exact_rerank"},
+           MemoryHabits(kPinned),
+           Storage::BF16,
+           "fused"},
+          {"fused_i8",
+           "fused scan of an int8 copy with a per-row scale (a quarter of the bytes), rows ranked by similarity plus "
+           "their own error bound; exact fp32 re-rank; falls back to fused",
+           "beyond the study",
+           nullptr,
+           {"reduced_scan_topk", "exact_rerank"},
+           MemoryHabits(kPinned),
+           Storage::I8,
+           "fused"},
+      });
   static const bool linked = [] {
     for (const Pipeline& p : table.rows()) link(const_cast<Pipeline&>(p));
     for (const Pipeline& p : table.rows())
@@ -71,33 +119,37 @@ Table<BatchPipeline>& batch_table() {
   // name, description, origin, GEMM input, one-query pipeline instead of tiles, fallback, scores, scan.
   // A query a reduced copy cannot certify is redone on the next copy up, then on the tensor-core
   // tiles, then in fp32 (docs/data.md: on anisotropic data the int8 bound fails where fp16 holds).
-  static Table<BatchPipeline> table("embeddings", "batch", "batch pipeline", {
-      {"batch_fused_loop", "the one-query `fused` pipeline once per query (the baseline batching must beat)",
-       "beyond the study", GemmInput::F32, "fused"},
-      {"batch_sgemm", "fp32 SGEMM tiles + per-query top-K after each tile + exact fp32 re-rank", "beyond the study",
-       GemmInput::F32},
-      {"batch_tf32", "TF32 tensor-core tiles + per-query top-K + exact fp32 re-rank", "beyond the study",
-       GemmInput::TF32, nullptr, "batch_sgemm"},
-      {"batch_bf16", "bf16 tensor-core tiles over the bf16 copy + top-K + exact fp32 re-rank", "beyond the study",
-       GemmInput::BF16, nullptr, "batch_sgemm"},
-      {"batch_f16", "fp16 tensor-core tiles over the fp16 copy + top-K + exact fp32 re-rank", "beyond the study",
-       GemmInput::F16, nullptr, "batch_sgemm"},
-      {"batch_f16_h", "batch_f16 with the tiles' scores written as fp16 (half the score traffic)", "beyond the study",
-       GemmInput::F16, nullptr, "batch_sgemm", Storage::F16},
-      {"batch_f16_fused",
-       "fp16 tensor cores (WMMA) score each row of the fp16 copy once against up to 128 queries held on chip; "
-       "per-query top-K kept in shared memory (no score matrix) + exact fp32 re-rank",
-       "beyond the study", GemmInput::F16, nullptr, "batch_sgemm", Storage::F32, BatchScan::FusedTensorCore},
-      {"batch_f16_filter",
-       "each row of the fp16 copy read once into mma.sync fragments against the batch's queries; scores below a "
-       "threshold seeded from a sample are dropped in registers, the rest selected per query + exact fp32 re-rank",
-       "beyond the study", GemmInput::F16, nullptr, "batch_f16_h", Storage::F32, BatchScan::FilteredMma},
-      {"batch_i8_filter",
-       "batch_f16_filter's thresholds (fp16 sample and refine passes), then its last pass over a tiled int8 copy on "
-       "the INT8 tensor cores (wgmma s8): one integer compare a score, candidates keyed by their upper bound + exact "
-       "fp32 re-rank",
-       "beyond the study", GemmInput::F16, nullptr, "batch_f16_filter", Storage::F32, BatchScan::FilteredI8},
-  });
+  static Table<BatchPipeline> table(
+      "embeddings", "batch", "batch pipeline",
+      {
+          {"batch_fused_loop", "the one-query `fused` pipeline once per query (the baseline batching must beat)",
+           "beyond the study", GemmInput::F32, "fused"},
+          {"batch_sgemm", "fp32 SGEMM tiles + per-query top-K after each tile + exact fp32 re-rank", "beyond the study",
+           GemmInput::F32},
+          {"batch_tf32", "TF32 tensor-core tiles + per-query top-K + exact fp32 re-rank", "beyond the study",
+           GemmInput::TF32, nullptr, "batch_sgemm"},
+          {"batch_bf16", "bf16 tensor-core tiles over the bf16 copy + top-K + exact fp32 re-rank", "beyond the study",
+           GemmInput::BF16, nullptr, "batch_sgemm"},
+          {"batch_f16", "fp16 tensor-core tiles over the fp16 copy + top-K + exact fp32 re-rank", "beyond the study",
+           GemmInput::F16, nullptr, "batch_sgemm"},
+          {"batch_f16_h", "batch_f16 with the tiles' scores written as fp16 (half the score traffic)",
+           "beyond the study", GemmInput::F16, nullptr, "batch_sgemm", Storage::F16},
+          {"batch_f16_fused",
+           "fp16 tensor cores (WMMA) score each row of the fp16 copy once against up to 128 queries held on chip; "
+           "per-query top-K kept in shared memory (no score matrix) + exact fp32 re-rank",
+           "beyond the study", GemmInput::F16, nullptr, "batch_sgemm", Storage::F32, BatchScan::FusedTensorCore},
+          {"batch_f16_filter",
+           "each row of the fp16 copy read once into mma.sync fragments against the batch's queries; scores below a "
+           "threshold seeded from a sample are dropped in registers, the rest selected per query + exact fp32 re-rank",
+           "beyond the study", GemmInput::F16, nullptr, "batch_f16_h", Storage::F32, BatchScan::FilteredMma},
+          {"batch_i8_filter",
+           "batch_f16_filter's thresholds (fp16 sample and refine passes), then its last pass over a tiled int8 copy "
+           "on "
+           "the INT8 tensor cores (wgmma s8): one integer compare a score, candidates keyed by their upper bound + "
+           "exact "
+           "fp32 re-rank",
+           "beyond the study", GemmInput::F16, nullptr, "batch_f16_filter", Storage::F32, BatchScan::FilteredI8},
+      });
   static const bool linked = [] {
     for (const BatchPipeline& b : table.rows()) link(const_cast<BatchPipeline&>(b), table);
     return true;

@@ -11,14 +11,14 @@ namespace distancies {
 struct Plan {
   const Pipeline* pipeline = nullptr;
   int rows = 0, dim = 0, k = 0;
-  const DotVariant* dot = nullptr;         // null when the first stage scans the model
-  std::vector<const TopkStage*> stages;    // run in order
-  std::size_t temp_bytes = 0;              // the largest scratch any stage asks for
-  std::size_t capacity = 0;                // entries of each candidate buffer (topk_capacity)
-  std::size_t workspace_bytes = 0;         // every device buffer of the workspace together
+  const DotVariant* dot = nullptr;       // null when the first stage scans the model
+  std::vector<const TopkStage*> stages;  // run in order
+  std::size_t temp_bytes = 0;            // the largest scratch any stage asks for
+  std::size_t capacity = 0;              // entries of each candidate buffer (topk_capacity)
+  std::size_t workspace_bytes = 0;       // every device buffer of the workspace together
   MemoryHabits habits;
-  Storage storage = Storage::F32;          // the copy of the vectors its stages read
-  const Pipeline* fallback = nullptr;      // answers when a stage cannot certify its result
+  Storage storage = Storage::F32;      // the copy of the vectors its stages read
+  const Pipeline* fallback = nullptr;  // answers when a stage cannot certify its result
 };
 
 // k >= 1 (else an Error). The pipeline's references were resolved when its table was built.

@@ -1,19 +1,19 @@
 // Radix-select top-k (kernels/embeddings/radix_select.cuh): four 8-bit histogram passes on the device,
 // CUB's DeviceSelect to compact the rows at or above the k-th key, one block to order them.
 // No host round trip: the threshold and the count stay in device memory.
-#include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <cub/device/device_select.cuh>
 
 #include <algorithm>
 
 #include "harness/runtime/device.hpp"
 #include "kernels/embeddings/radix_select.cuh"
-#include "variants/embeddings/cub_sort.hpp"
 #include "variants/embeddings/cub_select_bytes.hpp"
+#include "variants/embeddings/cub_sort.hpp"
 #include "variants/embeddings/grid.hpp"
 #include "variants/embeddings/large_k_select.hpp"
-#include "variants/embeddings/registry.hpp"
 #include "variants/embeddings/policy.hpp"
+#include "variants/embeddings/registry.hpp"
 
 namespace distancies {
 namespace {
@@ -55,8 +55,8 @@ void run_radix_select(TopkState& s, cudaStream_t stream) {
   CUDA_CHECK(cub::DeviceSelect::If(cub_temp, cub_bytes, thrust::counting_iterator<int>(0), chosen, count, s.n,
                                    AtLeastThreshold{s.sims, st}, stream));
   const std::size_t smem = lists_bytes(kSelectWarps, s.k);
-  select_topk_kernel<kSelectWarps><<<1, kSelectWarps * 32, smem, stream>>>(s.sims, s.idx, chosen, count, s.k,
-                                                                           s.alt_sims, s.alt_idx);
+  select_topk_kernel<kSelectWarps>
+      <<<1, kSelectWarps * 32, smem, stream>>>(s.sims, s.idx, chosen, count, s.k, s.alt_sims, s.alt_idx);
   CUDA_CHECK_LAUNCH();
   std::swap(s.sims, s.alt_sims);
   std::swap(s.idx, s.alt_idx);
@@ -66,8 +66,15 @@ void run_radix_select(TopkState& s, cudaStream_t stream) {
 }  // namespace
 
 TopkStage radix_select_stage() {
-  return {"radix_select", "4 x 8-bit histogram passes find the k-th key; CUB DeviceSelect + one block order the rest (k > 128: ranked over many blocks)",
-          "beyond the study", StageData::Similarities, StageData::TopK, nullptr, radix_temp, run_radix_select};
+  return {"radix_select",
+          "4 x 8-bit histogram passes find the k-th key; CUB DeviceSelect + one block order the rest (k > 128: ranked "
+          "over many blocks)",
+          "beyond the study",
+          StageData::Similarities,
+          StageData::TopK,
+          nullptr,
+          radix_temp,
+          run_radix_select};
 }
 
 }  // namespace distancies

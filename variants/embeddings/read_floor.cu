@@ -2,8 +2,8 @@
 #include "harness/runtime/cuda_check.hpp"
 #include "harness/runtime/device.hpp"
 #include "kernels/common/read_floor.cuh"
-#include "variants/embeddings/registry.hpp"
 #include "variants/embeddings/policy.hpp"
+#include "variants/embeddings/registry.hpp"
 
 namespace distancies {
 

@@ -5,12 +5,12 @@
 #include "harness/runtime/device.hpp"
 #include "kernels/embeddings/fused_scan_topk.cuh"
 #include "kernels/embeddings/i8_scan_topk.cuh"
-#include "kernels/embeddings/reduced_scan_topk.cuh"
 #include "kernels/embeddings/large_k_rerank.cuh"
+#include "kernels/embeddings/reduced_scan_topk.cuh"
 #include "variants/embeddings/grid.hpp"
 #include "variants/embeddings/large_k_select.hpp"
-#include "variants/embeddings/registry.hpp"
 #include "variants/embeddings/policy.hpp"
+#include "variants/embeddings/registry.hpp"
 
 namespace distancies {
 namespace {
@@ -91,7 +91,8 @@ std::size_t reduced_temp(int n, int k) {
 }
 
 void run_reduced_scan(TopkState& s, cudaStream_t stream) {
-  if (!s.model.dot || !s.model.reduced || !s.status) throw Error("reduced_scan_topk needs the 16-bit model and a status flag");
+  if (!s.model.dot || !s.model.reduced || !s.status)
+    throw Error("reduced_scan_topk needs the 16-bit model and a status flag");
   if (s.n == 0) {
     CUDA_CHECK(cudaMemsetAsync(s.status, 0, sizeof(int), stream));
     return;
@@ -116,9 +117,9 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
     // The split query (2 x rld bytes) and the lists.
     const std::size_t smem8 = 2u * s.model.reduced_ld + lists_bytes(ScanI8::kWarps, l.K);
     auto launch = [&](auto kernel) {
-      kernel<<<blocks, ScanI8::kWarps * 32, smem8, stream>>>(vec8, s.model.row_scale, s.model.reduced_ld, a.query, a.dim,
-                                                             a.query_norm, s.model.row_bound_factor, a.norms, s.n, l.K,
-                                                             l.lists_s, l.lists_r, s.status);
+      kernel<<<blocks, ScanI8::kWarps * 32, smem8, stream>>>(vec8, s.model.row_scale, s.model.reduced_ld, a.query,
+                                                             a.dim, a.query_norm, s.model.row_bound_factor, a.norms,
+                                                             s.n, l.K, l.lists_s, l.lists_r, s.status);
     };
     if (all_keys)
       launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kSegs, ScanI8::kBlocksPerSm, true>);
@@ -126,8 +127,8 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
       launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kSegs, ScanI8::kBlocksPerSm>);
   } else {
     auto launch = [&](auto kernel) {
-      kernel<<<blocks, kWarps * 32, smem, stream>>>(vec8, s.model.reduced_ld, a.query, a.dim, a.query_norm, a.norms, s.n,
-                                                    l.K, l.lists_s, l.lists_r, s.status);
+      kernel<<<blocks, kWarps * 32, smem, stream>>>(vec8, s.model.reduced_ld, a.query, a.dim, a.query_norm, a.norms,
+                                                    s.n, l.K, l.lists_s, l.lists_r, s.status);
     };
     const bool f16 = s.model.storage == Storage::F16;
     if (f16 && all_keys) launch(reduced_scan_topk_kernel<__half2, kWarps, kPairs, kSegs, kBlocksPerSm, true>);
@@ -149,8 +150,8 @@ void run_select_rerank(TopkState& s, cudaStream_t stream) {
   const RadixState* threshold = large_k_choose_into(s.sims, s.n, K, l.select_temp, l.rows, stream);
   constexpr int kExactWarps = 8;
   const int exact_blocks = static_cast<int>(ceil_div(m, kExactWarps));
-  exact_similarities_kernel<kExactWarps><<<exact_blocks, kExactWarps * 32, a.ld * sizeof(float), stream>>>(
-      a, l.rows, m, l.exact_s, l.exact_r, s.status);
+  exact_similarities_kernel<kExactWarps>
+      <<<exact_blocks, kExactWarps * 32, a.ld * sizeof(float), stream>>>(a, l.rows, m, l.exact_s, l.exact_r, s.status);
   CUDA_CHECK_LAUNCH();
   constexpr int kPlaceThreads = 256, kPlaceGroup = 8;
   const std::size_t smem = std::size_t(m) * sizeof(ScoredRow);
@@ -163,8 +164,8 @@ void run_select_rerank(TopkState& s, cudaStream_t stream) {
   cert.kk = std::min(s.k, s.n);
   cert.status = s.status;
   const int blocks = static_cast<int>(ceil_div(staged_place_threads(m, s.k, kPlaceGroup), kPlaceThreads));
-  rank_place_kernel<kPlaceThreads, kPlaceGroup><<<blocks, kPlaceThreads, smem, stream>>>(l.exact_s, l.exact_r, m, s.k,
-                                                                                         s.alt_sims, s.alt_idx, cert);
+  rank_place_kernel<kPlaceThreads, kPlaceGroup>
+      <<<blocks, kPlaceThreads, smem, stream>>>(l.exact_s, l.exact_r, m, s.k, s.alt_sims, s.alt_idx, cert);
   CUDA_CHECK_LAUNCH();
   std::swap(s.sims, s.alt_sims);
   std::swap(s.idx, s.alt_idx);
@@ -191,14 +192,26 @@ TopkStage reduced_scan_topk_stage() {
   return {"reduced_scan_topk",
           "fused scan of the 16-bit or int8 model (fp32 accumulation), best K candidates per block; k > 32: every "
           "row's key (int8: ranked by similarity plus the row's own bound)",
-          "beyond the study", StageData::Model, StageData::CandidateLists, nullptr, reduced_temp, run_reduced_scan, true};
+          "beyond the study",
+          StageData::Model,
+          StageData::CandidateLists,
+          nullptr,
+          reduced_temp,
+          run_reduced_scan,
+          true};
 }
 
 TopkStage exact_rerank_stage() {
   return {"exact_rerank",
           "one block: best K of the scan's lists, their fp32 re-rank (bit-identical to the fused scan); certifies the "
           "top k; k > 32: a radix select of K keys and a many-block re-rank",
-          "beyond the study", StageData::CandidateLists, StageData::TopK, "reduced_scan_topk", reduced_temp, run_exact_rerank, true};
+          "beyond the study",
+          StageData::CandidateLists,
+          StageData::TopK,
+          "reduced_scan_topk",
+          reduced_temp,
+          run_exact_rerank,
+          true};
 }
 
 }  // namespace distancies

@@ -31,16 +31,16 @@ struct DotVariant {
 struct CandidateBuffers {
   int n = 0;
   int k = 0;
-  std::size_t capacity = 0;      // >= max(n, chunks * k)
-  float* sims = nullptr;         // current candidates
+  std::size_t capacity = 0;  // >= max(n, chunks * k)
+  float* sims = nullptr;     // current candidates
   int* idx = nullptr;
-  float* alt_sims = nullptr;     // ping-pong partner, same capacity
+  float* alt_sims = nullptr;  // ping-pong partner, same capacity
   int* alt_idx = nullptr;
-  int chunks = 0;                // sorted k-chunks at the front of sims (0: unsorted)
-  void* temp = nullptr;          // stage scratch (CUB, candidate lists)
+  int chunks = 0;        // sorted k-chunks at the front of sims (0: unsorted)
+  void* temp = nullptr;  // stage scratch (CUB, candidate lists)
   std::size_t temp_bytes = 0;
-  int* status = nullptr;         // device flag: a stage sets 1 when its result is not certified exact;
-                                 // the pipeline's first stage that can set it clears it (no memset per query)
+  int* status = nullptr;  // device flag: a stage sets 1 when its result is not certified exact;
+                          // the pipeline's first stage that can set it clears it (no memset per query)
 };
 
 // What a stage that reads the model gets (TopkStage::reads_model): the fp32 model and query,
@@ -50,8 +50,8 @@ struct ModelInputs {
   const void* reduced = nullptr;  // reduced-precision copy of the vectors (rows x reduced_ld)
   Storage storage = Storage::F32;
   int reduced_ld = 0;
-  float error_bound = 0;          // max |reduced-precision similarity - fp32 similarity| (docs/variants.md);
-                                  // I8: the global part, the per-row part is in the scan's keys
+  float error_bound = 0;             // max |reduced-precision similarity - fp32 similarity| (docs/variants.md);
+                                     // I8: the global part, the per-row part is in the scan's keys
   const float* row_scale = nullptr;  // I8: s_i per row
   float row_bound_factor = 0;        // I8: >= |q|_1 / (2 |q|), the per-row bound is s_i * it / n_i
   float shift = 0;  // the centred 16-bit copy (kernels/embeddings/centre.cuh): q . mu / |q|, added to the keys' last
@@ -112,11 +112,11 @@ struct Pipeline {
   const char* name;
   const char* description;
   const char* origin;
-  const char* dot;                      // a dot_variants() name, or nullptr when a stage scans the model
-  std::vector<const char*> topk;        // topk_stages() names, run in order
+  const char* dot;                // a dot_variants() name, or nullptr when a stage scans the model
+  std::vector<const char*> topk;  // topk_stages() names, run in order
   MemoryHabits habits;
-  Storage storage = Storage::F32;       // which copy of the vectors its stages read
-  const char* fallback = nullptr;       // pipeline to rerun when a stage cannot certify its result
+  Storage storage = Storage::F32;  // which copy of the vectors its stages read
+  const char* fallback = nullptr;  // pipeline to rerun when a stage cannot certify its result
 
   // Resolved when the table is built (names checked by registry::check_all()).
   const DotVariant* dot_variant = nullptr;
@@ -132,10 +132,10 @@ struct BatchPipeline {
   const char* description;
   const char* origin;
   GemmInput input = GemmInput::F32;
-  const char* per_query = nullptr;  // instead of tiles: this one-query pipeline, once per query
-  const char* fallback = nullptr;   // batch pipeline for the queries a run cannot certify;
-                                    // none: each such query reruns on the exact one-query `fused`
-  Storage scores = Storage::F32;    // how a tile's scores are written (F16: half the traffic)
+  const char* per_query = nullptr;        // instead of tiles: this one-query pipeline, once per query
+  const char* fallback = nullptr;         // batch pipeline for the queries a run cannot certify;
+                                          // none: each such query reruns on the exact one-query `fused`
+  Storage scores = Storage::F32;          // how a tile's scores are written (F16: half the traffic)
   BatchScan scan = BatchScan::GemmTiles;  // cuBLAS tiles + selection, or one fused kernel
 
   // Resolved when the table is built.

@@ -20,13 +20,16 @@ StreamLayout plan_stream(const StreamRequest& r) {
   std::int64_t rows = static_cast<std::int64_t>(slots_budget / std::max<std::size_t>(per_row, 1));
   const std::int64_t policy_rows = static_cast<std::int64_t>(P::kChunkBytes / std::max<std::size_t>(r.row_bytes, 1));
   l.why = r.chunk_rows > 0 ? "chunk rows given" : "policy: " + std::to_string(P::kChunkBytes >> 20) + " MiB chunks";
-  if (r.chunk_rows > 0) rows = r.chunk_rows;
-  else if (rows > policy_rows) rows = policy_rows;
-  else l.why = "budget: " + std::to_string(r.budget >> 20) + " MiB for " + std::to_string(l.buffers) + " slots";
+  if (r.chunk_rows > 0)
+    rows = r.chunk_rows;
+  else if (rows > policy_rows)
+    rows = policy_rows;
+  else
+    l.why = "budget: " + std::to_string(r.budget >> 20) + " MiB for " + std::to_string(l.buffers) + " slots";
   rows = std::min(rows, r.rows);
   if (rows < 1)
-    throw OutOfMemory("GPU out of memory: a budget of " + std::to_string(r.budget >> 20) +
-                      " MiB cannot hold " + std::to_string(l.buffers) + " chunk slots of even one row");
+    throw OutOfMemory("GPU out of memory: a budget of " + std::to_string(r.budget >> 20) + " MiB cannot hold " +
+                      std::to_string(l.buffers) + " chunk slots of even one row");
   l.chunk_rows = rows;
   l.chunks = (r.rows + rows - 1) / rows;
   l.slot_bytes = static_cast<std::size_t>(rows) * r.row_bytes;

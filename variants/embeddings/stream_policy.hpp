@@ -13,19 +13,19 @@ struct StreamLayout {
   std::int64_t chunk_rows = 0;  // rows per chunk (the last one may have fewer)
   int buffers = 0;              // chunk slots: one scanned while the others are copied
   std::int64_t chunks = 0;
-  std::size_t slot_bytes = 0;   // device bytes of one slot (vectors and norms)
+  std::size_t slot_bytes = 0;      // device bytes of one slot (vectors and norms)
   std::size_t searcher_bytes = 0;  // what is left of the budget for the searchers' buffers
-  std::string why;              // how the numbers were chosen, for logs and JSON
+  std::string why;                 // how the numbers were chosen, for logs and JSON
 };
 
 struct StreamRequest {
   std::int64_t rows = 0;
-  std::size_t row_bytes = 0;       // one row's vector + norm in a slot
-  std::size_t budget = 0;          // GPU memory the stream may use in all
-  std::size_t per_row_extra = 0;   // searcher bytes per chunk row (reduced copies, workspace)
-  bool batch = false;              // a batch pipeline: its scratch needs a larger share
-  std::int64_t chunk_rows = 0;     // forced (0: the policy's)
-  int buffers = 0;                 // forced (0: the policy's)
+  std::size_t row_bytes = 0;      // one row's vector + norm in a slot
+  std::size_t budget = 0;         // GPU memory the stream may use in all
+  std::size_t per_row_extra = 0;  // searcher bytes per chunk row (reduced copies, workspace)
+  bool batch = false;             // a batch pipeline: its scratch needs a larger share
+  std::int64_t chunk_rows = 0;    // forced (0: the policy's)
+  int buffers = 0;                // forced (0: the policy's)
 };
 
 // Throws Error when not even one row per slot fits the budget.

@@ -11,7 +11,7 @@ namespace distancies {
 namespace {
 
 using Policy = policy::Active::TensorScan;
-constexpr int kMaxGroups = 8;  // 16-query groups a launch: the kernel's instances (kernel_groups)
+constexpr int kMaxGroups = 8;       // 16-query groups a launch: the kernel's instances (kernel_groups)
 constexpr int kSeedThreads = 1024;  // select_from_lists_block's pool needs 1,024
 static_assert(Policy::kWarps == tensor_scan::kWarps, "the kernel's warps are the policy's");
 
@@ -35,8 +35,8 @@ Shape shape_for(int batch, int dim, int K) {
   while (want < kMaxGroups && 16 * want < batch) want *= 2;
   for (int g = want; g >= 1; g /= 2)
     for (int per_sm = Policy::kBlocksPerSm; per_sm >= 1; --per_sm) {
-      const std::size_t limit = std::min<std::size_t>(props.sharedMemPerBlockOptin,
-                                                      props.sharedMemPerMultiprocessor / per_sm - props.reservedSharedMemPerBlock);
+      const std::size_t limit = std::min<std::size_t>(
+          props.sharedMemPerBlockOptin, props.sharedMemPerMultiprocessor / per_sm - props.reservedSharedMemPerBlock);
       Shape best;
       for (int tile : {64, 32}) {
         const std::size_t fixed = tensor_scan::smem_bytes(g, tile, 0, ldk, K);
@@ -57,10 +57,14 @@ using Kernel = void (*)(TensorScanArgs);
 template <int kTileRows>
 Kernel kernel_groups(int groups) {
   switch (groups) {
-    case 1: return tensor_scan_topk_kernel<1, kTileRows>;
-    case 2: return tensor_scan_topk_kernel<2, kTileRows>;
-    case 4: return tensor_scan_topk_kernel<4, kTileRows>;
-    default: return tensor_scan_topk_kernel<8, kTileRows>;
+    case 1:
+      return tensor_scan_topk_kernel<1, kTileRows>;
+    case 2:
+      return tensor_scan_topk_kernel<2, kTileRows>;
+    case 4:
+      return tensor_scan_topk_kernel<4, kTileRows>;
+    default:
+      return tensor_scan_topk_kernel<8, kTileRows>;
   }
 }
 
@@ -75,7 +79,9 @@ Kernel kernel_for(const Shape& sh) {
 int blocks_for(const Shape& sh) {
   int fit = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel_for(sh), Policy::kWarps * 32, sh.smem));
-  if (fit < 1) throw Error("tensor_scan_topk_kernel cannot run a block with " + std::to_string(sh.smem) + " bytes of shared memory");
+  if (fit < 1)
+    throw Error("tensor_scan_topk_kernel cannot run a block with " + std::to_string(sh.smem) +
+                " bytes of shared memory");
   return device_status().props.multiProcessorCount * std::min(fit, sh.per_sm);
 }
 
@@ -91,7 +97,9 @@ int tensor_scan_blocks(int batch, int dim, int K) {
 namespace {
 // The seeding pass's sample: one tile a block.
 long long sample_rows(const Shape& sh, int blocks) { return static_cast<long long>(blocks) * sh.tile_rows; }
-bool seeds(const Shape& sh, int blocks, long long rows) { return rows >= Policy::kSeedSamples * sample_rows(sh, blocks); }
+bool seeds(const Shape& sh, int blocks, long long rows) {
+  return rows >= Policy::kSeedSamples * sample_rows(sh, blocks);
+}
 }  // namespace
 
 bool tensor_scan_seeds(int batch, int dim, int K, long long rows) {
@@ -133,8 +141,8 @@ void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
       first_rows.rows = static_cast<int>(sample_rows(sh, blocks));
       kernel<<<blocks, Policy::kWarps * 32, sh.smem, s>>>(first_rows);
       CUDA_CHECK_LAUNCH();
-      seed_thresholds_kernel<kSeedThreads><<<t.nq, kSeedThreads, 0, s>>>(t.lists, 2.0f * a.error_bound * (1.0f + 0x1p-20f),
-                                                                         t.thresholds);
+      seed_thresholds_kernel<kSeedThreads>
+          <<<t.nq, kSeedThreads, 0, s>>>(t.lists, 2.0f * a.error_bound * (1.0f + 0x1p-20f), t.thresholds);
       CUDA_CHECK_LAUNCH();
     }
     kernel<<<blocks, Policy::kWarps * 32, sh.smem, s>>>(t);

@@ -8,8 +8,8 @@
 #include "kernels/embeddings/botched_merge_sort.cuh"
 #include "kernels/embeddings/first_merge.cuh"
 #include "variants/embeddings/cub_sort.hpp"
-#include "variants/embeddings/registry.hpp"
 #include "variants/embeddings/policy.hpp"
+#include "variants/embeddings/registry.hpp"
 
 namespace distancies {
 namespace {
@@ -31,8 +31,8 @@ void run_botched_merge_sort(TopkState& s, cudaStream_t stream) {
   if (s.chunks == 0 && s.n > 0) throw Error("botched_merge_sort needs first_merge's sorted chunks");
   while (s.chunks > 1) {
     const int out_chunks = ceil_div(s.chunks, 2);
-    botched_merge_kernel<<<blocks_for(out_chunks, kThreads), kThreads, 0, stream>>>(s.sims, s.idx, s.chunks, s.k, s.alt_sims,
-                                                                          s.alt_idx);
+    botched_merge_kernel<<<blocks_for(out_chunks, kThreads), kThreads, 0, stream>>>(s.sims, s.idx, s.chunks, s.k,
+                                                                                    s.alt_sims, s.alt_idx);
     CUDA_CHECK_LAUNCH();
     std::swap(s.sims, s.alt_sims);
     std::swap(s.idx, s.alt_idx);
@@ -59,17 +59,17 @@ std::size_t cub_sort_temp_bytes(int n) {
 // A stable descending sort keeps equal similarities in row order: our tie rule.
 void cub_sort_all(TopkState& s, cudaStream_t stream) {
   std::size_t bytes = s.temp_bytes;
-  CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(s.temp, bytes, s.sims, s.alt_sims, s.idx, s.alt_idx, s.n, 0,
-                                                       32, stream));
+  CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(s.temp, bytes, s.sims, s.alt_sims, s.idx, s.alt_idx, s.n, 0, 32,
+                                                       stream));
   CUDA_CHECK_LAUNCH();
   std::swap(s.sims, s.alt_sims);
   std::swap(s.idx, s.alt_idx);
   s.chunks = 1;
 }
 
-TopkStage fused_scan_topk_stage();  // variants/embeddings/fused_stages.cu
-TopkStage warp_select_stage();      // variants/embeddings/fused_stages.cu
-TopkStage radix_select_stage();     // variants/embeddings/radix_select_stage.cu
+TopkStage fused_scan_topk_stage();    // variants/embeddings/fused_stages.cu
+TopkStage warp_select_stage();        // variants/embeddings/fused_stages.cu
+TopkStage radix_select_stage();       // variants/embeddings/radix_select_stage.cu
 TopkStage reduced_scan_topk_stage();  // variants/embeddings/reduced_stages.cu
 TopkStage exact_rerank_stage();       // variants/embeddings/reduced_stages.cu
 
@@ -79,19 +79,21 @@ using D = StageData;
 
 Table<TopkStage>& stage_table() {
   // name, description, origin, input, output, after, scratch, run[, scans the model]
-  static Table<TopkStage> table("embeddings", "topk", "top-k stage", {
-      {"first_merge", "insertion-sort every chunk of k in place (1 thread/chunk)", "V1-V4", D::Similarities,
-       D::SortedChunks, nullptr, no_temp, run_first_merge},
-      {"botched_merge_sort", "merge pairs of sorted k-chunks until one is left", "V1-V4", D::SortedChunks, D::TopK,
-       "first_merge", no_temp, run_botched_merge_sort},
-      {"cub_radix_sort", "CUB DeviceRadixSort::SortPairsDescending of all rows (stable)", "beyond the study",
-       D::Similarities, D::TopK, nullptr, cub_sort_temp, run_cub_radix_sort},
-      fused_scan_topk_stage(),
-      warp_select_stage(),
-      radix_select_stage(),
-      reduced_scan_topk_stage(),
-      exact_rerank_stage(),
-  });
+  static Table<TopkStage> table(
+      "embeddings", "topk", "top-k stage",
+      {
+          {"first_merge", "insertion-sort every chunk of k in place (1 thread/chunk)", "V1-V4", D::Similarities,
+           D::SortedChunks, nullptr, no_temp, run_first_merge},
+          {"botched_merge_sort", "merge pairs of sorted k-chunks until one is left", "V1-V4", D::SortedChunks, D::TopK,
+           "first_merge", no_temp, run_botched_merge_sort},
+          {"cub_radix_sort", "CUB DeviceRadixSort::SortPairsDescending of all rows (stable)", "beyond the study",
+           D::Similarities, D::TopK, nullptr, cub_sort_temp, run_cub_radix_sort},
+          fused_scan_topk_stage(),
+          warp_select_stage(),
+          radix_select_stage(),
+          reduced_scan_topk_stage(),
+          exact_rerank_stage(),
+      });
   return table;
 }
 
@@ -102,7 +104,8 @@ const TopkStage& add_topk_stage(TopkStage s) { return stage_table().add(std::mov
 
 std::size_t topk_capacity(int n, int k) {
   const std::size_t chunked = static_cast<std::size_t>(chunks_of(n, k)) * static_cast<std::size_t>(k);
-  return std::max(std::max(chunked, std::size_t(1)), std::max(static_cast<std::size_t>(n), static_cast<std::size_t>(k)));
+  return std::max(std::max(chunked, std::size_t(1)),
+                  std::max(static_cast<std::size_t>(n), static_cast<std::size_t>(k)));
 }
 
 }  // namespace distancies

@@ -37,7 +37,8 @@ std::vector<std::uint32_t> simd_gallop_intersect(const Lists& lists, GallopIsa i
   if (lists.size() == 1) return {lists[0].begin(), lists[0].end()};
   std::vector<std::uint32_t> acc(lists[0].size);
   std::size_t n = pair(lists[0].ids, lists[0].size, lists[1].ids, lists[1].size, acc.data());
-  for (std::size_t s = 2; s < lists.size() && n > 0; ++s) n = pair(acc.data(), n, lists[s].ids, lists[s].size, acc.data());
+  for (std::size_t s = 2; s < lists.size() && n > 0; ++s)
+    n = pair(acc.data(), n, lists[s].ids, lists[s].size, acc.data());
   acc.resize(n);
   return acc;
 }

@@ -47,7 +47,7 @@ bool roaring_built();
 
 // One query's lists (shortest first) by SIMD galloping, on the calling thread.
 enum class GallopIsa { Portable, Avx2 };
-GallopIsa best_gallop_isa();  // Avx2 where this build has it and the CPU runs it
+GallopIsa best_gallop_isa();          // Avx2 where this build has it and the CPU runs it
 const char* isa_name(GallopIsa isa);  // "portable", "avx2"
 std::vector<std::uint32_t> simd_gallop_intersect(const Lists& lists, GallopIsa isa = best_gallop_isa());
 

@@ -10,8 +10,7 @@ void registry::add_intersect_families(std::vector<Family>& out) {
   out.push_back({t.study(), t.family(), t.what(),
                  [&t] {
                    return registry::views<IntersectVariant>(t, [](const IntersectVariant& v) {
-                     return std::string(v.mark ? "GPU" : "CPU") + ", " +
-                            method_name(v.method) + ", " + grain_label(v);
+                     return std::string(v.mark ? "GPU" : "CPU") + ", " + method_name(v.method) + ", " + grain_label(v);
                    });
                  },
                  [&t] {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/intersect/intersect_args.cuh"
 #include "variants/intersect/cpu_intersect.hpp"
 #include "variants/intersect/cpu_peers.hpp"
-#include "kernels/intersect/intersect_args.cuh"
 #include "variants/registry_model.hpp"
 
 namespace distancies {

@@ -155,9 +155,8 @@ std::vector<std::string> intersect_variant_problems(const IntersectVariant& v) {
     out.push_back(me + " is an allcores row: it needs a peer (roaring or simd_gallop) and nothing else");
   if (peer_method && v.grain != G::AllCores) out.push_back(me + ": roaring and simd_gallop run only on every core");
   if (v.method == M::MergePath && v.grain == G::Serial) out.push_back(me + ": no serial merge-path row");
-  if (v.grain == G::Fine &&
-      (v.method == M::Gallop || v.method == M::Bitmap || v.method == M::MergePath || v.method == M::Staged ||
-       v.method == M::Probe))
+  if (v.grain == G::Fine && (v.method == M::Gallop || v.method == M::Bitmap || v.method == M::MergePath ||
+                             v.method == M::Staged || v.method == M::Probe))
     out.push_back(me + ": no fine-grained kernel for " + method_name(v.method));
   if (v.compacts && (!v.batched || v.method == M::MergePath))
     out.push_back(me + " compacts its answers but is not a batch over the shortest lists (the others select)");

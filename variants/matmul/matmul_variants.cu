@@ -83,8 +83,8 @@ void launch_mma_f16(const MatmulArgs& a, cudaStream_t s) {
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   if (major < 8) throw Error("mma_f16: needs compute capability 8.0 or newer (cp.async, mma.sync m16n8k16)");
-  CUDA_CHECK(cudaFuncSetAttribute(mma_f16_matmul_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  Cfg::kSharedBytes));
+  CUDA_CHECK(
+      cudaFuncSetAttribute(mma_f16_matmul_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
   mma_f16_matmul_kernel<Cfg><<<tiles(a, Cfg::kBM, Cfg::kBN), Cfg::kThreads, Cfg::kSharedBytes, s>>>(a);
   CUDA_CHECK_LAUNCH();
 }
@@ -94,9 +94,9 @@ template <class Cfg>
 void add_mma_f16(registry::Table<MatmulVariant>& t, const char* name) {
   t.add({name,
          keep("FP16 tensor cores (mma.sync m16n8k16, fp32 sums): " + std::to_string(Cfg::kBM) + " x " +
-              std::to_string(Cfg::kBN) + " a block, " + std::to_string(Cfg::kWarpM) + " x " + std::to_string(Cfg::kWarpN) +
-              " a warp, " + std::to_string(Cfg::kBK) + "-step K slices in a " + std::to_string(Cfg::kStages) +
-              "-stage cp.async pipeline"),
+              std::to_string(Cfg::kBN) + " a block, " + std::to_string(Cfg::kWarpM) + " x " +
+              std::to_string(Cfg::kWarpN) + " a warp, " + std::to_string(Cfg::kBK) + "-step K slices in a " +
+              std::to_string(Cfg::kStages) + "-stage cp.async pipeline"),
          "beyond the study", MatmulKind::TensorCore, Cfg::kMi * 2, Cfg::kNi * 2, 1, launch_mma_f16<Cfg>,
          reinterpret_cast<const void*>(mma_f16_matmul_kernel<Cfg>), MatmulPrecision::F16, Cfg::kThreads,
          Cfg::kSharedBytes});
@@ -137,38 +137,51 @@ void add_lengths(registry::Table<MatmulVariant>& t, std::integer_sequence<int, I
 
 const char* matmul_kind_name(MatmulKind k) {
   switch (k) {
-    case MatmulKind::Naive: return "naive";
-    case MatmulKind::ThreeLoop: return "three-loop tile";
-    case MatmulKind::RegisterTile: return "register tile";
-    case MatmulKind::RegisterLength: return "register length";
-    case MatmulKind::SharedTile: return "shared-memory tile";
-    case MatmulKind::WarpTile: return "warp tile";
-    case MatmulKind::TensorCore: return "tensor cores";
+    case MatmulKind::Naive:
+      return "naive";
+    case MatmulKind::ThreeLoop:
+      return "three-loop tile";
+    case MatmulKind::RegisterTile:
+      return "register tile";
+    case MatmulKind::RegisterLength:
+      return "register length";
+    case MatmulKind::SharedTile:
+      return "shared-memory tile";
+    case MatmulKind::WarpTile:
+      return "warp tile";
+    case MatmulKind::TensorCore:
+      return "tensor cores";
   }
   return "?";
 }
 
 const registry::Table<MatmulVariant>& matmul_variants() {
   static const registry::Table<MatmulVariant> table = [] {
-    registry::Table<MatmulVariant> t("matmul", "matmul", "matmul variant", {
-        {"naive", "the study's first kernel: one thread per element of C, operands from global memory", "study",
-         MatmulKind::Naive, 1, 1, 1, launch_naive, reinterpret_cast<const void*>(naive_matmul_kernel)},
-        {"three_loop_tile_4x4", "the study's counter-example: a 4x4 tile by three loops, every operand from global memory",
-         "study", MatmulKind::ThreeLoop, 4, 4, 1, launch_three_loop<4, 4>,
-         reinterpret_cast<const void*>(three_loop_tiled_kernel<4, 4>)},
-        {"three_loop_tile_8x8", "the counter-example at the study's best tile, 8x8", "study", MatmulKind::ThreeLoop, 8,
-         8, 1, launch_three_loop<8, 8>, reinterpret_cast<const void*>(three_loop_tiled_kernel<8, 8>)},
-    });
+    registry::Table<MatmulVariant> t(
+        "matmul", "matmul", "matmul variant",
+        {
+            {"naive", "the study's first kernel: one thread per element of C, operands from global memory", "study",
+             MatmulKind::Naive, 1, 1, 1, launch_naive, reinterpret_cast<const void*>(naive_matmul_kernel)},
+            {"three_loop_tile_4x4",
+             "the study's counter-example: a 4x4 tile by three loops, every operand from global memory", "study",
+             MatmulKind::ThreeLoop, 4, 4, 1, launch_three_loop<4, 4>,
+             reinterpret_cast<const void*>(three_loop_tiled_kernel<4, 4>)},
+            {"three_loop_tile_8x8", "the counter-example at the study's best tile, 8x8", "study", MatmulKind::ThreeLoop,
+             8, 8, 1, launch_three_loop<8, 8>, reinterpret_cast<const void*>(three_loop_tiled_kernel<8, 8>)},
+        });
     add_tiles(t, std::make_integer_sequence<int, 6>{});
     add_lengths(t, std::make_integer_sequence<int, 7>{});
-    t.add({"shared_tile_4x4", "shared-memory tiling: a block stages 64 x 16 of A and 16 x 64 of B, each thread a 4x4 register tile",
+    t.add({"shared_tile_4x4",
+           "shared-memory tiling: a block stages 64 x 16 of A and 16 x 64 of B, each thread a 4x4 register tile",
            "beyond the study", MatmulKind::SharedTile, 4, 4, 1, launch_shared_tile<4, 4>,
            reinterpret_cast<const void*>(shared_tile_kernel<4, 4>)});
-    t.add({"shared_tile_8x8", "shared-memory tiling at the study's best tile: 128 x 16 of A and 16 x 128 of B staged a block",
+    t.add({"shared_tile_8x8",
+           "shared-memory tiling at the study's best tile: 128 x 16 of A and 16 x 128 of B staged a block",
            "beyond the study", MatmulKind::SharedTile, 8, 8, 1, launch_shared_tile<8, 8>,
            reinterpret_cast<const void*>(shared_tile_kernel<8, 8>)});
     t.add({"warp_tiled_sgemm",
-           "warp-tiled register-blocked SGEMM: 128 x 128 a block, 64 x 32 a warp, 8x8 a thread, double-buffered shared slices",
+           "warp-tiled register-blocked SGEMM: 128 x 128 a block, 64 x 32 a warp, 8x8 a thread, double-buffered shared "
+           "slices",
            "beyond the study", MatmulKind::WarpTile, 8, 8, 1, launch_warp_tiled_sgemm,
            reinterpret_cast<const void*>(warp_tiled_sgemm_kernel<true>), MatmulPrecision::F32, warp_sgemm::kThreads});
     add_mma_f16<MmaF16Config<128, 128, 32, 2, 2, 4>>(t, "mma_f16_128x128");
@@ -194,7 +207,8 @@ MatmulResources matmul_resources(const MatmulVariant& v) {
   const int threads = v.threads;
   if (v.dynamic_shared_bytes > 0)
     CUDA_CHECK(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v.dynamic_shared_bytes));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, v.kernel, threads, v.dynamic_shared_bytes));
+  CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, v.kernel, threads, v.dynamic_shared_bytes));
   int device = 0, max_threads = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
@@ -215,7 +229,8 @@ void registry::add_matmul_families(std::vector<Family>& out) {
                    std::vector<std::string> out;
                    check_names(t, out);
                    for (const MatmulVariant& v : t)
-                     if (!v.launch || !v.kernel) out.push_back(std::string("matmul variant '") + v.name + "' has no launch");
+                     if (!v.launch || !v.kernel)
+                       out.push_back(std::string("matmul variant '") + v.name + "' has no launch");
                    return out;
                  }});
 }

@@ -18,28 +18,28 @@ const char* matmul_kind_name(MatmulKind k);
 struct MatmulVariant {
   const char* name;
   const char* description;
-  const char* origin;       // "study" or "beyond the study"
+  const char* origin;  // "study" or "beyond the study"
   MatmulKind kind;
-  int tile_y, tile_x;       // elements of C a thread computes
-  int length;               // steps of K held in registers at once (register_length), else 1
+  int tile_y, tile_x;  // elements of C a thread computes
+  int length;          // steps of K held in registers at once (register_length), else 1
   void (*launch)(const MatmulArgs&, cudaStream_t);
-  const void* kernel;       // for cudaFuncGetAttributes / the occupancy calculator
+  const void* kernel;  // for cudaFuncGetAttributes / the occupancy calculator
   // F16 rows read MatmulArgs::a16 / b16 (the harness makes them, untimed) and are held to the
   // FP16 bound; their launch refuses args without them.
   MatmulPrecision precision = MatmulPrecision::F32;
   int threads = kMatmulBlockSide * kMatmulBlockSide;  // a block
-  int dynamic_shared_bytes = 0;                        // a block
+  int dynamic_shared_bytes = 0;                       // a block
   int inputs_in_registers() const { return length * (tile_x + tile_y); }
 };
 
 // What the compiler gave a variant's kernel and what it leaves on an SM (docs/matmul.md).
 struct MatmulResources {
-  int registers = 0;            // per thread
-  int local_bytes = 0;          // per thread: spills (and local arrays)
-  int static_shared_bytes = 0;  // per block
-  int dynamic_shared_bytes = 0; // per block
-  int blocks_per_sm = 0;        // resident blocks of the variant's threads
-  double occupancy = 0;         // resident warps / the SM's maximum
+  int registers = 0;             // per thread
+  int local_bytes = 0;           // per thread: spills (and local arrays)
+  int static_shared_bytes = 0;   // per block
+  int dynamic_shared_bytes = 0;  // per block
+  int blocks_per_sm = 0;         // resident blocks of the variant's threads
+  double occupancy = 0;          // resident warps / the SM's maximum
 };
 MatmulResources matmul_resources(const MatmulVariant& v);
 

@@ -27,7 +27,10 @@ class Carver {
     return reinterpret_cast<T*>(base_ ? base_ + at : nullptr);
   }
   std::size_t used() const { return used_; }
-  void set_base(void* p) { base_ = static_cast<unsigned char*>(p); used_ = 0; }
+  void set_base(void* p) {
+    base_ = static_cast<unsigned char*>(p);
+    used_ = 0;
+  }
 
  private:
   unsigned char* base_ = nullptr;
@@ -106,7 +109,8 @@ void two_pass(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& 
   CUDA_CHECK_LAUNCH();
   column_central_partials_kernel<T, false, kUnroll><<<grid, g.threads, 4 * sizeof(T) * g.threads, st>>>(in, map, w);
   CUDA_CHECK_LAUNCH();
-  column_central_merge_kernel<T, kCorrect><<<merge_grid(in.cols), kMergeThreads, 0, st>>>(w, in.rows, in.estimator, out);
+  column_central_merge_kernel<T, kCorrect>
+      <<<merge_grid(in.cols), kMergeThreads, 0, st>>>(w, in.rows, in.estimator, out);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -146,7 +150,8 @@ void launch_two_pass_f64(const MomentsInput& in, const MomentsOutput& out, Momen
 void launch_one_pass(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& s, cudaStream_t st) {
   one_pass<float, false, true>(in, out, s, st);
 }
-void launch_one_pass_shared_merge(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& s, cudaStream_t st) {
+void launch_one_pass_shared_merge(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& s,
+                                  cudaStream_t st) {
   one_pass<float, false, false>(in, out, s, st);
 }
 void launch_one_pass_f64(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& s, cudaStream_t st) {

@@ -19,22 +19,26 @@ void* MomentsScratch::get(std::size_t bytes) {
 const registry::Table<MomentsVariant>& moments_variants() {
   using L = MatrixLayout;
   using A = Accumulation;
-  static const registry::Table<MomentsVariant> table("moments", "moments", "moments variant", {
-      {"two_pass", "the study's Pebay two-pass, four kernels: means, then central sums with the binomial correction",
-       "study", L::RowMajor, A::F32, 2, launch_two_pass_corrected},
-      {"two_pass_uncorrected", "the study's two-pass without the correction term (central sums about an inexact mean)",
-       "study", L::RowMajor, A::F32, 2, launch_two_pass_uncorrected},
-      {"two_pass_f64", "the study's two-pass with fp64 sums", "beyond the study", L::RowMajor, A::F64, 2,
-       launch_two_pass_f64},
-      {"one_pass", "one read: per-thread shifted power sums, Chan/Pebay pairwise merges, warp-shuffle levels",
-       "beyond the study", L::RowMajor, A::F32, 1, launch_one_pass},
-      {"one_pass_shared_merge", "one_pass with every merge level in shared memory (no shuffles)", "beyond the study",
-       L::RowMajor, A::F32, 1, launch_one_pass_shared_merge},
-      {"one_pass_f64", "one_pass with fp64 accumulation and merges", "beyond the study", L::RowMajor, A::F64, 1,
-       launch_one_pass_f64},
-      {"one_pass_colmajor", "one_pass over a column-major matrix: a block per column, contiguous reads",
-       "beyond the study", L::ColumnMajor, A::F32, 1, launch_one_pass_colmajor},
-  });
+  static const registry::Table<MomentsVariant> table(
+      "moments", "moments", "moments variant",
+      {
+          {"two_pass",
+           "the study's Pebay two-pass, four kernels: means, then central sums with the binomial correction", "study",
+           L::RowMajor, A::F32, 2, launch_two_pass_corrected},
+          {"two_pass_uncorrected",
+           "the study's two-pass without the correction term (central sums about an inexact mean)", "study",
+           L::RowMajor, A::F32, 2, launch_two_pass_uncorrected},
+          {"two_pass_f64", "the study's two-pass with fp64 sums", "beyond the study", L::RowMajor, A::F64, 2,
+           launch_two_pass_f64},
+          {"one_pass", "one read: per-thread shifted power sums, Chan/Pebay pairwise merges, warp-shuffle levels",
+           "beyond the study", L::RowMajor, A::F32, 1, launch_one_pass},
+          {"one_pass_shared_merge", "one_pass with every merge level in shared memory (no shuffles)",
+           "beyond the study", L::RowMajor, A::F32, 1, launch_one_pass_shared_merge},
+          {"one_pass_f64", "one_pass with fp64 accumulation and merges", "beyond the study", L::RowMajor, A::F64, 1,
+           launch_one_pass_f64},
+          {"one_pass_colmajor", "one_pass over a column-major matrix: a block per column, contiguous reads",
+           "beyond the study", L::ColumnMajor, A::F32, 1, launch_one_pass_colmajor},
+      });
   return table;
 }
 

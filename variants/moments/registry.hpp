@@ -37,7 +37,7 @@ struct MomentsVariant {
   const char* origin;  // "study" (the seed's system) or "beyond the study"
   MatrixLayout layout;
   Accumulation accumulation;
-  int passes;          // times the matrix is read
+  int passes;  // times the matrix is read
   MomentsLaunch launch;
 };
 
