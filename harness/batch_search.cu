@@ -8,9 +8,9 @@
 #include <string>
 #include <utility>
 
-#include "harness/runtime/cublas_check.hpp"
-#include "harness/runtime/launch.hpp"
-#include "harness/runtime/precision.hpp"
+#include "runtime/cublas_check.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/precision.hpp"
 #include "variants/embeddings/batch_scan.hpp"
 
 namespace distancies {

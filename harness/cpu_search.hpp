@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/runtime/model.hpp"
 #include "kernels/common/ranking.hpp"
+#include "runtime/model.hpp"
 
 namespace distancies {
 

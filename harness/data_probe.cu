@@ -5,8 +5,8 @@
 #include <limits>
 #include <vector>
 
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/model.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/model.hpp"
 #include "variants/embeddings/batch_scan.hpp"
 
 namespace distancies {

@@ -8,7 +8,7 @@
 
 #include "harness/batch_search.hpp"
 #include "harness/gpu_search.hpp"
-#include "harness/runtime/device_model.hpp"
+#include "runtime/device_model.hpp"
 #include "variants/embeddings/auto_plan.hpp"
 
 namespace distancies {

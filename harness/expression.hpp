@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/runtime/model.hpp"
+#include "runtime/model.hpp"
 
 namespace distancies {
 

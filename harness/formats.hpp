@@ -4,7 +4,7 @@
 #include <functional>
 #include <string>
 
-#include "harness/runtime/model.hpp"
+#include "runtime/model.hpp"
 
 namespace distancies {
 

@@ -1,8 +1,8 @@
 #include "harness/gpu_search.hpp"
 
-#include "harness/runtime/launch.hpp"
-#include "harness/runtime/precision.hpp"
 #include "kernels/common/small_copies.cuh"
+#include "runtime/launch.hpp"
+#include "runtime/precision.hpp"
 #include "variants/embeddings/plan.hpp"
 
 #include <algorithm>
@@ -133,7 +133,7 @@ void GpuSearcher::step(const Call& c, const char* name, bool transfer, F&& fn) {
 
 // Why the reduced path may not answer this query (empty: it may). The exact fallback answers
 // instead, counted: the 16-bit copy cannot hold the model's values, or products or norms could
-// leave fp32's normal range, where the bound does not hold (harness/runtime/precision.hpp).
+// leave fp32's normal range, where the bound does not hold (runtime/precision.hpp).
 std::string GpuSearcher::refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, const float* query,
                                  float query_norm) const {
   if (!reduced) return {};

@@ -8,7 +8,7 @@
 
 #include "harness/cpu_search.hpp"
 #include "harness/expression.hpp"
-#include "harness/runtime/device_model.hpp"
+#include "runtime/device_model.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "harness/formats.hpp"
-#include "harness/runtime/device.hpp"
-#include "harness/runtime/device_model.hpp"
+#include "runtime/device.hpp"
+#include "runtime/device_model.hpp"
 
 namespace distancies {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/runtime/model.hpp"
 #include "kernels/embeddings/data_family.hpp"  // family_value: shared with the GPU generator
+#include "runtime/model.hpp"
 
 namespace distancies {
 

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "harness/gpu_search.hpp"
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/device_model.hpp"
 #include "oracle_check.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device_model.hpp"
 #include "variants/embeddings/batch_scan.hpp"
 #include "variants/embeddings/registry.hpp"
 

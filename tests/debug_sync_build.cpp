@@ -1,6 +1,6 @@
 // Built with DISTANCIES_DEBUG_SYNC=1 whatever the build's option: the synchronising
 // CUDA_CHECK_LAUNCH compiles, and says so through kDebugSync. (Run: exits 0 when it does.)
-#include "harness/runtime/cuda_check.hpp"
+#include "runtime/cuda_check.hpp"
 
 static_assert(distancies::kDebugSync, "DISTANCIES_DEBUG_SYNC=1 must turn kDebugSync on");
 

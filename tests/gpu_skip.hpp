@@ -2,7 +2,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
-#include "harness/runtime/device.hpp"
+#include "runtime/device.hpp"
 
 #define DISTANCIES_REQUIRE_GPU()                                                             \
   do {                                                                                       \

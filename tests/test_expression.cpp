@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "harness/expression.hpp"
-#include "harness/runtime/error.hpp"
 #include "harness/synthetic.hpp"
+#include "runtime/error.hpp"
 
 using namespace distancies;
 using ::testing::HasSubstr;

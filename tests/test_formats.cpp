@@ -21,8 +21,8 @@
 #include "harness/formats.hpp"
 #include "harness/formats/io.hpp"
 #include "harness/formats/text_reader.hpp"
-#include "harness/runtime/error.hpp"
-#include "harness/runtime/model.hpp"
+#include "runtime/error.hpp"
+#include "runtime/model.hpp"
 #include "tests/real_model.hpp"
 
 namespace fs = std::filesystem;

@@ -9,9 +9,9 @@
 
 #include "gpu_skip.hpp"
 #include "harness/gpu_search.hpp"
-#include "harness/runtime/device_model.hpp"
 #include "harness/synthetic.hpp"
 #include "oracle_check.hpp"
+#include "runtime/device_model.hpp"
 #include "test_models.hpp"
 #include "variants/embeddings/registry.hpp"
 

@@ -13,7 +13,7 @@
 #include "harness/intersect/floor_bytes.hpp"
 #include "harness/intersect/generate.hpp"
 #include "harness/intersect/index.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 #include "variants/intersect/cpu_intersect.hpp"
 #include "variants/intersect/cpu_peers.hpp"
 #include "variants/intersect/intersect_registry.hpp"

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "gpu_skip.hpp"
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/device.hpp"
 #include "kernels/embeddings/dot_args.cuh"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
 #include "test_models.hpp"
 #include "variants/embeddings/list_select.hpp"
 

@@ -14,8 +14,8 @@
 #include "harness/matmul/cutlass_matmul.hpp"
 #include "harness/matmul/half_operands.hpp"
 #include "harness/matmul/matmul_host.hpp"
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/error.hpp"
 #include "tests/gpu_skip.hpp"
 #include "variants/matmul/registry.hpp"
 

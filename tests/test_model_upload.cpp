@@ -14,8 +14,8 @@
 
 #include "harness/formats.hpp"
 #include "harness/model_upload.hpp"
-#include "harness/runtime/device_model.hpp"
 #include "harness/synthetic.hpp"
+#include "runtime/device_model.hpp"
 #include "tests/gpu_skip.hpp"
 
 namespace fs = std::filesystem;

@@ -14,9 +14,9 @@
 #include "fp_emulation.hpp"
 #include "harness/cpu_search.hpp"
 #include "harness/formats.hpp"
-#include "harness/runtime/error.hpp"
-#include "harness/runtime/precision.hpp"
 #include "kernels/common/ranking.hpp"
+#include "runtime/error.hpp"
+#include "runtime/precision.hpp"
 #include "test_models.hpp"
 
 using namespace distancies;

@@ -17,11 +17,11 @@
 #include "harness/batch_search.hpp"
 #include "harness/formats.hpp"
 #include "harness/gpu_search.hpp"
-#include "harness/runtime/device_model.hpp"
-#include "harness/runtime/precision.hpp"
 #include "harness/synthetic.hpp"
 #include "oracle_check.hpp"
 #include "real_model.hpp"
+#include "runtime/device_model.hpp"
+#include "runtime/precision.hpp"
 #include "test_models.hpp"
 #include "variants/embeddings/registry.hpp"
 

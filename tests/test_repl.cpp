@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "harness/cli/repl.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 using namespace distancies;
 using namespace distancies::cli;

@@ -22,8 +22,6 @@
 #include <utility>
 
 #include "gpu_skip.hpp"
-#include "harness/runtime/device_model.hpp"
-#include "harness/runtime/error.hpp"
 #include "harness/scale/bootstrap.hpp"
 #include "harness/scale/merge_hits.hpp"
 #include "harness/scale/rendezvous.hpp"
@@ -31,6 +29,8 @@
 #include "harness/scale/stream_search.hpp"
 #include "harness/synthetic.hpp"
 #include "oracle_check.hpp"
+#include "runtime/device_model.hpp"
+#include "runtime/error.hpp"
 #include "test_models.hpp"
 
 using namespace distancies;

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "gpu_skip.hpp"
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/device.hpp"
 #include "kernels/common/list_select.cuh"
 #include "kernels/common/rank_place.cuh"
 #include "kernels/common/warp_merge.cuh"
 #include "kernels/common/warp_topk.cuh"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
 #include "test_models.hpp"
 
 using namespace distancies;

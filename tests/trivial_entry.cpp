@@ -6,8 +6,8 @@
 #include <numeric>
 #include <vector>
 
-#include "harness/runtime/cuda_check.hpp"
 #include "kernels/common/ranking.hpp"
+#include "runtime/cuda_check.hpp"
 #include "trivial_entry.hpp"
 #include "variants/embeddings/registry.hpp"
 

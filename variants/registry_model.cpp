@@ -1,6 +1,6 @@
 #include "variants/registry_model.hpp"
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies::registry {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies::registry {
 

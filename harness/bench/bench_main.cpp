@@ -17,7 +17,7 @@
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/measure.hpp"
 #include "harness/bench/suite_run.hpp"
-#include "harness/runtime/device.hpp"
+#include "runtime/device.hpp"
 #include "variants/registry_model.hpp"
 
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "harness/formats.hpp"
-#include "harness/runtime/error.hpp"
 #include "harness/synthetic.hpp"
+#include "runtime/error.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies::bench {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "harness/expression.hpp"
-#include "harness/runtime/device_model.hpp"
-#include "harness/runtime/model.hpp"
+#include "runtime/device_model.hpp"
+#include "runtime/model.hpp"
 
 namespace distancies::bench {
 

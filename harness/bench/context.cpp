@@ -11,9 +11,9 @@
 
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/measure.hpp"
-#include "harness/runtime/device.hpp"
 #include "harness/synthetic.hpp"
 #include "harness/version.hpp"
+#include "runtime/device.hpp"
 
 namespace distancies::bench {
 namespace {

@@ -15,10 +15,10 @@
 #include "harness/bench/measure.hpp"
 #include "harness/cpu_search.hpp"
 #include "harness/gpu_search.hpp"
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/device.hpp"
-#include "harness/runtime/precision.hpp"
 #include "kernels/common/read_floor.cuh"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
+#include "runtime/precision.hpp"
 #include "variants/embeddings/policy.hpp"
 #include "variants/embeddings/registry.hpp"
 

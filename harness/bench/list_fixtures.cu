@@ -12,8 +12,8 @@
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/measure.hpp"
-#include "harness/runtime/device.hpp"
 #include "kernels/embeddings/dot_args.cuh"
+#include "runtime/device.hpp"
 #include "variants/embeddings/list_select.hpp"
 
 namespace distancies::bench {

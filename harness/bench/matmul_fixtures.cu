@@ -22,7 +22,7 @@
 #include "harness/matmul/cutlass_matmul.hpp"
 #include "harness/matmul/half_operands.hpp"
 #include "harness/matmul/matmul_host.hpp"
-#include "harness/runtime/cuda_check.hpp"
+#include "runtime/cuda_check.hpp"
 #include "variants/matmul/registry.hpp"
 
 namespace distancies::bench {

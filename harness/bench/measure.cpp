@@ -9,8 +9,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "harness/runtime/device.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/device.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies::bench {
 

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "harness/bench/measure_stats.hpp"
-#include "harness/runtime/telemetry.hpp"
+#include "runtime/telemetry.hpp"
 
 namespace distancies::bench {
 

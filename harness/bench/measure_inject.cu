@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "harness/runtime/cuda_check.hpp"
+#include "runtime/cuda_check.hpp"
 
 namespace distancies::bench {
 namespace {

@@ -15,7 +15,7 @@
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/measure.hpp"
 #include "harness/moments/gpu_moments.hpp"
-#include "harness/runtime/cuda_check.hpp"
+#include "runtime/cuda_check.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies::bench {

@@ -22,8 +22,8 @@
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/suites.hpp"
-#include "harness/runtime/atomic_file.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/atomic_file.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies::bench {
 namespace {

@@ -5,7 +5,7 @@
 #include <regex>
 
 #include "harness/bench/fixture_util.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies::bench {
 namespace {

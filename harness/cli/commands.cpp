@@ -9,8 +9,8 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/formats.hpp"
-#include "harness/runtime/error.hpp"
 #include "harness/synthetic.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies::cli {
 namespace {

@@ -3,8 +3,8 @@
 #include <exception>
 
 #include "harness/cli/commands.hpp"
-#include "harness/runtime/error.hpp"
 #include "harness/version.hpp"
+#include "runtime/error.hpp"
 #include "variants/registry_model.hpp"
 
 int main(int argc, char** argv) {

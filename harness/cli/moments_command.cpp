@@ -8,7 +8,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/formats.hpp"
 #include "harness/moments/model_moments.hpp"
-#include "harness/runtime/device.hpp"
+#include "runtime/device.hpp"
 #include "variants/moments/registry.hpp"
 
 namespace distancies::cli {

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies::cli {
 

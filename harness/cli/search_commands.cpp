@@ -8,7 +8,7 @@
 #include "harness/cli/repl.hpp"
 #include "harness/cli/session.hpp"
 #include "harness/registry_report.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 #include "variants/embeddings/policy.hpp"
 
 namespace distancies::cli {

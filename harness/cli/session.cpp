@@ -9,8 +9,8 @@
 #include "harness/expression.hpp"
 #include "harness/formats.hpp"
 #include "harness/model_upload.hpp"
-#include "harness/runtime/device_model.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/device_model.hpp"
+#include "runtime/error.hpp"
 #include "variants/embeddings/auto_plan.hpp"
 
 namespace distancies::cli {

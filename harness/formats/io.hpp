@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "harness/formats.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the binary formats are read by reinterpreting little-endian floats; big-endian hosts are unsupported"

@@ -13,7 +13,7 @@
 
 #include "harness/formats/internal.hpp"
 #include "harness/formats/io.hpp"
-#include "harness/runtime/atomic_file.hpp"
+#include "runtime/atomic_file.hpp"
 
 namespace distancies::fmt {
 namespace {

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <random>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies::intersect {
 

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <utility>
 
-#include "harness/runtime/device.hpp"
-#include "harness/runtime/error.hpp"
 #include "kernels/intersect/touched_floor.cuh"
+#include "runtime/device.hpp"
+#include "runtime/error.hpp"
 #include "variants/intersect/cpu_intersect.hpp"
 
 namespace distancies::intersect {

@@ -1,5 +1,5 @@
 #include "harness/intersect/index.hpp"
-#include "harness/runtime/atomic_file.hpp"
+#include "runtime/atomic_file.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include <iterator>
 #include <sstream>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies::intersect {
 PostingIndex parse_index(const std::string& name, const std::vector<unsigned char>& bytes, IndexReport* report) {

@@ -3,8 +3,8 @@
 #include <cublas_v2.h>
 
 #include "harness/matmul/half_operands.hpp"
-#include "harness/runtime/cublas_check.hpp"
-#include "harness/runtime/cuda_check.hpp"
+#include "runtime/cublas_check.hpp"
+#include "runtime/cuda_check.hpp"
 
 namespace distancies {
 

@@ -4,8 +4,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "harness/runtime/device.hpp"
 #include "kernels/matmul/matmul_args.cuh"
+#include "runtime/device.hpp"
 
 namespace distancies {
 

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "harness/matmul/half_operands.hpp"
-#include "harness/runtime/cublas_check.hpp"
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/device.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/cublas_check.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies {
 

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/error.hpp"
 
 #if DISTANCIES_HAVE_CUTLASS
 #include <cutlass/gemm/device/gemm.h>

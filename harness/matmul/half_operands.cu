@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/error.hpp"
 #include "kernels/matmul/half_operands.cuh"
+#include "runtime/cuda_check.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies {
 namespace {

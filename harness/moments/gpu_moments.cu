@@ -2,9 +2,9 @@
 
 #include <vector>
 
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/error.hpp"
 #include "kernels/moments/moments_fill.cuh"
+#include "runtime/cuda_check.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies {
 

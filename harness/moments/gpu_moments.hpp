@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "harness/moments/oracle.hpp"
-#include "harness/runtime/device.hpp"
+#include "runtime/device.hpp"
 #include "variants/moments/registry.hpp"
 
 namespace distancies {

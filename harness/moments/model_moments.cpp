@@ -6,8 +6,8 @@
 #include <numeric>
 
 #include "harness/moments/gpu_moments.hpp"
-#include "harness/runtime/device.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/device.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "harness/moments/oracle.hpp"
-#include "harness/runtime/model.hpp"
+#include "runtime/model.hpp"
 
 namespace distancies {
 

@@ -2,8 +2,8 @@
 
 #include <cstdlib>
 
-#include "harness/runtime/error.hpp"
 #include "harness/scale/rendezvous.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 #if DISTANCIES_HAVE_NCCL
 #include <nccl.h>

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies {
 namespace {

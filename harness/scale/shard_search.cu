@@ -5,8 +5,8 @@
 #include <climits>
 #include <cstring>
 
-#include "harness/runtime/error.hpp"
 #include "harness/scale/merge_hits.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies {
 

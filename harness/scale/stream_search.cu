@@ -10,8 +10,8 @@
 #include <mutex>
 #include <thread>
 
-#include "harness/runtime/error.hpp"
 #include "harness/scale/merge_hits.hpp"
+#include "runtime/error.hpp"
 #include "variants/embeddings/batch_scan.hpp"
 #include "variants/embeddings/plan.hpp"
 #include "variants/embeddings/policy.hpp"

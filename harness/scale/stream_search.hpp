@@ -10,7 +10,7 @@
 
 #include "harness/batch_search.hpp"
 #include "harness/gpu_search.hpp"
-#include "harness/runtime/pinned_model.hpp"
+#include "runtime/pinned_model.hpp"
 #include "variants/embeddings/stream_policy.hpp"
 
 namespace distancies {

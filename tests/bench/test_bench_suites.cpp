@@ -13,7 +13,7 @@
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/suite_run.hpp"
 #include "harness/bench/suites.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 using namespace distancies;
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "harness/bench/measure.hpp"
-#include "harness/runtime/device.hpp"
+#include "runtime/device.hpp"
 #include "tests/gpu_skip.hpp"
 
 namespace distancies::bench {

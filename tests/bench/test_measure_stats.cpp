@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "harness/bench/measure_stats.hpp"
-#include "harness/runtime/telemetry.hpp"
+#include "runtime/telemetry.hpp"
 
 namespace distancies::bench {
 namespace {

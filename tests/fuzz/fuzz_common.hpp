@@ -11,7 +11,7 @@
 #include <string>
 
 #include "harness/formats.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace fuzz {
 

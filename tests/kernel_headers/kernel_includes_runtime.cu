@@ -1,2 +1,2 @@
 // What the layers must reject: device code that reaches up into the runtime.
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <string>
 
-#include "harness/runtime/cublas_check.hpp"
-#include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/batch_select.cuh"
 #include "kernels/embeddings/centre.cuh"
 #include "kernels/embeddings/tiled_i8.cuh"
+#include "runtime/cublas_check.hpp"
+#include "runtime/launch.hpp"
 #include "variants/embeddings/batch_scan.hpp"
 
 namespace distancies {

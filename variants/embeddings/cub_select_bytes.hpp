@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "harness/runtime/device.hpp"
+#include "runtime/device.hpp"
 
 namespace distancies {
 

@@ -2,13 +2,13 @@
 // policy (threads per row, block threads) and stages the query in dynamic shared memory.
 #include <string>
 
-#include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/coalesced_dot.cuh"
 #include "kernels/embeddings/dot_kernel.cuh"
 #include "kernels/embeddings/float4_warp_dot.cuh"
 #include "kernels/embeddings/shared_reduce_dot.cuh"
 #include "kernels/embeddings/thread_per_row_dot.cuh"
 #include "kernels/embeddings/warp_shuffle_dot.cuh"
+#include "runtime/launch.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies {

@@ -9,7 +9,7 @@
 #include <string>
 #include <type_traits>
 
-#include "harness/runtime/launch.hpp"
+#include "runtime/launch.hpp"
 
 #if DISTANCIES_HAVE_CUTLASS
 #include "kernels/embeddings/wgmma_filter.cuh"

@@ -9,11 +9,11 @@
 #include <string>
 #include <tuple>
 
-#include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/mma_filter_rows.cuh"
 #include "kernels/embeddings/mma_filter_scan.cuh"
 #include "kernels/embeddings/mma_filter_shared.cuh"
 #include "kernels/embeddings/segment_select.cuh"
+#include "runtime/launch.hpp"
 #include "variants/embeddings/batch_scan.hpp"
 #include "variants/embeddings/filter_gemm.hpp"
 

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <utility>
 
-#include "harness/runtime/device.hpp"
 #include "kernels/embeddings/float4_warp_dot.cuh"
 #include "kernels/embeddings/fused_scan_topk.cuh"
 #include "kernels/embeddings/warp_select.cuh"
+#include "runtime/device.hpp"
 #include "variants/embeddings/cub_sort.hpp"
 #include "variants/embeddings/grid.hpp"
 #include "variants/embeddings/large_k_select.hpp"

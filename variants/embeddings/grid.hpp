@@ -1,9 +1,9 @@
 // Host-side sizing shared by the list-keeping stages (fused scan, 16-bit scan, warp select).
-// Grid sizes and the shared-memory opt-in are harness/runtime/launch.hpp's.
+// Grid sizes and the shared-memory opt-in are runtime/launch.hpp's.
 #pragma once
 #include <cstddef>
 
-#include "harness/runtime/launch.hpp"
+#include "runtime/launch.hpp"
 
 namespace distancies {
 

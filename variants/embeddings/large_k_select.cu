@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "harness/runtime/device.hpp"
-#include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/large_k_order.cuh"
+#include "runtime/device.hpp"
+#include "runtime/launch.hpp"
 #include "variants/embeddings/cub_select_bytes.hpp"
 #include "variants/embeddings/policy.hpp"
 

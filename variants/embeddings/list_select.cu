@@ -1,7 +1,7 @@
 #include "variants/embeddings/list_select.hpp"
 
-#include "harness/runtime/cuda_check.hpp"
 #include "kernels/common/list_select.cuh"
+#include "runtime/cuda_check.hpp"
 #include "variants/embeddings/grid.hpp"
 #include "variants/embeddings/policy.hpp"
 

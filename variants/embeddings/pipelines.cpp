@@ -2,7 +2,7 @@
 // variant, top-k stages, and the memory habits of its version.
 #include <string>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies {
 

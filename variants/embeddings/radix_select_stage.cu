@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "harness/runtime/device.hpp"
 #include "kernels/embeddings/radix_select.cuh"
+#include "runtime/device.hpp"
 #include "variants/embeddings/cub_select_bytes.hpp"
 #include "variants/embeddings/cub_sort.hpp"
 #include "variants/embeddings/grid.hpp"

@@ -1,7 +1,7 @@
 // Dispatch for the memory-floor kernel: a persistent grid of a few blocks per SM.
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/device.hpp"
 #include "kernels/common/read_floor.cuh"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
 #include "variants/embeddings/policy.hpp"
 #include "variants/embeddings/registry.hpp"
 

@@ -2,11 +2,11 @@
 // kernels/embeddings/reduced_scan_topk.cuh; the bound is docs/variants.md's.
 #include <algorithm>
 
-#include "harness/runtime/device.hpp"
 #include "kernels/embeddings/fused_scan_topk.cuh"
 #include "kernels/embeddings/i8_scan_topk.cuh"
 #include "kernels/embeddings/large_k_rerank.cuh"
 #include "kernels/embeddings/reduced_scan_topk.cuh"
+#include "runtime/device.hpp"
 #include "variants/embeddings/grid.hpp"
 #include "variants/embeddings/large_k_select.hpp"
 #include "variants/embeddings/policy.hpp"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 #include "variants/embeddings/policy.hpp"
 
 namespace distancies {

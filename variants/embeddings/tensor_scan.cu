@@ -3,8 +3,8 @@
 #include <cmath>
 #include <string>
 
-#include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/tensor_scan_topk.cuh"
+#include "runtime/launch.hpp"
 #include "variants/embeddings/batch_scan.hpp"
 
 namespace distancies {

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/botched_merge_sort.cuh"
 #include "kernels/embeddings/first_merge.cuh"
+#include "runtime/launch.hpp"
 #include "variants/embeddings/cub_sort.hpp"
 #include "variants/embeddings/policy.hpp"
 #include "variants/embeddings/registry.hpp"

@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 #include "variants/intersect/cpu_intersect.hpp"
 #include "variants/intersect/query_pool.hpp"
 

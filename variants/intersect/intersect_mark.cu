@@ -1,10 +1,10 @@
 // The marking kernels' instantiations, one launcher per (method, grain).
-#include "harness/runtime/cuda_check.hpp"
 #include "kernels/intersect/coarse_mark.cuh"
 #include "kernels/intersect/fine_mark.cuh"
 #include "kernels/intersect/merge_path_mark.cuh"
 #include "kernels/intersect/probe_mark.cuh"
 #include "kernels/intersect/staged_mark.cuh"
+#include "runtime/cuda_check.hpp"
 #include "variants/intersect/intersect_registry.hpp"
 
 namespace distancies {

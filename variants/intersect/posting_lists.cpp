@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies::intersect {
 

@@ -3,13 +3,13 @@
 #include <string>
 #include <utility>
 
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/error.hpp"
 #include "kernels/matmul/mma_f16_matmul.cuh"
 #include "kernels/matmul/naive_matmul.cuh"
 #include "kernels/matmul/shared_tile_matmul.cuh"
 #include "kernels/matmul/tiled_matmul.cuh"
 #include "kernels/matmul/warp_tiled_sgemm.cuh"
+#include "runtime/cuda_check.hpp"
+#include "runtime/error.hpp"
 #include "variants/matmul/registry.hpp"
 #include "variants/study_families.hpp"
 

@@ -1,10 +1,10 @@
 // Dispatch for the moments kernels: geometry, scratch carving, launches.
 #include <algorithm>
 
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/device.hpp"
 #include "kernels/moments/one_pass_moments.cuh"
 #include "kernels/moments/two_pass_moments.cuh"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
 #include "variants/moments/launch.hpp"
 
 namespace distancies {

@@ -1,7 +1,7 @@
 // The moments variants table and lookup by name.
 #include <string>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 #include "variants/moments/launch.hpp"
 #include "variants/study_families.hpp"
 

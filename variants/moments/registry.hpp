@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/runtime/device.hpp"
 #include "kernels/moments/moments_args.cuh"
+#include "runtime/device.hpp"
 #include "variants/registry_model.hpp"
 
 namespace distancies {

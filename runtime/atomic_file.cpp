@@ -1,4 +1,4 @@
-#include "harness/runtime/atomic_file.hpp"
+#include "runtime/atomic_file.hpp"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <thread>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies {
 namespace {

@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/runtime/device.hpp"
-#include "harness/runtime/model.hpp"
-#include "harness/runtime/precision.hpp"
 #include "kernels/embeddings/data_family.hpp"
 #include "kernels/embeddings/storage.hpp"
+#include "runtime/device.hpp"
+#include "runtime/model.hpp"
+#include "runtime/precision.hpp"
 
 namespace distancies {
 
@@ -69,7 +69,7 @@ struct DeviceModel {
   const TiledI8& centred_tiled_i8() const;
 
   // Smallest positive and largest row norm, and whether all are finite: computed on first use
-  // and kept (the range guard of harness/runtime/precision.hpp).
+  // and kept (the range guard of runtime/precision.hpp).
   const NormRange& norm_range() const;
 
   // A model whose rows live in memory it does not own (a streamed chunk, a slot re-filled per

@@ -1,4 +1,4 @@
-#include "harness/runtime/model.hpp"
+#include "runtime/model.hpp"
 
 #include <algorithm>
 #include <cmath>

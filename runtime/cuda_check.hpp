@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "harness/runtime/error.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies {
 

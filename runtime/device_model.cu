@@ -1,4 +1,4 @@
-#include "harness/runtime/device_model.hpp"
+#include "runtime/device_model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,11 +7,11 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
-#include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/convert_reduced.cuh"
 #include "kernels/embeddings/norm_range.cuh"
 #include "kernels/embeddings/synthetic_fill.cuh"
 #include "kernels/embeddings/tiled_i8.cuh"
+#include "runtime/launch.hpp"
 
 namespace distancies {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/runtime/device_model.hpp"
-#include "harness/runtime/launch.hpp"
 #include "kernels/embeddings/centre.cuh"
+#include "runtime/device_model.hpp"
+#include "runtime/launch.hpp"
 
 namespace distancies {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "harness/runtime/cuda_check.hpp"
+#include "runtime/cuda_check.hpp"
 
 namespace distancies {
 

@@ -1,10 +1,10 @@
-#include "harness/runtime/pinned_model.hpp"
+#include "runtime/pinned_model.hpp"
 
 #include <algorithm>
 #include <utility>
 
-#include "harness/runtime/device_model.hpp"
-#include "harness/runtime/error.hpp"
+#include "runtime/device_model.hpp"
+#include "runtime/error.hpp"
 
 namespace distancies {
 

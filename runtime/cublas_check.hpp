@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "harness/runtime/cuda_check.hpp"
+#include "runtime/cuda_check.hpp"
 
 namespace distancies {
 

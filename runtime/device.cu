@@ -1,4 +1,4 @@
-#include "harness/runtime/device.hpp"
+#include "runtime/device.hpp"
 
 #include <atomic>
 #include <cstdio>

@@ -10,7 +10,7 @@ struct Error : std::runtime_error {
 };
 
 // Memory ran out: the GPU's, page-locked host memory, or a library's workspace (cuBLAS, CUB).
-// Every allocation failure is this one type (raised by throw_out_of_memory, harness/runtime/cuda_check.hpp),
+// Every allocation failure is this one type (raised by throw_out_of_memory, runtime/cuda_check.hpp),
 // so callers that can work in smaller pieces (the batch splitter) catch them all.
 struct OutOfMemory : Error {
   using Error::Error;

@@ -4,10 +4,10 @@
 #pragma once
 #include <cstdint>
 
-#include "harness/runtime/device.hpp"
-#include "harness/runtime/model.hpp"
-#include "harness/runtime/precision.hpp"
 #include "kernels/embeddings/data_family.hpp"
+#include "runtime/device.hpp"
+#include "runtime/model.hpp"
+#include "runtime/precision.hpp"
 
 namespace distancies {
 

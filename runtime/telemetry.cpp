@@ -1,4 +1,4 @@
-#include "harness/runtime/telemetry.hpp"
+#include "runtime/telemetry.hpp"
 
 #include <cmath>
 #include <limits>

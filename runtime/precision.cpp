@@ -1,4 +1,4 @@
-#include "harness/runtime/precision.hpp"
+#include "runtime/precision.hpp"
 
 #include <cmath>
 #include <limits>

@@ -11,9 +11,9 @@
 #include <string>
 #include <utility>
 
-#include "harness/runtime/cuda_check.hpp"
-#include "harness/runtime/device.hpp"
 #include "kernels/common/launch.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
 
 namespace distancies {
 
