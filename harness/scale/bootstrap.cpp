@@ -23,6 +23,15 @@ int env_int(const char* name, int fallback, int lo = 0, long hi = 4096) {
   return static_cast<int>(x);
 }
 
+double seconds_from_env(const char* name, double fallback) {
+  const char* t = env(name);
+  if (!t) return fallback;
+  char* end = nullptr;
+  const double s = std::strtod(t, &end);
+  if (*end || !(s > 0 && s <= 86400)) throw Error(std::string(name) + "='" + t + "' is not a number of seconds");
+  return s;
+}
+
 struct Launcher {
   const char* name;
   const char* rank;
@@ -97,12 +106,8 @@ ProcessGroup process_group_from_env(int gpus) {
         "no job token for the rendezvous: set DISTANCIES_JOB_TOKEN (the same secret for every rank of the job)");
   if (g.token.size() > 128 || g.token.find_first_of(" \t\n") != std::string::npos)
     throw Error("the job token must be at most 128 characters with no spaces");
-  if (const char* t = env("DISTANCIES_RENDEZVOUS_TIMEOUT")) {
-    char* end = nullptr;
-    g.timeout_s = std::strtod(t, &end);
-    if (*end || !(g.timeout_s > 0 && g.timeout_s <= 86400))
-      throw Error(std::string("DISTANCIES_RENDEZVOUS_TIMEOUT='") + t + "' is not a number of seconds");
-  }
+  g.timeout_s = seconds_from_env("DISTANCIES_RENDEZVOUS_TIMEOUT", g.timeout_s);
+  g.collective_timeout_s = seconds_from_env("DISTANCIES_COLLECTIVE_TIMEOUT", g.collective_timeout_s);
   return g;
 }
 

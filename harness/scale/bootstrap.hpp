@@ -9,7 +9,8 @@
 // DISTANCIES_RENDEZVOUS=HOST:PORT (torchrun: MASTER_ADDR and MASTER_PORT + 1, the port after its
 // own store's), and admits only connections that present the job's token: DISTANCIES_JOB_TOKEN,
 // else the launcher's job id (SLURM_JOB_ID and SLURM_STEP_ID, TORCHELASTIC_RUN_ID,
-// OMPI_MCA_ess_base_jobid or PMIX_NAMESPACE). DISTANCIES_RENDEZVOUS_TIMEOUT: seconds (120).
+// OMPI_MCA_ess_base_jobid or PMIX_NAMESPACE). DISTANCIES_RENDEZVOUS_TIMEOUT: seconds to join (120);
+// DISTANCIES_COLLECTIVE_TIMEOUT: seconds one exchange may take before the rank gives up (20).
 #pragma once
 #include <string>
 
@@ -18,11 +19,12 @@ namespace distancies {
 struct ProcessGroup {
   int rank = 0;
   int size = 1;
-  int local_rank = 0;      // the GPU of this host it uses (default: the rank)
-  std::string launcher;    // "shard_launch.sh", "mpirun", "srun", "torchrun"; empty with one process
-  std::string rendezvous;  // HOST:PORT of rank 0's rendezvous (size > 1)
-  std::string token;       // the job's token (size > 1)
-  double timeout_s = 120;
+  int local_rank = 0;                // the GPU of this host it uses (default: the rank)
+  std::string launcher;              // "shard_launch.sh", "mpirun", "srun", "torchrun"; empty with one process
+  std::string rendezvous;            // HOST:PORT of rank 0's rendezvous (size > 1)
+  std::string token;                 // the job's token (size > 1)
+  double timeout_s = 120;            // joining: the rendezvous and the communicator
+  double collective_timeout_s = 20;  // one exchange (DISTANCIES_COLLECTIVE_TIMEOUT)
 };
 
 // From the environment above. `gpus` is what the command line asked for: a mismatch with the

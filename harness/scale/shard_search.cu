@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "harness/scale/merge_hits.hpp"
@@ -12,6 +14,16 @@ namespace distancies {
 
 namespace {
 using clock_type = std::chrono::steady_clock;
+
+// The fault tests' hook: DISTANCIES_TEST_DIE_RANK=R makes rank R exit before its first exchange,
+// as a rank that crashes mid-batch would (docs/scale.md, "Faults").
+void die_if_asked(int rank) {
+  const char* r = std::getenv("DISTANCIES_TEST_DIE_RANK");
+  if (r && *r && std::atoi(r) == rank) {
+    std::fprintf(stderr, "distancies: rank %d exits now, as DISTANCIES_TEST_DIE_RANK asks\n", rank);
+    std::_Exit(3);
+  }
+}
 }  // namespace
 
 DeviceModel upload_rows(const HostRows& r) {
@@ -89,9 +101,10 @@ std::vector<std::vector<Hit>> ShardSearcher::exchange(const std::vector<std::vec
   if (recv_.bytes() < bytes * comm_.size()) recv_ = DeviceBuffer(bytes * comm_.size(), "every shard's candidate lists");
   std::vector<ShardHit> all(per_rank * comm_.size());
   CUDA_CHECK(cudaMemcpyAsync(send_.get(), mine.data(), bytes, cudaMemcpyHostToDevice, stream_s_));
+  die_if_asked(comm_.rank());
   comm_.all_gather(send_.get(), recv_.get(), bytes, stream_s_);
   CUDA_CHECK(cudaMemcpyAsync(all.data(), recv_.get(), bytes * comm_.size(), cudaMemcpyDeviceToHost, stream_s_));
-  CUDA_CHECK(cudaStreamSynchronize(stream_s_));
+  comm_.wait(stream_s_);  // never forever: a dead rank ends this rank with one error line
   auto out = merge_gathered(all, comm_.size(), queries, k);
   if (bd) {
     const float ms = std::chrono::duration<float, std::milli>(clock_type::now() - t0).count();
