@@ -54,7 +54,7 @@ def exists(path) -> bool:
 
 
 def plain_name(path) -> str:
-    """The name without the .gz a compressed result adds: 'results/a/h200.json.gz' -> 'results/a/h200.json'."""
+    """The name without the .gz a compressed result adds: 'moments/h200.json.gz' -> 'moments/h200.json'."""
     p = os.fspath(path)
     return p[:-len(GZ)] if p.endswith(GZ) else p
 
