@@ -124,8 +124,9 @@ def compact_json(doc: dict) -> str:
 def add(file: Path, study: str, gpu: str, command: str, role: str = "main", purpose: str = "",
         dest: str | None = None, root: Path = ROOT) -> Path:
     """Copies FILE to results/<study>/<gpu>.json (or <gpu>-<role>.json; or DEST) and names it.
-    A Google Benchmark run is written one entry a line, and gzip-compressed (`.json.gz`, gzip -9 -n)
-    when DEST ends in .gz or, without DEST, when it is over GZIP_OVER bytes.
+    A Google Benchmark run is written one entry a line, gzip-compressed (`.json.gz`; level 9, no
+    timestamp, so the same run gives the same bytes) when DEST ends in .gz or, without DEST, when
+    it is over GZIP_OVER bytes.
     A main run replaces the previous main run of that study and GPU and its parts; a part the
     previous part: the old entries move to "archived" with the commit they were last in (HEAD),
     and a file at another path is deleted (commit its removal with `git rm`)."""
