@@ -10,6 +10,7 @@
    are skipped; a doc may name a path the results manifest lists as archived (it is reachable in
    git history), a comment may not: it should cite the docs or the manifest instead. A generated
    block is held to its JSON instead (check 1): the commands it shows ran at their commits.
+   A result stored gzip-compressed is cited by its name, `X.json.gz`, not `X.json`.
    A tool named as a module (`python -m scripts.ci.check_docs`) must exist too.
 
     python3 -m scripts.ci.check_docs [--root DIR]     # exit 1 with one line per finding
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import re
 import subprocess
 import sys
@@ -26,6 +26,7 @@ import tokenize
 from pathlib import Path
 
 from scripts.docs import render_docs
+from scripts.lib import bench_json
 
 ROOT = Path(__file__).resolve().parents[2]
 TOP = ("kernels", "harness", "variants", "scripts", "results", "docs", "tests", "cmake")
@@ -52,8 +53,8 @@ def tracked(root: Path) -> list:
 
 def archived(root: Path) -> list:
     try:
-        doc = json.loads((root / "results" / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = bench_json.read_json(root / "results" / "manifest.json")
+    except bench_json.BenchError:
         return []
     return [a["path"].rstrip("/") for a in doc.get("archived", [])]
 
@@ -119,6 +120,10 @@ def path_findings(root: Path, where: str, lineno: int, text: str, gone: list, al
             continue
         if tok in created:
             continue
+        if (root / (tok + bench_json.GZ)).is_file():
+            out.append(f"{where}:{lineno}: names a file stored gzip-compressed by its old name: {tok} "
+                       f"(cite {tok}{bench_json.GZ})")
+            continue
         if allow_archived and any(tok == a or tok.startswith(a + "/") or a.startswith(tok.rstrip("/") + "/")
                                   for a in gone):
             continue
@@ -141,7 +146,8 @@ def commit_findings(root: Path, doc: Path, text: str) -> list:
         if "<!-- generated:" in para:
             continue
         files = {t.rstrip(".,;:)`") for t in PATH.findall(para)}
-        files = [f for f in files if f.startswith("results/") and f.endswith(".json") and (root / f).is_file()
+        files = [f for f in files if f.startswith("results/") and bench_json.is_json_name(f)
+                 and (root / f).is_file()
                  and render_docs.manifest.context_of(root / f).get("commit")]
         named = {a or b for a, b in COMMIT.findall(para)}
         if len(files) != 1 or not named:

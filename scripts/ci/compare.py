@@ -34,7 +34,7 @@ import sys
 from dataclasses import dataclass
 
 from scripts.ci.gate import DEFAULT_GATE, Gate, Rule, load_gate
-from scripts.lib.bench_json import BenchError, Run, higher_is_better, load
+from scripts.lib.bench_json import BenchError, Run, higher_is_better, is_json_name, load, read_json
 
 MIN_SAMPLES = 3    # per side, for the U test
 EXACT_MAX_N = 40   # exact permutation distribution up to this many samples in all
@@ -534,7 +534,7 @@ def calibration_markdown(s: dict) -> str:
 
 
 def _run_files(folder: str) -> list:
-    names = sorted(f for f in os.listdir(folder) if f.endswith(".json") and not f.startswith(("calibration", "noise")))
+    names = sorted(f for f in os.listdir(folder) if is_json_name(f) and not f.startswith(("calibration", "noise")))
     return [load(os.path.join(folder, f)) for f in names]
 
 
@@ -689,14 +689,12 @@ def _run_gate(a) -> int:
     noise, registry = None, []
     if a.noise:
         try:
-            with open(a.noise, encoding="utf-8") as f:
-                noise = {k: float(v) for k, v in json.load(f).items()}
-        except (OSError, ValueError, TypeError, AttributeError) as e:
+            noise = {k: float(v) for k, v in read_json(a.noise).items()}
+        except (BenchError, ValueError, TypeError, AttributeError) as e:
             raise BenchError(f"--noise {a.noise}: not a JSON object of fixture -> sigma ({e})") from None
     if a.registry:
         from scripts.ci.gate import expected_names
-        with open(a.registry, encoding="utf-8") as f:
-            registry = expected_names(gate, json.load(f))
+        registry = expected_names(gate, read_json(a.registry))
     return compare_gate(base, new, gate, rule, noise, registry)
 
 

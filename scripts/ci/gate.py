@@ -13,7 +13,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from scripts.lib.bench_json import BenchError
+from scripts.lib.bench_json import BenchError, read_json
 
 DEFAULT_GATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gate.json")
 # Google Benchmark's suffixes after a registered name, as the bench's filter sees them (POSIX ERE).
@@ -106,8 +106,7 @@ def main(argv=None) -> int:
             print(bench_filter(load_gate(rest[0] if rest else DEFAULT_GATE), host))
             return 0
         if argv[:1] == ["expected"] and len(argv) >= 2:
-            with open(argv[1], encoding="utf-8") as f:
-                registry = json.load(f)
+            registry = read_json(argv[1])
             print("\n".join(expected_names(load_gate(argv[2] if len(argv) > 2 else DEFAULT_GATE), registry)))
             return 0
     except (BenchError, OSError, json.JSONDecodeError) as e:

@@ -16,12 +16,12 @@ Standard library only. The planner (variants/embeddings/auto_plan.cpp) interpola
 measured batch sizes; docs/variants.md ("auto") says how it decides.
 """
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
 
 from scripts.lib.atomic_write import write_text
+from scripts.lib.bench_json import BenchError, read_json
 
 BATCH = re.compile(r"^batch/(?P<p>[^/]+)/batch:(?P<b>\d+)(/|$)")
 AUTO = re.compile(r"^batch_auto/batch:(?P<b>\d+)(/|$)")
@@ -84,7 +84,10 @@ def main(argv=None):
     ap.add_argument("--out", type=Path, default=Path("variants/embeddings/auto_policy.inc"))
     ap.add_argument("--check", action="store_true", help="compare batch_auto with the best pipeline; write nothing")
     a = ap.parse_args(argv)
-    docs = [json.loads(r.read_text()) for r in a.run]
+    try:
+        docs = [read_json(r) for r in a.run]
+    except BenchError as e:
+        sys.exit(f"auto_policy: error: {e}")
     if a.check:
         rows, ok = check(docs, " + ".join(r.as_posix() for r in a.run))
         print("| B | auto ms | auto chose | best | best ms | auto / best |")

@@ -3,7 +3,7 @@
 Each study's goals are in results/goals/<study>.json, a list of objects:
 
     {"id": "batch.b1024_i8", "text": "...", "claimed_in": "README.md",
-     "evidence": {"file": "results/...json",          # or canonical:STUDY/GPU, sweep:STUDY/GPU;
+     "evidence": {"file": "results/...json[.gz]",     # or canonical:STUDY/GPU, sweep:STUDY/GPU;
                                                       # null: no evidence file -> unknown
                   "fixture": "^batch/batch_i8_filter/batch:1024$",  # regex on base names
                   "counter": "real_time",             # ms for times
@@ -26,7 +26,6 @@ Exit 0 unless --strict and some goal is missed or unknown.
 from __future__ import annotations
 
 import argparse
-import json
 import operator
 import re
 import statistics
@@ -49,7 +48,7 @@ def load_goals(root: Path = ROOT, study: str | None = None) -> list:
     for f in sorted((Path(root) / GOALS).glob("*.json")):
         if study and f.stem != study:
             continue
-        for g in json.loads(f.read_text(encoding="utf-8")):
+        for g in bench_json.read_json(f):
             g.setdefault("study", f.stem)
             out.append(g)
     return out
@@ -126,11 +125,11 @@ def evaluate(goal: dict, root: Path = ROOT, cache: dict | None = None) -> dict:
         return {**out, "status": "unknown", "why": ev.get("why", "no evidence file")}
     files = resolve(root, ev["file"])
     out["file"] = ", ".join(files) or ev["file"]
-    if not files or not all((Path(root) / f).is_file() for f in files):
+    if not files or not all(bench_json.exists(Path(root) / f) for f in files):
         return {**out, "status": "unknown", "why": f"{out['file']} is not in the tree"}
     try:
         if "path" in ev:
-            doc = json.loads((Path(root) / ev["file"]).read_text(encoding="utf-8"))
+            doc = bench_json.read_json(Path(root) / ev["file"])
             value, where = _walk(doc, ev["path"]), "/".join(map(str, ev["path"]))
             if "threshold_path" in ev:
                 out["threshold"] = _walk(doc, ev["threshold_path"])

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import re
 import sys
 from pathlib import Path
@@ -49,6 +48,15 @@ class Ctx:
         self.root = Path(root)
         self.runs: dict = {}
         self.doc = manifest.load(self.root)
+
+    def src(self, rel: str) -> str:
+        """rel, or rel.gz where the file is stored gzip-compressed: the name a block cites."""
+        found = bench_json.resolve(self.root / rel)
+        return rel + bench_json.GZ if found.endswith(bench_json.GZ) and not rel.endswith(bench_json.GZ) else rel
+
+    def json(self, rel: str):
+        """A result file's JSON (plain or gzip)."""
+        return bench_json.read_json(self.root / rel)
 
     def run(self, rel: str) -> bench_json.Run:
         if rel not in self.runs:
@@ -87,7 +95,7 @@ def r_goals(c: Ctx, study: str | None = None):
     res = [goals.evaluate(g, c.root) for g in defs]
     evs = [g.get("evidence") or {} for g in defs]
     src = sorted({r for ev in evs for f in (ev.get("file"), (ev.get("ratio_to") or {}).get("file")) if f
-                  for r in goals.resolve(c.root, f)})
+                  for r in map(c.src, goals.resolve(c.root, f))})
     return [f"results/goals/{study or '*'}.json"] + src, goals.markdown(res)
 
 
@@ -184,8 +192,8 @@ def r_batch_i8(c: Ctx):
 def r_batch_roofline(c: Ctx):
     from scripts.reports import batch_roofline
     srcs = c.parts("batch", "h100")
-    registry = json.loads((c.root / REGISTRY_JSON).read_text(encoding="utf-8"))
-    docs = [json.loads((c.root / s).read_text(encoding="utf-8")) for s in srcs]
+    registry = c.json(REGISTRY_JSON)
+    docs = [c.json(s) for s in srcs]
     keep = {1: ("batch_i8_filter", "batch_f16_filter", "batch_fused_loop"),
             16: ("batch_i8_filter", "batch_f16_filter"), 128: ("batch_i8_filter", "batch_f16_filter"),
             1024: ("batch_i8_filter", "batch_f16_filter", "batch_f16_h", "batch_tf32", "batch_sgemm",
@@ -199,7 +207,7 @@ def r_batch_roofline(c: Ctx):
         bound = " (compute)" if r["bound"] == "compute" else ""
         rows.append(f"| {thousands(r['batch'])} | `{r['pipeline']}` | {r['ms']:.3f} | {r['bytes_ms']:.3f} | "
                     f"{flop} | {r['x_floor']:.2f}{bound} |")
-    return srcs + [REGISTRY_JSON], "\n".join(rows)
+    return srcs + [c.src(REGISTRY_JSON)], "\n".join(rows)
 
 
 def r_variants(c: Ctx):
@@ -207,13 +215,13 @@ def r_variants(c: Ctx):
     src = c.canonical("embeddings", "h100")
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        variants_table.main(["variants_table.py", str(c.root / src), str(c.root / REGISTRY_TXT)])
-    return [src, REGISTRY_TXT], buf.getvalue().rstrip("\n")
+        variants_table.main(["variants_table.py", str(c.root / src), str(c.root / c.src(REGISTRY_TXT))])
+    return [src, c.src(REGISTRY_TXT)], buf.getvalue().rstrip("\n")
 
 
 def r_study_table(c: Ctx):
     src = c.canonical("embeddings", "h100")
-    ref = json.loads((c.root / "scripts/reports/study_reference.json").read_text(encoding="utf-8"))
+    ref = c.json("scripts/reports/study_reference.json")
     rows_model = c.run(src).ctx_float("model_rows") or ref["rows"]
     study_ms = {v: x.get("total_ms") for v, x in ref.get("table2", {}).items()}
     rows = ["| version | total ms, ours | total ms, study (RTX 2060 SUPER) | distances / ms, ours |",
@@ -231,11 +239,12 @@ def r_study_table(c: Ctx):
 
 
 def r_analogy(c: Ctx):
-    srcs = ["results/analogy/h100-glove6b50d-oracle-check.json", "results/analogy/h100-glove6b50d-oracle-check-i8.json"]
+    srcs = [c.src(s) for s in ("results/analogy/h100-glove6b50d-oracle-check.json",
+                               "results/analogy/h100-glove6b50d-oracle-check-i8.json")]
     rows = ["| run | `--variant` | pipeline that ran | device time (ms) | fallbacks | top-1 = fp64 oracle |",
             "|---|---|---|---:|---:|---:|"]
     for s in srcs:
-        d = json.loads((c.root / s).read_text(encoding="utf-8"))
+        d = c.json(s)
         q = d.get("queries")
         commit = d.get("context", {}).get("commit", "?")
         for p in d.get("pipelines", []):
@@ -248,7 +257,7 @@ def r_analogy(c: Ctx):
 def r_same_run(c: Ctx, folder: str):
     """Ours and the peers at B = 1,024 from one call (results/batch/<folder>/)."""
     base = f"results/batch/{folder}"
-    srcs = [f"{base}/h100-ours.json", f"{base}/h100-peers-faiss.json", f"{base}/h100-peers-torch.json"]
+    srcs = [c.src(f"{base}/h100-{n}.json") for n in ("ours", "peers-faiss", "peers-torch")]
     ours = {n: b.center("real_time") for n, b in c.run(srcs[0]).benches.items()
             if n.startswith("batch/") and b.error is None}
     best_name, best = min(ours.items(), key=lambda kv: kv[1])
@@ -263,7 +272,7 @@ def r_same_run(c: Ctx, folder: str):
 
 
 def r_scale_shard(c: Ctx):
-    srcs = ["results/scale/h200x2/h200x2-shard-g1.json", "results/scale/h200x2/h200x2-shard-g2.json"]
+    srcs = [c.src(f"results/scale/h200x2/h200x2-shard-g{g}.json") for g in (1, 2)]
     one, two = c.run(srcs[0]), c.run(srcs[1])
     rows = ["| B | G = 1 ms | G = 2 ms | speed-up | G = 2 exchange ms |", "|---:|---:|---:|---:|---:|"]
     for n, b in one.benches.items():
@@ -280,10 +289,11 @@ def r_scale_shard(c: Ctx):
 
 def r_filter_candidates(c: Ctx):
     """The filtered scan's candidates a query against its buffer (scripts/analysis/filter_candidates.py)."""
-    srcs = sorted(p.relative_to(c.root).as_posix() for p in (c.root / "results/batch/emulation").glob("*.json"))
+    srcs = sorted(p.relative_to(c.root).as_posix() for p in (c.root / "results/batch/emulation").glob("*.json*")
+                  if bench_json.is_json_name(p.name))
     rows = ["| model | K | queries | sample | expected | candidates: median / p99 / max | buffer | largest share |",
             "|---|---:|---:|---:|---:|---|---:|---:|"]
-    docs = [json.loads((c.root / s).read_text(encoding="utf-8")) for s in srcs]
+    docs = [c.json(s) for s in srcs]
     for d in sorted(docs, key=lambda d: (d["rows"], d["K"])):
         model = "GloVe 6B 50d" if "glove" in d["model"] else "synthetic"
         cand = d["candidates"]
@@ -317,8 +327,8 @@ FAMILY_ORDER = ("iid", "aniso-0.5", "aniso-0.8", "aniso-0.9", "aniso-0.95", "ani
 def r_data_stats(c: Ctx):
     """Each data family's cosine statistics beside GloVe's (scripts/data/data_stats.py)."""
     from scripts.data import data_stats
-    src = "results/families/data-stats.json"
-    doc = json.loads((c.root / src).read_text())
+    src = c.src("results/families/data-stats.json")
+    doc = c.json(src)
     return [src], data_stats.markdown(doc["models"]).strip("\n")
 
 
@@ -327,13 +337,13 @@ def r_family_table(c: Ctx, gpu: str = "h200"):
     from scripts.reports import family_report
     names = [f"results/families/{gpu}-{f}.json" for f in FAMILY_ORDER]
     names += [f"results/families/{gpu}-peers-{p}-{f}.json" for f in FAMILY_ORDER for p in ("faiss", "torch")]
-    srcs = [n for n in names if (c.root / n).exists()]
+    srcs = [c.src(n) for n in names if bench_json.exists(c.root / n)]
     return srcs, family_report.markdown(family_report.load([c.root / s for s in srcs])).strip("\n")
 
 
 def _medians(c: Ctx, src: str) -> dict:
     """name (suffixes dropped) -> the median entry of a run written by distancies-bench."""
-    doc = json.loads((c.root / src).read_text())
+    doc = c.json(src)
     out = {}
     for b in doc["benchmarks"]:
         if b.get("aggregate_name") == "median":
@@ -343,13 +353,13 @@ def _medians(c: Ctx, src: str) -> dict:
 
 def r_main_suite(c: Ctx, gpu: str = "h200"):
     """The main suite's size and duration: its JSON (fixture_wall_s) and its console's last line."""
-    src, console = f"results/main/{gpu}.json", f"results/main/{gpu}.console.txt"
-    doc = json.loads((c.root / src).read_text())
+    src, console = c.src(f"results/main/{gpu}.json"), c.src(f"results/main/{gpu}.console.txt")
+    doc = c.json(src)
     walls: dict = {}
     for b in doc["benchmarks"]:  # one value per report call of a fixture (its runs, then its aggregates)
         walls.setdefault(b["fixture"], set()).add(b["fixture_wall_s"])
     fixtures_s = sum(sum(v) for v in walls.values())
-    done = re.search(r"suite \S+: (\d+) fixtures in (\d+):(\d+)", (c.root / console).read_text())
+    done = re.search(r"suite \S+: (\d+) fixtures in (\d+):(\d+)", bench_json.read_text(c.root / console))
     elapsed = f"{int(done[2])} min {int(done[3])} s" if done else "—"
     return [src, console], ("| suite | fixtures | repetitions | elapsed (start-up included) | in the fixtures | GPU |\n"
                             "|---|---:|---:|---:|---:|---|\n"
@@ -359,7 +369,7 @@ def r_main_suite(c: Ctx, gpu: str = "h200"):
 
 def r_intersect_peers(c: Ctx, gpu: str = "h200"):
     """GOV2-shaped set: the serial and all-core CPU rows against the best GPU batch rows."""
-    src = f"results/intersection/{gpu}.json"
+    src = c.src(f"results/intersection/{gpu}.json")
     m = _medians(c, src)
     serial = m["intersect/svs/serial/set:gov2"]["real_time"]
     simd = m["intersect/simd_gallop/allcores/set:gov2"]["real_time"]
@@ -381,7 +391,7 @@ def r_intersect_peers(c: Ctx, gpu: str = "h200"):
 def r_floor_audit(c: Ctx, which: str = "moments/h200"):
     """How many of a run's medians are under their floor (floor_ratio < 1): each is a bug."""
     study, gpu = which.split("/")
-    src = f"results/{study}/{gpu}.json"
+    src = c.src(f"results/{study}/{gpu}.json")
     ratios = [(n, b["floor_ratio"]) for n, b in _medians(c, src).items() if b.get("floor_ratio") is not None]
     under = sorted((r, n) for n, r in ratios if r < 1)
     low = f"lowest {under[0][0]:.2f}, `{under[0][1]}`" if under else "none"
@@ -392,7 +402,7 @@ def r_floor_audit(c: Ctx, which: str = "moments/h200"):
 def r_matmul_anchors(c: Ctx, gpu: str = "h200"):
     """Every row at each shape against the fastest cuBLAS/cuBLASLt row of the same input precision
     writing fp32 C, and its share of dense peak at its own clock (the fixture's peak_fraction)."""
-    src = f"results/matmul/{gpu}-anchors.json"
+    src = c.src(f"results/matmul/{gpu}-anchors.json")
     m = _medians(c, src)
     shape = {n: (b["M"], b["N"], b["K"]) for n, b in m.items()}
     best = {}

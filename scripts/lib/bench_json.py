@@ -3,12 +3,21 @@
 Entries are grouped by base name: the registered name without the suffixes Google Benchmark
 appends ("/iterations:10", "/manual_time", "_median", ...). Each group keeps its per-repetition
 samples (run_type "iteration") and its aggregates (mean, median, stddev, cv).
+
+It is also the one loader of committed result files (results/ keeps the large ones as
+gzip, `X.json.gz`): read_bytes / read_text / open_text / read_json decompress a gzip file
+transparently and, asked for `X.json` when only `X.json.gz` exists, read that, so old citations
+and commands keep working. Errors are one BenchError line, never a traceback.
 """
 from __future__ import annotations
 
+import gzip
+import io
 import json
+import os
 import re
 import statistics
+import zlib
 from dataclasses import dataclass, field
 
 # Suffixes Google Benchmark adds to a registered name (ours, like "k:10", are kept).
@@ -23,6 +32,80 @@ _TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
 class BenchError(Exception):
     """The input is not usable benchmark JSON."""
+
+
+# -- reading committed result files (plain or gzip) ----------------------------------------------
+
+GZ = ".gz"
+_GZ_MAGIC = b"\x1f\x8b"
+
+
+def resolve(path) -> str:
+    """The file that holds PATH's content: PATH itself, or PATH.gz when only that exists."""
+    p = os.fspath(path)
+    if not p.endswith(GZ) and not os.path.exists(p) and os.path.exists(p + GZ):
+        return p + GZ
+    return p
+
+
+def exists(path) -> bool:
+    """PATH or its gzip copy PATH.gz is a file."""
+    return os.path.isfile(resolve(path))
+
+
+def plain_name(path) -> str:
+    """The name without the .gz a compressed result adds: 'moments/h200.json.gz' -> 'moments/h200.json'."""
+    p = os.fspath(path)
+    return p[:-len(GZ)] if p.endswith(GZ) else p
+
+
+def result_stem(path) -> str:
+    """The file's name without .gz and its own suffix: 'h200-aniso-0.95.json.gz' -> 'h200-aniso-0.95'."""
+    return os.path.splitext(os.path.basename(plain_name(path)))[0]
+
+
+def is_json_name(name) -> bool:
+    """A JSON result, plain or compressed (X.json, X.json.gz)."""
+    return os.fspath(name).endswith((".json", ".json" + GZ))
+
+
+def read_bytes(path) -> bytes:
+    """The content of a result file, gunzipped when it is gzip (by its .gz name or its magic bytes)."""
+    p = resolve(path)
+    try:
+        with open(p, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise BenchError(f"{os.fspath(path)}: cannot read ({e.strerror or e})") from None
+    if p.endswith(GZ) or data[:2] == _GZ_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise BenchError(f"{p}: corrupt gzip ({e or type(e).__name__})") from None
+    return data
+
+
+def read_text(path) -> str:
+    """A result file's text (UTF-8), decompressed."""
+    data = read_bytes(path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BenchError(f"{resolve(path)}: not UTF-8 text ({e})") from None
+
+
+def open_text(path) -> io.StringIO:
+    """A result file opened for reading text (decompressed): `with open_text(p) as f: ...`."""
+    return io.StringIO(read_text(path))
+
+
+def read_json(path):
+    """A result file's decoded JSON (decompressed); BenchError with one line when unusable."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BenchError(f"{resolve(path)}: not JSON ({e})") from None
 
 
 def base_name(name: str) -> str:
@@ -152,15 +235,9 @@ def parse(doc, path: str = "<json>") -> Run:
 
 
 def load(path: str) -> Run:
-    """Reads a --benchmark_out JSON file; BenchError with one clear line when it is unusable."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as e:
-        raise BenchError(f"{path}: cannot read ({e.strerror or e})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise BenchError(f"{path}: not JSON ({e})") from None
-    return parse(doc, path)
+    """Reads a --benchmark_out JSON file (or its .json.gz); BenchError with one clear line when it
+    is unusable."""
+    return parse(read_json(path), os.fspath(path))
 
 
 def describe_context(ctx: dict, short: bool = False) -> str:

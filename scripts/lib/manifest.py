@@ -3,7 +3,9 @@
 The manifest names every file kept under results/ (its study, GPU, role, the commit and command
 that made it, the device and date from the JSON's own context) and, under "archived", the logs,
 consoles, sanitizer tails, probe runs and run scripts that were removed from the main tree with
-the commit they were last in, so `git show COMMIT:PATH` still reaches them.
+the commit they were last in, so `git show COMMIT:PATH` still reaches them. Large runs are kept
+gzip-compressed (`X.json.gz`); read any named file with scripts/lib/bench_json.py (read_json,
+read_text), which also opens `X.json.gz` when asked for `X.json`.
 
     python3 -m scripts.lib.manifest list [--study S] [--gpu G]
     python3 -m scripts.lib.manifest canonical STUDY GPU          # the path of the main run (for scripts)
@@ -15,18 +17,24 @@ In Python (scripts/ci/compare.py, report.py, dashboard.py): `manifest.canonical(
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import shutil
 import subprocess
 import sys
+import zlib
 from pathlib import Path
+
+from scripts.lib import bench_json  # the loader of result files, plain or gzip
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = Path("results") / "manifest.json"
 # Files under results/ that document the folder rather than a run (and results/goals/, the goals
 # scripts/docs/goals.py checks).
 _SELF = {"results/README.md", "results/manifest.json"}
+# A Google Benchmark JSON larger than this (compact) is stored gzip-compressed by `add`.
+GZIP_OVER = 40 * 1024
 
 
 class ManifestError(Exception):
@@ -34,8 +42,10 @@ class ManifestError(Exception):
 
 
 def load(root: Path = ROOT) -> dict:
-    with open(Path(root) / MANIFEST, encoding="utf-8") as f:
-        return json.load(f)
+    try:
+        return bench_json.read_json(Path(root) / MANIFEST)
+    except bench_json.BenchError as e:
+        raise ManifestError(str(e)) from None
 
 
 def save(doc: dict, root: Path = ROOT) -> None:
@@ -79,9 +89,8 @@ def studies(root: Path = ROOT, doc: dict | None = None) -> list:
 def context_of(path: Path) -> dict:
     """commit / device / date from a Google Benchmark JSON's context (empty when it has none)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            d = json.load(f)
-    except (OSError, ValueError):
+        d = bench_json.read_json(path)
+    except bench_json.BenchError:
         return {}
     c = d.get("context") if isinstance(d, dict) else None
     if not isinstance(c, dict):
@@ -115,13 +124,24 @@ def compact_json(doc: dict) -> str:
 def add(file: Path, study: str, gpu: str, command: str, role: str = "main", purpose: str = "",
         dest: str | None = None, root: Path = ROOT) -> Path:
     """Copies FILE to results/<study>/<gpu>.json (or <gpu>-<role>.json; or DEST) and names it.
+    A Google Benchmark run is written one entry a line, gzip-compressed (`.json.gz`; level 9, no
+    timestamp, so the same run gives the same bytes) when DEST ends in .gz or, without DEST, when
+    it is over GZIP_OVER bytes.
     A main run replaces the previous main run of that study and GPU and its parts; a part the
     previous part: the old entries move to "archived" with the commit they were last in (HEAD),
     and a file at another path is deleted (commit its removal with `git rm`)."""
     root = Path(root)
     doc = load(root)
+    try:
+        doc_in = bench_json.read_json(file)
+    except bench_json.BenchError:
+        doc_in = None
+    is_run = isinstance(doc_in, dict) and isinstance(doc_in.get("benchmarks"), list)
+    text = compact_json(doc_in) if is_run else None
     if dest is None:
         dest = f"results/{study}/{gpu}.json" if role == "main" else f"results/{study}/{gpu}-{role}.json"
+        if text is not None and len(text.encode("utf-8")) > GZIP_OVER:
+            dest += bench_json.GZ
     target = root / dest
     head = _git(root, "rev-parse", "--short", "HEAD")
     # A new main run replaces the old one and the parts that completed it (add the new parts
@@ -137,12 +157,10 @@ def add(file: Path, study: str, gpu: str, command: str, role: str = "main", purp
             (root / old).unlink()
     target.parent.mkdir(parents=True, exist_ok=True)
     if Path(file).resolve() != target.resolve():
-        try:
-            doc_in = json.loads(Path(file).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            doc_in = None
-        if isinstance(doc_in, dict) and isinstance(doc_in.get("benchmarks"), list):
-            target.write_text(compact_json(doc_in), encoding="utf-8")
+        if text is not None and dest.endswith(bench_json.GZ):
+            target.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+        elif text is not None:
+            target.write_text(text, encoding="utf-8")
         else:
             shutil.copyfile(file, target)
     entry = {"study": study, "gpu": gpu, "role": role, "kind": "run", "command": command}
@@ -157,24 +175,34 @@ def add(file: Path, study: str, gpu: str, command: str, role: str = "main", purp
 def archived_runs(manifest_path: Path, repo: Path, dest: Path) -> list:
     """Writes the archived JSON files (read from git history at the commit each was last in)
     under dest, keeping their paths, and returns [dest] when there were any (for the dashboard's
-    trends across commits). A file with the same bytes as a current one is left out."""
+    trends across commits). A file with the same content as a current one (compared uncompressed:
+    a run that was only gzipped since is the same run) is left out."""
     try:
-        doc = json.loads(Path(manifest_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = bench_json.read_json(manifest_path)
+    except bench_json.BenchError:
         return []
-    current = {hashlib.sha1(p.read_bytes()).hexdigest()
-               for p in Path(manifest_path).parent.rglob("*.json") if p.is_file()}
+    current = set()
+    for p in Path(manifest_path).parent.rglob("*"):
+        if p.is_file() and bench_json.is_json_name(p.name):
+            try:
+                current.add(hashlib.sha1(bench_json.read_bytes(p)).hexdigest())
+            except bench_json.BenchError:
+                continue
     wrote = False
     for a in doc.get("archived", []):
         for name in _git(repo, "ls-tree", "-r", "--name-only", a["commit"], "--", a["path"]).splitlines():
-            if not name.endswith(".json"):
+            if not bench_json.is_json_name(name):
                 continue
             try:
                 data = subprocess.run(["git", "-C", str(repo), "show", f"{a['commit']}:{name}"], check=True,
                                       capture_output=True).stdout
             except (OSError, subprocess.CalledProcessError):
                 continue
-            if hashlib.sha1(data).hexdigest() in current:
+            try:
+                plain = gzip.decompress(data) if name.endswith(bench_json.GZ) else data
+            except (OSError, EOFError, zlib.error):
+                continue
+            if hashlib.sha1(plain).hexdigest() in current:
                 continue
             out = Path(dest) / name
             out.parent.mkdir(parents=True, exist_ok=True)

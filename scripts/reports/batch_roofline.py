@@ -26,6 +26,8 @@ import re
 import sys
 from pathlib import Path
 
+from scripts.lib.bench_json import BenchError, read_json
+
 BATCH = re.compile(r"^batch/(?P<p>[^/]+)/batch:(?P<b>\d+)(/|$)")
 # Dense FLOP per SM per clock, by compute capability and precision.
 PEAK_PER_SM_CLOCK = {
@@ -128,8 +130,12 @@ def main(argv=None):
     ap.add_argument("run", type=Path, nargs="+")
     ap.add_argument("--json", action="store_true", help="JSON rows instead of a Markdown table")
     a = ap.parse_args(argv)
-    registry = json.loads(a.registry.read_text())
-    rows = table(registry, [json.loads(r.read_text()) for r in a.run])
+    try:
+        registry = read_json(a.registry)
+        docs = [read_json(r) for r in a.run]
+    except BenchError as e:
+        sys.exit(f"batch_roofline: error: {e}")
+    rows = table(registry, docs)
     if not rows:
         sys.exit("batch_roofline: error: no batch fixture medians in " + ", ".join(map(str, a.run)))
     sys.stdout.write(json.dumps(rows, indent=1) + "\n" if a.json else markdown(rows))

@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scripts.lib import manifest  # the current runs and the archived ones
+from scripts.lib import bench_json, manifest  # the loader (plain or gzip); the current runs and the archived ones
 
 SUFFIXES = re.compile(r"/(manual_time|real_time|iterations:\d+|min_time:[0-9.]+|repeats:\d+)")
 STUDIES = {  # the first part of a fixture's name -> its study
@@ -60,10 +60,10 @@ def fixture_name(b: dict) -> str:
 
 
 def load_run(path: Path) -> Run | None:
-    """A Google Benchmark JSON with a context, or None for any other JSON."""
+    """A Google Benchmark JSON (plain or .json.gz) with a context, or None for any other JSON."""
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
+        doc = bench_json.read_json(path)
+    except bench_json.BenchError:
         return None
     if not isinstance(doc, dict) or "benchmarks" not in doc or "context" not in doc:
         return None
@@ -144,7 +144,9 @@ def change_pct(before: float, after: float) -> float:
 def collect(paths: list[Path], order: dict[str, int]) -> list[Run]:
     runs = []
     for p in paths:
-        for f in sorted(p.rglob("*.json")) if p.is_dir() else [p]:
+        found = [p] if not p.is_dir() else sorted(q for q in p.rglob("*")
+                                                  if q.is_file() and bench_json.is_json_name(q.name))
+        for f in found:
             r = load_run(f)
             if r:
                 runs.append(r)
@@ -332,8 +334,8 @@ document.querySelectorAll('input.gpu').forEach(box => box.addEventListener('chan
     runs_list = "".join(f"<li>{html.escape(Path(r.path).as_posix())}: {html.escape(r.device)}, commit "
                         f"{html.escape(r.commit)}, {html.escape(r.date)}, {len(r.points)} benchmarks</li>"
                         for r in runs)
-    table_html = "".join(f"<h2>{html.escape(t.as_posix())}</h2>" + md_tables_to_html(t.read_text())
-                         for t in tables if t.exists())
+    table_html = "".join(f"<h2>{html.escape(t.as_posix())}</h2>" + md_tables_to_html(bench_json.read_text(t))
+                         for t in tables if bench_json.exists(t))
     body = (f"<p>{len(runs)} runs, {len(pages)} families, {len(all_steps)} steps beyond the noise.</p>"
             f'<p class="filters">Study: {sel("study", studies)} GPU: {sel("gpu", gpus)}</p>'
             f'<table id="families"><tr><th>family</th><th>study</th><th>latest commit</th><th>fixtures</th>'

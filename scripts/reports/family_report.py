@@ -5,20 +5,18 @@ ratio of `auto` to the best pipeline of the same run at each batch size; with th
 their rows (FAISS GPU, PyTorch; the share of checked queries they answered exactly where not
 all) and how many times FAISS fp32's time `auto` takes.
 
-    python -m scripts.reports.family_report results/families/h200-*.json [--md OUT.md]
+    python -m scripts.reports.family_report results/families/h200-*.json* [--md OUT.md]
 
 Each file is one `distancies-bench --family F` run (its context names the family,
-`model_family`; a model file's run is named by the file: h200-glove6b50d.json -> glove6b50d), or
+`model_family`; a model file's run is named by the file: h200-glove6b50d.json[.gz] -> glove6b50d), or
 one peer's run over a family's model (scripts/peers/peer_faiss.py, peer_torch_batch.py), named
 GPU-peers-PEER-FAMILY.json with the family's ':' written '-'. Standard library only.
 """
 import argparse
-import json
 import re
 import sys
-from pathlib import Path
 
-from scripts.lib import atomic_write
+from scripts.lib import atomic_write, bench_json
 
 SUFFIX = re.compile(r"/(min_time|repeats|real_time|manual_time|iterations)[^/]*")
 BATCH = re.compile(r"^batch/(?P<p>[^/]+)/batch:(?P<b>\d+)$")
@@ -44,7 +42,7 @@ def medians(doc):
 
 def family_of(path, ctx):
     """The family a run is over: the bench's context, or the file's name (peers, model files)."""
-    stem = Path(path).stem
+    stem = bench_json.result_stem(path)
     peer = PEER_FILE.search(stem)
     if "peer" in ctx and peer:
         return re.sub(r"^(aniso|dirs)-", r"\1:", peer["f"])
@@ -57,7 +55,7 @@ def family_of(path, ctx):
 def load(paths):
     runs = {}
     for p in paths:
-        doc = json.loads(Path(p).read_text())
+        doc = bench_json.read_json(p)
         ctx = doc.get("context", {})
         r = runs.setdefault(family_of(p, ctx), {"medians": {}, "gpu": set(), "commit": set()})
         r["medians"].update(medians(doc))
@@ -136,7 +134,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     try:
         text = markdown(load(args.runs))
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, ValueError, KeyError, bench_json.BenchError) as e:
         raise SystemExit(f"family_report: {e}") from None
     if args.md:
         atomic_write.write_text(args.md, text)

@@ -8,13 +8,13 @@ BENCH.json: distancies-bench --benchmark_filter='^moments/' --benchmark_out_form
 PEERS.json: scripts/peers/peer_moments.py. Writes DIR/moments_report.md and DIR/moments_*.png.
 """
 import argparse
-import json
 import math
 import re
 import statistics
 import sys
 from pathlib import Path
 
+from scripts.lib.bench_json import BenchError, read_json
 from scripts.lib.plot_style import distinct_colours, stamp
 
 NAME = re.compile(r"^(?P<family>moments|peer_moments)/(?P<who>[^/]+)/rows:(?P<rows>\d+)/cols:(?P<cols>\d+)$")
@@ -43,10 +43,9 @@ STUDY_FINDINGS = [
 
 def load(path):
     try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        raise SystemExit(f"moments_report: {path}: {e}") from None
+        doc = read_json(path)
+    except BenchError as e:
+        raise SystemExit(f"moments_report: {e}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
         raise SystemExit(f"moments_report: {path}: no 'benchmarks' list")
     return doc

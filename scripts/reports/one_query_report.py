@@ -7,7 +7,9 @@ without a suffix) and prints total, floor, the ratio, the scan stage, and the fr
 timed queries that the certificate answered and that the fp32 fallback answered.
 """
 import argparse
-import json
+import sys
+
+from scripts.lib.bench_json import BenchError, read_json
 
 FLOOR = {"F32": "floor/read_model/manual_time", "16": "floor/read_model_16bit/manual_time",
          "8": "floor/read_model_8bit/manual_time"}
@@ -23,8 +25,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("json")
     a = ap.parse_args()
-    with open(a.json) as f:
-        d = json.load(f)
+    try:
+        d = read_json(a.json)
+    except BenchError as e:
+        sys.exit(f"one_query_report: {e}")
     med = {b.get("run_name", b["name"]): b for b in d["benchmarks"] if b.get("aggregate_name") == "median"}
     ctx = d["context"]
     print(f"{ctx.get('gpu')}, driver {ctx.get('nvidia_smi_driver_sm_mem_maxsm_power_pstate', '?').split(',')[0]}, "

@@ -7,13 +7,13 @@ docs/variants.md embeds its output.
 import re
 import sys
 
-from scripts.lib.bench_json import BenchError, load
+from scripts.lib.bench_json import BenchError, load, open_text
 
 
 def registry(path):
-    """(section, name, origin, description) rows from `distancies list`."""
+    """(section, name, origin, description) rows from `distancies list` (a file, plain or .gz)."""
     rows, section = [], None
-    for line in open(path, encoding="utf-8"):
+    for line in open_text(path):
         if line.endswith(":\n") and not line.startswith(" "):
             # "embeddings / dot (dot variants):" names the section in brackets; older lists did not.
             s = re.search(r"\((.+)\):$", line.rstrip("\n"))
@@ -31,13 +31,14 @@ def main(argv):
         return 2
     try:
         run = load(argv[1])
+        rows = registry(argv[2])
     except BenchError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     fixture = {"dot variants": "dot/{}", "top-k stages": "topk/{}/k:10", "pipelines": "pipeline/{}",
                "batch pipelines": "batch/{}/batch:1024"}
     out = ["| kind | name | from | what | ms (median) | floor ratio |", "|---|---|---|---|---|---|"]
-    for section, name, origin, desc in registry(argv[2]):
+    for section, name, origin, desc in rows:
         if section not in fixture:
             continue  # the other studies' registries have their own tables
         b = run.benches.get(fixture.get(section, "-").format(name))
