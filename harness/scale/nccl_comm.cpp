@@ -4,8 +4,10 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 #include "runtime/error.hpp"
@@ -18,18 +20,82 @@ namespace distancies {
 
 #if DISTANCIES_HAVE_NCCL
 
+namespace {
+
+// A rank that cannot go on: one error line, then out at once. Unwinding is no option here: an
+// NCCL kernel that waits for a dead peer never ends, and freeing device memory waits for it.
+[[noreturn]] void die(const ProcessGroup& g, const std::string& what) {
+  std::fprintf(stderr, "distancies: error: rank %d of %d: NCCL: %s\n", g.rank, g.size, what.c_str());
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+// One thread per communicator that die()s when an armed call outlives its deadline: for the NCCL
+// calls that may block forever (forming the communicator, enqueuing an all-gather). Arming costs
+// a lock, not a thread.
+class Watchdog {
+ public:
+  explicit Watchdog(const ProcessGroup& g) : g_(g), thread_([this] { watch(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  void arm(double seconds, const char* what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    deadline_ = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
+    seconds_ = seconds;
+    what_ = what;
+  }
+  void disarm() {
+    std::lock_guard<std::mutex> lock(mu_);
+    what_ = nullptr;
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  void watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(100));
+      if (what_ && clock::now() > deadline_)
+        die(g_, std::string(what_) + ": waited " + std::to_string(static_cast<int>(seconds_)) + " s");
+    }
+  }
+  const ProcessGroup& g_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  const char* what_ = nullptr;
+  clock::time_point deadline_{};
+  double seconds_ = 0;
+  std::thread thread_;  // last: started once the rest is ready
+};
+
+// Arms the watchdog for one scope.
+struct Armed {
+  Watchdog& dog;
+  Armed(Watchdog& d, double seconds, const char* what) : dog(d) { dog.arm(seconds, what); }
+  ~Armed() { dog.disarm(); }
+};
+
+}  // namespace
+
 struct NcclComm::Api {
   void* lib = nullptr;
   decltype(&ncclGetUniqueId) get_unique_id = nullptr;
-  decltype(&ncclCommInitRankConfig) init_rank_config = nullptr;
+  decltype(&ncclCommInitRank) init_rank = nullptr;
   decltype(&ncclCommGetAsyncError) async_error = nullptr;
-  decltype(&ncclCommAbort) abort = nullptr;
-  decltype(&ncclCommFinalize) finalize = nullptr;
   decltype(&ncclAllGather) all_gather = nullptr;
   decltype(&ncclCommDestroy) destroy = nullptr;
   decltype(&ncclGetErrorString) error_string = nullptr;
   decltype(&ncclGetVersion) get_version = nullptr;
+  std::unique_ptr<Watchdog> dog;
   ~Api() {
+    dog.reset();
     if (lib) dlclose(lib);
   }
 };
@@ -65,14 +131,15 @@ NcclComm::NcclComm(const ProcessGroup& g) : group_(g), api_(std::make_unique<Api
   // NVLink SHARP / multicast objects are a shared, limited resource of the host's NVSwitch
   // fabric; a small all-gather gains nothing from them (docs/scale.md).
   setenv("NCCL_NVLS_ENABLE", "0", 1);
+  // Every connection made while the communicator forms (under the watchdog), not lazily inside
+  // the first all-gather; the user's own setting wins.
+  setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   std::string why;
   api_->lib = open_nccl(&why);
   if (!api_->lib) throw Error(why);
   bind(api_->lib, api_->get_unique_id, "ncclGetUniqueId");
-  bind(api_->lib, api_->init_rank_config, "ncclCommInitRankConfig");
+  bind(api_->lib, api_->init_rank, "ncclCommInitRank");
   bind(api_->lib, api_->async_error, "ncclCommGetAsyncError");
-  bind(api_->lib, api_->abort, "ncclCommAbort");
-  bind(api_->lib, api_->finalize, "ncclCommFinalize");
   bind(api_->lib, api_->all_gather, "ncclAllGather");
   bind(api_->lib, api_->destroy, "ncclCommDestroy");
   bind(api_->lib, api_->error_string, "ncclGetErrorString");
@@ -87,92 +154,55 @@ NcclComm::NcclComm(const ProcessGroup& g) : group_(g), api_(std::make_unique<Api
   } else {
     fetch_rendezvous(g.rendezvous, g.token, g.rank, g.size, &id, sizeof id, g.timeout_s);
   }
-  // Non-blocking: this rank polls the communicator instead of waiting inside NCCL, so a rank
-  // that never joins, or dies, ends the wait with an error line instead of a hang.
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;
+  // A blocking communicator (a non-blocking one hands every collective to a helper thread, which
+  // costs ~0.13 ms an exchange), formed under a watchdog: a rank that never joins, or dies while
+  // it forms, ends this one with an error line instead of a hang.
   ncclComm_t comm = nullptr;
-  const ncclResult_t r = api_->init_rank_config(&comm, g.size, id, g.rank, &config);
-  if (r != ncclSuccess && r != ncclInProgress) check(r, "ncclCommInitRankConfig");
+  api_->dog = std::make_unique<Watchdog>(group_);
+  {
+    Armed armed(*api_->dog, g.timeout_s,
+                "the communicator did not form: a rank never joined, or died (DISTANCIES_RENDEZVOUS_TIMEOUT)");
+    check(api_->init_rank(&comm, g.size, id, g.rank), "ncclCommInitRank");
+  }
   comm_ = comm;
-  settle(g.timeout_s, "the communicator did not form (a rank never joined, or died; DISTANCIES_RENDEZVOUS_TIMEOUT)");
 }
 
 NcclComm::~NcclComm() {
-  if (!comm_) return;
-  // A non-blocking communicator is finalised (its pending work flushed), then destroyed; one
-  // that cannot finalise in time is aborted instead.
-  auto comm = static_cast<ncclComm_t>(comm_);
-  ncclResult_t state = api_->finalize(comm);
-  const auto t0 = std::chrono::steady_clock::now();
-  while (state == ncclInProgress &&
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < group_.collective_timeout_s) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-    if (api_->async_error(comm, &state) != ncclSuccess) break;
-  }
-  if (state == ncclSuccess)
-    api_->destroy(comm);
-  else
-    api_->abort(comm);
-}
-
-[[noreturn]] void NcclComm::fail(const std::string& what) {
-  // Abort releases this rank's NCCL kernels and resources; nothing of the communicator is used
-  // again, so the destructor has nothing to destroy.
-  if (comm_) api_->abort(static_cast<ncclComm_t>(comm_));
-  comm_ = nullptr;
-  throw Error("rank " + std::to_string(group_.rank) + " of " + std::to_string(group_.size) + ": NCCL: " + what);
-}
-
-namespace {
-// Polls: spinning for the first millisecond (an exchange takes microseconds), then sleeping.
-void pause_since(std::chrono::steady_clock::time_point t0) {
-  if (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1))
-    std::this_thread::yield();
-  else
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-}
-}  // namespace
-
-void NcclComm::settle(double timeout_s, const char* what) {
-  const auto t0 = std::chrono::steady_clock::now();
-  for (;;) {
-    ncclResult_t state = ncclSuccess;
-    const ncclResult_t r = api_->async_error(static_cast<ncclComm_t>(comm_), &state);
-    if (r != ncclSuccess) fail(std::string("ncclCommGetAsyncError: ") + api_->error_string(r));
-    if (state == ncclSuccess) return;
-    if (state != ncclInProgress) fail(std::string(api_->error_string(state)) + " (" + what + ")");
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s)
-      fail(std::string(what) + ": waited " + std::to_string(static_cast<int>(timeout_s)) + " s");
-    pause_since(t0);
-  }
+  if (comm_) api_->destroy(static_cast<ncclComm_t>(comm_));
 }
 
 void NcclComm::all_gather(const void* send, void* recv, std::size_t bytes, cudaStream_t s) {
+  // Connections are made while the communicator forms (NCCL_RUNTIME_CONNECT=0), so this only
+  // enqueues; the watchdog covers the rare case where it does not return.
+  Armed armed(*api_->dog, group_.collective_timeout_s,
+              "the all-gather could not start: another rank died or stalled (DISTANCIES_COLLECTIVE_TIMEOUT)");
   const ncclResult_t r = api_->all_gather(send, recv, bytes, ncclUint8, static_cast<ncclComm_t>(comm_), s);
-  if (r == ncclInProgress)
-    settle(group_.collective_timeout_s, "the all-gather could not be enqueued");
-  else if (r != ncclSuccess)
-    fail(std::string("all-gather: ") + api_->error_string(r));
+  if (r != ncclSuccess) throw Error(std::string("NCCL all-gather: ") + api_->error_string(r));
 }
 
 void NcclComm::wait(cudaStream_t s) {
+  // The stream alone while the exchange is young (it takes microseconds); the communicator's
+  // state and the clock from the first millisecond on.
   const auto t0 = std::chrono::steady_clock::now();
-  for (;;) {
+  for (int polls = 0;; ++polls) {
     const cudaError_t q = cudaStreamQuery(s);
     if (q == cudaSuccess) return;
     if (q != cudaErrorNotReady) {
       (void)cudaGetLastError();
-      fail(std::string("the exchange's stream failed: ") + cudaGetErrorString(q));
+      throw Error(std::string("the exchange's stream failed: ") + cudaGetErrorString(q));
     }
+    if (polls % 64 != 63) continue;
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (waited < 1e-3) continue;
     ncclResult_t state = ncclSuccess;
     if (api_->async_error(static_cast<ncclComm_t>(comm_), &state) == ncclSuccess && state != ncclSuccess &&
         state != ncclInProgress)
-      fail(std::string("the all-gather failed: ") + api_->error_string(state) + " (another rank died?)");
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > group_.collective_timeout_s)
-      fail("the all-gather did not complete in " + std::to_string(static_cast<int>(group_.collective_timeout_s)) +
-           " s: another rank died or stalled (DISTANCIES_COLLECTIVE_TIMEOUT)");
-    pause_since(t0);
+      die(group_, std::string("the all-gather failed: ") + api_->error_string(state) + " (another rank died?)");
+    if (waited > group_.collective_timeout_s)
+      die(group_, "the all-gather did not complete in " +
+                      std::to_string(static_cast<int>(group_.collective_timeout_s)) +
+                      " s: another rank died or stalled (DISTANCIES_COLLECTIVE_TIMEOUT)");
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 }
 
@@ -199,8 +229,6 @@ NcclComm::NcclComm(const ProcessGroup& g) : group_(g) {
 NcclComm::~NcclComm() = default;
 void NcclComm::all_gather(const void*, void*, std::size_t, cudaStream_t) {}
 void NcclComm::wait(cudaStream_t) {}
-void NcclComm::settle(double, const char*) {}
-void NcclComm::fail(const std::string& what) { throw Error(what); }
 std::string NcclComm::version() const { return "none"; }
 
 #endif

@@ -29,16 +29,13 @@ class NcclComm {
   // (size() * bytes, device memory), enqueued on `s`.
   void all_gather(const void* send, void* recv, std::size_t bytes, cudaStream_t s);
   // Waits for `s` (an all-gather enqueued on it), watching the communicator: an NCCL error, or
-  // no completion within the group's collective_timeout_s (a rank died or stalled), aborts the
-  // communicator and throws one Error line. Never waits forever.
+  // no completion within the group's collective_timeout_s (a rank died or stalled), ends the
+  // process with one error line (exit 1). Never waits forever.
   void wait(cudaStream_t s);
   std::string version() const;
 
  private:
   struct Api;
-  // Polls the communicator until no operation is in progress; fail() past timeout_s or on error.
-  void settle(double timeout_s, const char* what);
-  [[noreturn]] void fail(const std::string& what);
   ProcessGroup group_;
   std::unique_ptr<Api> api_;
   void* comm_ = nullptr;

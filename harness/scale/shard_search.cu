@@ -103,8 +103,11 @@ std::vector<std::vector<Hit>> ShardSearcher::exchange(const std::vector<std::vec
   CUDA_CHECK(cudaMemcpyAsync(send_.get(), mine.data(), bytes, cudaMemcpyHostToDevice, stream_s_));
   die_if_asked(comm_.rank());
   comm_.all_gather(send_.get(), recv_.get(), bytes, stream_s_);
+  // Before the copy back: a copy into pageable memory blocks the host until the all-gather ends,
+  // which it never does when a rank has died; the watched wait ends this rank with an error line.
+  comm_.wait(stream_s_);
   CUDA_CHECK(cudaMemcpyAsync(all.data(), recv_.get(), bytes * comm_.size(), cudaMemcpyDeviceToHost, stream_s_));
-  comm_.wait(stream_s_);  // never forever: a dead rank ends this rank with one error line
+  CUDA_CHECK(cudaStreamSynchronize(stream_s_));
   auto out = merge_gathered(all, comm_.size(), queries, k);
   if (bd) {
     const float ms = std::chrono::duration<float, std::milli>(clock_type::now() - t0).count();
