@@ -21,6 +21,13 @@ for t in "$dir"/test_*; do
   if "$t" --gtest_brief=1 >"$out/$name.log" 2>&1; then r=ok; else r=FAILED; status=1; fi
   echo "$name: $r ($(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$name.log" | tr '\n' ' '))"
 done
+if [ $tests = 1 ] && [ -x "$dir/dead_rank.sh" ]; then
+  # Two GPUs: a rank that dies mid-batch ends the other with one error line (skips with one GPU).
+  "$dir/dead_rank.sh" "$dir/distancies" "$out/dead-rank" >"$out/dead_rank.log" 2>&1
+  r=$?
+  [ $r = 1 ] && status=1
+  echo "dead_rank.sh: $(tail -n 1 "$out/dead_rank.log") (exit $r)"
+fi
 if [ $sanitize = 1 ]; then
   # Small cases cover every registered variant and pipeline; the sanitizer is slow.
   filter='Registry/*d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*ties*:Registry/TopkStageTest*/*:FirstMerge*:ReadFloor*:ReducedPrecision.NearTies*:ReducedPrecision.Fp16*'

@@ -25,5 +25,6 @@ done | sort -u | while read -r lib; do
     *) cp -L "$lib" "$out"/ ;;
   esac
 done
-cp scripts/gpu_check.sh scripts/gpu_env.sh scripts/shard_launch.sh scripts/batch_sweep.sh tests/two_processes.sh "$out"/ 2>/dev/null || true
+cp scripts/gpu_check.sh scripts/gpu_env.sh scripts/shard_launch.sh scripts/batch_sweep.sh tests/two_processes.sh \
+  tests/scale/dead_rank.sh "$out"/ 2>/dev/null || true
 echo "packed $(ls "$out" | wc -l) files into $out ($(du -sh "$out" | cut -f1))"
