@@ -379,32 +379,18 @@ _TAG = re.compile(r"-([abi])(\d+)\.json$")
 
 
 def _cycles(runs: list) -> list:
-    """[{'a': Run, 'b': Run, 'i': Run}, ...] in cycle order, from the files' tags (an untagged
-    folder: plain runs alternate a, b; injected runs go to the cycle of the plain run before)."""
+    """[{'a': Run, 'b': Run, 'i': Run}, ...] in cycle order, from the files' tags."""
     tagged = {}
     for r in runs:
         m = _TAG.search(os.path.basename(r.path))
         if not m:
-            break
+            raise BenchError(f"{r.path}: a calibration run is named NN-aC.json, NN-bC.json or NN-iC.json "
+                             f"(scripts/gate_calibrate.sh)")
         tagged.setdefault(int(m.group(2)), {})[m.group(1)] = r
-    else:
-        for _c, d in tagged.items():
-            if "i" in d and inject_pct(d["i"]) <= 0:
-                raise BenchError(f"{d['i'].path}: an i run without --inject-slowdown")
-        return [tagged[c] for c in sorted(tagged)]
-    out, cur = [], {}
-    for r in runs:
-        key = "i" if inject_pct(r) > 0 else ("a" if "a" not in cur else "b")
-        if key in cur:
-            out.append(cur)
-            cur = {}
-            key = "i" if key == "i" else "a"
-        cur[key] = r
-    return out + ([cur] if cur else [])
-
-
-def _plain(runs: list) -> list:
-    return [r for r in runs if inject_pct(r) == 0]
+    for d in tagged.values():
+        if "i" in d and inject_pct(d["i"]) <= 0:
+            raise BenchError(f"{d['i'].path}: an i run without --inject-slowdown")
+    return [tagged[c] for c in sorted(tagged)]
 
 
 def between_run_noise(cycles: list, gate: Gate, metric: str) -> dict:
@@ -468,11 +454,12 @@ def calibration_summary(folders: list, gate: Gate, rule: Rule) -> dict:
         noise_used.append(_pooled_noise(others))
     grid_runs = sorted({r for r in (1, 2, 3, 4, rule.runs) if r <= max(len(c) for c in cycles)})
     trials = {r: [_trials(c, gate, rule, noise_used[i], r) for i, c in enumerate(cycles)] for r in grid_runs}
-    aa = [e for a, _ in trials.get(rule.runs, trials[grid_runs[-1]]) for e in a]
-    det = [e for _, d in trials.get(rule.runs, trials[grid_runs[-1]]) for e in d]
+    judged = trials.get(rule.runs, trials[grid_runs[-1]])   # the rule's runs, or all a folder has
+    aa = [e for a, _ in judged for e in a]
+    det = [e for _, d in judged for e in d]
     (fa, na), (fd, nd) = rates(aa, rule), rates(det, rule)
     for i, (path, runs) in enumerate(folders):
-        a_i, d_i = trials.get(rule.runs, trials[grid_runs[-1]])[i]
+        a_i, d_i = judged[i]
         (f1, n1), (f2, n2) = rates(a_i, rule), rates(d_i, rule)
         per_folder.append({"folder": os.path.basename(os.path.normpath(path)),
                            "runs": [os.path.basename(r.path) for r in runs],

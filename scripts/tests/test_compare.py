@@ -409,6 +409,14 @@ def test_calibration_rates(tmp_path):
     assert set(json.loads((folder / "noise.json").read_text())) == set(s["between_run_noise"])
 
 
+def test_calibration_refuses_runs_not_named_by_cycle(tmp_path):
+    folder = calibration_folder(tmp_path / "cal", random.Random(8), cycles=2)
+    (folder / "01-a1.json").rename(folder / "run.json")
+    p = tool.run("scripts.ci.compare", "--calibration", folder, "--gate", GATE,
+                 check=False, capture_output=True, text=True)
+    assert p.returncode == 2 and "is named NN-aC.json" in p.stderr and "Traceback" not in p.stderr
+
+
 def test_calibration_cross_fits_the_noise_of_another_call(tmp_path):
     # One fixture has a 2 % offset in each process: its noise, measured on the other folder,
     # must widen its limit so that the A/A trials stay quiet; the quiet fixtures still detect 3 %.
