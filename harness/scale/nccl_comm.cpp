@@ -155,7 +155,7 @@ NcclComm::NcclComm(const ProcessGroup& g) : group_(g), api_(std::make_unique<Api
     fetch_rendezvous(g.rendezvous, g.token, g.rank, g.size, &id, sizeof id, g.timeout_s);
   }
   // A blocking communicator (a non-blocking one hands every collective to a helper thread, which
-  // costs ~0.13 ms an exchange), formed under a watchdog: a rank that never joins, or dies while
+  // costs more than the exchange itself), formed under a watchdog: a rank that never joins, or dies while
   // it forms, ends this one with an error line instead of a hang.
   ncclComm_t comm = nullptr;
   api_->dog = std::make_unique<Watchdog>(group_);
