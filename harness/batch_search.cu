@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "runtime/cublas_check.hpp"
 #include "runtime/launch.hpp"
@@ -45,7 +47,11 @@ struct BatchSearcher::Buffers {
     long long capacity = 0;  // the filtered scan's candidates a query
     DeviceBuffer queries, norms, queries_g, scores[2], lists_s, lists_r, thresholds, candidates, counts, out_s, out_r,
         status, i8_queries, i8_bounds, i8_seg_counts, shifts;
-  } pass;
+  };
+  // One pass's scratch a scan kind (input, scores, scan), so that a fallback's few queries on
+  // another pipeline do not free and remake the batch's scratch; `pass` is the current one.
+  std::vector<std::unique_ptr<Pass>> passes;
+  Pass* pass = nullptr;
   PinnedBuffer pinned;
   CublasHandle cublas;
   Event marks[6];
@@ -198,7 +204,16 @@ std::string BatchSearcher::batch_refusal(const BatchPipeline& p, const DeviceMod
 
 // The device scratch of a pass of n queries, kept while the next pass fits in it.
 void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile) {
-  auto& w = buf_->pass;
+  auto& passes = buf_->passes;
+  auto kind = std::find_if(passes.begin(), passes.end(), [&](const auto& q) {
+    return q->input == p.input && q->scores_type == p.scores && q->scan == p.scan;
+  });
+  if (kind == passes.end()) {
+    passes.push_back(std::make_unique<Buffers::Pass>());
+    kind = passes.end() - 1;
+  }
+  buf_->pass = kind->get();
+  auto& w = *buf_->pass;
   const int dim = model_.dim;
   // A smaller pass can want more slices per query than the allocation had room for.
   const std::size_t entries = static_cast<std::size_t>(n) *
@@ -227,7 +242,7 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   w.lists_r = DeviceBuffer(w.list_entries * sizeof(int), "candidate lists");
   w.thresholds = DeviceBuffer(N * sizeof(unsigned), "shared thresholds");
   if (p.scan == BatchScan::FilteredI8) {
-    w.i8_queries = DeviceBuffer(N * filter_scan_i8_ldg(dim), "int8 queries");
+    w.i8_queries = DeviceBuffer(N * tiled_i8::projected_ldg(dim), "int8 queries");  // the plain or the projected
     w.i8_bounds = DeviceBuffer(N * sizeof(float4), "int8 queries' bounds");
     w.i8_seg_counts = DeviceBuffer(static_cast<std::size_t>(filter_scan_queries(n)) * tiled_i8::kMaxSegments * 4,
                                    "int8 walk's segment counts");
@@ -275,7 +290,7 @@ BatchSearcher::Staging BatchSearcher::stage_pass(const float* queries, const flo
 // re-rank, and this pass's scratch.
 BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel::Reduced* red, int first, int n,
                                        int kk, int tile, float bound) const {
-  const auto& w = buf_->pass;
+  const auto& w = *buf_->pass;
   const int dim = model_.dim;
   BatchScanArgs a;
   a.input = p.input;
@@ -326,6 +341,7 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
     a.i8.seg_counts = w.i8_seg_counts.as<unsigned>();
     a.i8.fp32_bound = i8_walk_fp32_bound(dim, model_.norm_range().min_norm);
     if (centred) a.i8.fp32_bound = with_centre_slack(a.i8.fp32_bound, model_.centre().rho);
+    if (t.extra > 0) a.i8.projection = {model_.centre().mean.as<float>(), model_.centre().mean_norm2, t.extra};
   }
   a.out_s = w.out_s.as<float>();
   a.out_r = w.out_r.as<int>();
@@ -342,8 +358,8 @@ void BatchSearcher::run_pass(const BatchScanArgs& a, const Staging& h, Breakdown
   Event* m = b.marks;
   m[0].record(stream_);
   if (!dev_queries_) {
-    CUDA_CHECK(cudaMemcpyAsync(b.pass.queries.get(), h.queries, n * model_.dim * 4, cudaMemcpyHostToDevice, stream_));
-    CUDA_CHECK(cudaMemcpyAsync(b.pass.norms.get(), h.norms, n * 4, cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(b.pass->queries.get(), h.queries, n * model_.dim * 4, cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(b.pass->norms.get(), h.norms, n * 4, cudaMemcpyHostToDevice, stream_));
   }
   m[1].record(stream_);
   batch_prepare(a, stream_);
@@ -432,7 +448,8 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
       cudaStreamSynchronize(side_);
       cudaStreamSynchronize(stream_);
       cudaGetLastError();
-      buf_->pass = Buffers::Pass{};
+      buf_->passes.clear();  // every kind's scratch goes back
+      buf_->pass = nullptr;
       if (n == 1) throw Error(std::string(e.what()) + " (even one query at a time does not fit)");
       chunk = ceil_div(n, 2);
     }
