@@ -189,15 +189,16 @@ DeviceModel::Reduced DeviceModel::convert_16bit(Storage s, Reduced old, const fl
 
 const DeviceModel::TiledI8& DeviceModel::tiled_i8() const {
   if (have_tiled_i8_) return tiled_i8_;
-  build_tiled_i8(tiled_i8_, nullptr);
+  build_tiled_i8(tiled_i8_, nullptr, 0);
   have_tiled_i8_ = true;
   return tiled_i8_;
 }
 
 // The tiled int8 copy of the rows (mean null) or of the centred rows, into `slot`.
-const DeviceModel::TiledI8& DeviceModel::build_tiled_i8(TiledI8& slot, const float* mean) const {
+const DeviceModel::TiledI8& DeviceModel::build_tiled_i8(TiledI8& slot, const float* mean, bool projected) const {
   TiledI8 fresh;  // filled in, then kept: a throw part-way keeps nothing
-  fresh.ldg = (dim + 15) / 16 * 16;
+  fresh.ldg = projected ? tiled_i8::projected_ldg(dim) : tiled_i8::plain_ldg(dim);
+  fresh.extra = projected ? fresh.ldg - dim : 0;
   const std::size_t n = static_cast<std::size_t>(std::max<std::int64_t>(rows, 1));
   const std::size_t tiles = (n + tiled_i8::kTileRows - 1) / tiled_i8::kTileRows;
   fresh.codes = reuse_or_allocate(std::move(slot.codes), n * fresh.ldg, "the model's tiled int8 copy");
@@ -211,7 +212,7 @@ const DeviceModel::TiledI8& DeviceModel::build_tiled_i8(TiledI8& slot, const flo
     float* key_in = keys.as<float>();
     float* key_out = key_in + n;
     tiled_i8_keys_kernel<<<blocks_for(rows * 32, kElementThreads), kElementThreads>>>(
-        d_vectors(), rows, dim, ld, d_norms(), mean, key_in, index.as<int>());
+        d_vectors(), rows, dim, ld, d_norms(), mean, fresh.extra, key_in, index.as<int>());
     CUDA_CHECK_LAUNCH();
     std::size_t temp_bytes = 0;
     CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, key_in, key_out, index.as<int>(),
@@ -220,7 +221,7 @@ const DeviceModel::TiledI8& DeviceModel::build_tiled_i8(TiledI8& slot, const flo
     CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, key_in, key_out, index.as<int>(),
                                                fresh.order.as<int>(), count));
     tiled_i8_codes_kernel<<<static_cast<unsigned>(tiles), tiled_i8::kThreads>>>(
-        d_vectors(), rows, dim, ld, d_norms(), mean, fresh.order.as<int>(), key_out, fresh.ldg,
+        d_vectors(), rows, dim, ld, d_norms(), mean, fresh.extra, fresh.order.as<int>(), key_out, fresh.ldg,
         fresh.codes.as<signed char>(), fresh.tiles.as<float4>());
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaStreamSynchronize(0));  // before the scratch goes

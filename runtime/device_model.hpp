@@ -49,6 +49,7 @@ struct DeviceModel {
     DeviceBuffer order;  // rows int: sorted row -> model row
     DeviceBuffer tiles;  // ceil(rows / 64) float4
     int ldg = 0;
+    int extra = 0;  // the projected copy's columns of mu . y (tiled_i8.cuh), 0 for the others
     std::size_t bytes() const { return codes.bytes() + order.bytes() + tiles.bytes(); }
   };
   const TiledI8& tiled_i8() const;
@@ -62,7 +63,8 @@ struct DeviceModel {
     float mean_norm2 = 0;          // |mu|^2: about the mean cosine between two rows
     float rho = 1;                 // >= |y| / |x| for every row (rounded up)
     bool used = false;
-    std::string why;  // why not used, or why used
+    bool projected = false;  // the tiled int8 copy is projected too (tiled_i8.cuh)
+    std::string why;         // why not used, or why used
   };
   const Centre& centre() const;
   const Reduced& centred_f16() const;
@@ -93,7 +95,7 @@ struct DeviceModel {
   mutable TiledI8 centred_tiled_i8_;
   mutable bool have_centre_ = false, have_centred_f16_ = false, have_centred_tiled_i8_ = false;
   bool is_view_ = false;  // a streamed chunk: its rows change, so it is never centred
-  const TiledI8& build_tiled_i8(TiledI8& slot, const float* mean) const;
+  const TiledI8& build_tiled_i8(TiledI8& slot, const float* mean, bool projected) const;
   Reduced convert_16bit(Storage s, Reduced old, const float* mean) const;
   const float* centred_mean() const;  // the centre's mean; Error where the model is not centred
 };
@@ -101,6 +103,10 @@ struct DeviceModel {
 // The centring policy: DISTANCIES_CENTRE=on, off or auto (unset: auto, which centres where the
 // mean cosine |mu|^2 is at least kCentreFrom; off keeps the plain copies everywhere).
 constexpr float kCentreFrom = 0.05f;
+// The projection policy of the centred tiled int8 copy: DISTANCIES_PROJECT=on, off or auto (unset:
+// auto, which projects where |mu|^2 is at least kProjectFrom; below it the query's residual is
+// nearly the whole query, and the extra columns would cost bytes for little).
+constexpr float kProjectFrom = 0.3f;
 
 // Norm range of host norms (what norm_range() computes on the GPU).
 NormRange host_norm_range(const float* norms, std::int64_t rows);

@@ -14,11 +14,12 @@
 namespace distancies {
 
 namespace {
-// DISTANCIES_CENTRE: "on", "off" or "auto" (unset).
-std::string centre_setting() {
-  const char* env = std::getenv("DISTANCIES_CENTRE");
+// DISTANCIES_CENTRE or DISTANCIES_PROJECT: "on", "off" or "auto" (unset).
+std::string setting_of(const char* name) {
+  const char* env = std::getenv(name);
   const std::string v = env ? env : "auto";
-  if (v != "on" && v != "off" && v != "auto") throw Error("DISTANCIES_CENTRE must be on, off or auto, not '" + v + "'");
+  if (v != "on" && v != "off" && v != "auto")
+    throw Error(std::string(name) + " must be on, off or auto, not '" + v + "'");
   return v;
 }
 }  // namespace
@@ -26,7 +27,8 @@ std::string centre_setting() {
 const DeviceModel::Centre& DeviceModel::centre() const {
   if (have_centre_) return centre_;
   Centre c;
-  const std::string setting = centre_setting();
+  const std::string setting = setting_of("DISTANCIES_CENTRE");
+  const std::string project = setting_of("DISTANCIES_PROJECT");
   const NormRange& range = norm_range();
   c.mean = DeviceBuffer(static_cast<std::size_t>(std::max(dim, 1)) * sizeof(float), "the model's mean row");
   CUDA_CHECK(cudaMemset(c.mean.get(), 0, static_cast<std::size_t>(std::max(dim, 1)) * sizeof(float)));
@@ -81,7 +83,8 @@ const DeviceModel::Centre& DeviceModel::centre() const {
       c.why = std::string("no common direction to take out (") + figures + ")";
     } else {
       c.used = true;
-      c.why = std::string("centred (") + figures + ")";
+      c.projected = project == "on" || (project == "auto" && c.mean_norm2 >= kProjectFrom);
+      c.why = std::string(c.projected ? "centred and projected (" : "centred (") + figures + ")";
     }
   }
   centre_ = std::move(c);
@@ -105,7 +108,7 @@ const DeviceModel::Reduced& DeviceModel::centred_f16() const {
 
 const DeviceModel::TiledI8& DeviceModel::centred_tiled_i8() const {
   if (have_centred_tiled_i8_) return centred_tiled_i8_;
-  build_tiled_i8(centred_tiled_i8_, centred_mean());
+  build_tiled_i8(centred_tiled_i8_, centred_mean(), centre().projected);
   have_centred_tiled_i8_ = true;
   return centred_tiled_i8_;
 }

@@ -61,13 +61,13 @@ struct HostI8Queries {
   std::vector<signed char> codes;
   std::vector<float4> bounds;
 };
-inline HostI8Queries tiled_i8_queries_of(const Batch& b, int dim, int ldg) {
+inline HostI8Queries tiled_i8_queries_of(const Batch& b, int dim, int ldg, const TiledI8Projection& p = {}) {
   const int nq = static_cast<int>(b.norms.size());
   DeviceBuffer dq(b.q.size() * 4, "queries"), dn(nq * 4, "norms"), dc(static_cast<std::size_t>(nq) * ldg, "codes"),
       db(nq * sizeof(float4), "bounds");
   CUDA_CHECK(cudaMemcpy(dq.get(), b.q.data(), b.q.size() * 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(dn.get(), b.norms.data(), nq * 4, cudaMemcpyHostToDevice));
-  tiled_i8_queries(dq.as<float>(), dn.as<float>(), nq, dim, ldg, dc.get(), db.as<float4>(), 0);
+  tiled_i8_queries(dq.as<float>(), dn.as<float>(), nq, dim, ldg, p, dc.get(), db.as<float4>(), 0);
   HostI8Queries h;
   h.codes.resize(static_cast<std::size_t>(nq) * ldg);
   h.bounds.resize(static_cast<std::size_t>(nq));

@@ -12,10 +12,23 @@ namespace {
 // Rounded outward from a double computed within a few units of 2^-53 (2^-40 is room).
 __device__ __forceinline__ float up(double v) { return __double2float_ru(v * (1 + 0x1p-40)); }
 __device__ __forceinline__ float down(double v) { return __double2float_rd(v * (1 - 0x1p-40)); }
+
+__device__ __forceinline__ double warp_sum(double v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(~0u, v, o);
+  return v;
+}
+
+// This lane's part of mu . y for the centred row y (the projected copy's extra column), in double:
+// each product of two floats is exact, so v is mu . y to within dim 2^-53 sum |mu_j y_j|.
+__device__ __forceinline__ double mean_dot(const float* v, float n, const float* mean, int dim, int lane) {
+  double d = 0;
+  for (int j = lane; j < dim; j += 32) d += static_cast<double>(mean[j]) * centred_value(v[j], n, mean[j]);
+  return d;
+}
 }  // namespace
 
 __global__ void tiled_i8_keys_kernel(const float* x, long long rows, int dim, int ld, const float* norms,
-                                     const float* mean, float* key, int* order) {
+                                     const float* mean, int extra, float* key, int* order) {
   const long long r = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (r >= rows) return;
@@ -25,6 +38,7 @@ __global__ void tiled_i8_keys_kernel(const float* x, long long rows, int dim, in
   for (int j = lane; j < dim; j += 32) m = fmaxf(m, fabsf(mean ? centred_value(v[j], n, mean[j]) : v[j]));
   for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(~0u, m, o));
   if (mean) {  // the centred row's key: the model row's norm over its largest centred value
+    if (extra > 0) m = fmaxf(m, __double2float_ru(fabs(warp_sum(mean_dot(v, n, mean, dim, lane)))));
     if (lane == 0) {
       const float k = m > 0 && n > 0 ? 127.0f * (n / m) : __builtin_huge_valf();
       key[r] = k <= 3.0e38f ? k : __builtin_huge_valf();
@@ -43,7 +57,8 @@ __global__ void tiled_i8_keys_kernel(const float* x, long long rows, int dim, in
 
 __global__ void __launch_bounds__(tiled_i8::kThreads)
     tiled_i8_codes_kernel(const float* x, long long rows, int dim, int ld, const float* norms, const float* mean,
-                          const int* order, const float* sorted_key, int ldg, signed char* codes, float4* tiles) {
+                          int extra, const int* order, const float* sorted_key, int ldg, signed char* codes,
+                          float4* tiles) {
   using namespace tiled_i8;
   using Reduce = cub::BlockReduce<double, kThreads>;
   using WarpSum = cub::WarpReduce<double>;
@@ -63,20 +78,23 @@ __global__ void __launch_bounds__(tiled_i8::kThreads)
     const float nx = mean ? norms[model_row] : 0.0f;
     auto value = [&](int j) { return mean ? centred_value(v[j], nx, mean[j]) : v[j]; };
     signed char* out = codes + r * ldg;
+    // The projected row's extra value: mu . y, the same in each of its `extra` columns.
+    const double mv = mean && extra > 0 ? warp_sum(mean_dot(v, nx, mean, dim, lane)) : 0.0;
     double ss = 0;
     for (int j = lane; j < dim; j += 32) ss += static_cast<double>(value(j)) * value(j);
-    const double ny = sqrt(WarpSum(warp_tmp[warp]).Sum(ss));
+    const double ny = sqrt(WarpSum(warp_tmp[warp]).Sum(ss) + extra * mv * mv);
     const double n_all = mean ? static_cast<double>(nx) : __shfl_sync(~0u, ny, 0);
     const float s = n_all > 0 ? __double2float_rn(n_all / U) : 1.0f;
     double ee = 0;
     for (int j = lane; j < ldg; j += 32) {
+      const bool coded = j < dim || (mean && j < dim + extra);
+      const double val = j < dim ? static_cast<double>(value(j)) : coded ? mv : 0.0;
       float c = 0;
-      if (j < dim && n_all > 0) c = fminf(fmaxf(rintf(value(j) / s), -127.0f), 127.0f);
+      if (coded && n_all > 0)
+        c = fminf(fmaxf(j < dim ? rintf(value(j) / s) : static_cast<float>(rint(mv / s)), -127.0f), 127.0f);
       out[j] = static_cast<signed char>(c);
-      if (j < dim) {
-        const double e = static_cast<double>(value(j)) - static_cast<double>(s) * c;
-        ee += e * e;
-      }
+      const double e = val - static_cast<double>(s) * c;  // s c exact in double
+      ee += e * e;
     }
     const double e_all = __shfl_sync(~0u, WarpSum(warp_tmp[warp]).Sum(ee), 0);
     if (n_all > 0) {
@@ -99,18 +117,37 @@ __global__ void __launch_bounds__(tiled_i8::kThreads)
     tiles[blockIdx.x] = hi > 0 ? make_float4(down(lo), up(hi), up(nmax), r_up) : make_float4(1.0f, 1.0f, 0.0f, 0.0f);
 }
 
-__global__ void __launch_bounds__(128) tiled_i8_queries_kernel(const float* queries, const float* norms, int dim,
-                                                               int ldg, signed char* codes, float4* meta) {
+__global__ void __launch_bounds__(128)
+    tiled_i8_queries_kernel(const float* queries, const float* norms, int dim, int ldg, TiledI8Projection p,
+                            signed char* codes, float4* meta) {
   using Max = cub::BlockReduce<float, 128>;
   using Sum = cub::BlockReduce<double, 128>;
   __shared__ typename Max::TempStorage max_tmp;
   __shared__ typename Sum::TempStorage sum_tmp;
-  __shared__ float s_shared;
+  __shared__ float s_shared, w_shared;
   const int b = blockIdx.x;
   const float inv = 1.0f / norms[b];
   const float* q = queries + static_cast<long long>(b) * dim;
-  float m = 0;
-  for (int j = threadIdx.x; j < dim; j += 128) m = fmaxf(m, fabsf(q[j] * inv));
+  const bool projected = p.mean && p.extra > 0 && p.mean_norm2 > 0;
+  // w = q . mu / |mu|^2 (any w keeps q . y = (q - w mu) . y + w mu . y; this one makes q - w mu small).
+  if (projected) {
+    double d = 0;
+    for (int j = threadIdx.x; j < dim; j += 128) d += static_cast<double>(q[j] * inv) * p.mean[j];
+    d = Sum(sum_tmp).Sum(d);
+    if (threadIdx.x == 0) w_shared = __double2float_rn(d / p.mean_norm2);
+    __syncthreads();
+  }
+  const float w = projected ? w_shared : 0.0f;
+  const int extra = projected ? p.extra : 0;
+  // The query's values: q_j / |q| in fp32 as normalize_queries_kernel has them, less w mu_j (the
+  // codes' input, fp32) whose exact value (double) the error is measured against.
+  auto value = [&](int j) { return projected ? fmaf(-w, p.mean[j], q[j] * inv) : q[j] * inv; };
+  auto exact = [&](int j) {
+    return static_cast<double>(q[j] * inv) - (projected ? static_cast<double>(w) * p.mean[j] : 0.0);
+  };
+  const double share = extra > 0 ? static_cast<double>(w) / extra : 0.0;  // each extra column's value
+  float m = extra > 0 ? fabsf(w) / static_cast<float>(extra) : 0.0f;
+  for (int j = threadIdx.x; j < dim; j += 128) m = fmaxf(m, fabsf(value(j)));
   m = Max(max_tmp).Reduce(m, [](float a, float c) { return fmaxf(a, c); });
   if (threadIdx.x == 0) s_shared = m > 0 && m <= 3.0e38f ? m / 127.0f : 0.0f;
   __syncthreads();
@@ -118,10 +155,9 @@ __global__ void __launch_bounds__(128) tiled_i8_queries_kernel(const float* quer
   double cc = 0, ee = 0;
   for (int j = threadIdx.x; j < ldg; j += 128) {
     float c = 0;
-    if (j < dim && s > 0) {
-      const float v = q[j] * inv;
-      c = fminf(fmaxf(rintf(v / s), -127.0f), 127.0f);
-      const double e = static_cast<double>(v) - static_cast<double>(s) * c;
+    if (j < dim + extra && s > 0) {
+      c = fminf(fmaxf(j < dim ? rintf(value(j) / s) : static_cast<float>(rint(share / s)), -127.0f), 127.0f);
+      const double e = (j < dim ? exact(j) : share) - static_cast<double>(s) * c;
       cc += static_cast<double>(c) * c, ee += e * e;
     }
     codes[static_cast<long long>(b) * ldg + j] = static_cast<signed char>(c);
@@ -129,8 +165,12 @@ __global__ void __launch_bounds__(128) tiled_i8_queries_kernel(const float* quer
   cc = Sum(sum_tmp).Sum(cc);
   __syncthreads();
   ee = Sum(sum_tmp).Sum(ee);
+  // B_q's room: the double arithmetic of the exact values (2^-53 each), the extra columns summing
+  // to w only to 2^-53 |w|, and the row's mu . y in double (dim 2^-53 |mu| |y|, dim <= 2^9): all
+  // well inside 2^-36 (1 + |w|) a unit of |y| / |x| (which rho_max bounds).
+  const double room = projected ? 0x1p-36 * (1.0 + fabs(static_cast<double>(w))) : 0.0;
   if (threadIdx.x == 0)
-    meta[b] = s > 0 ? make_float4(s, up(s * sqrt(cc)), up(sqrt(ee)), 0.0f) : make_float4(1.0f, 0.0f, 0.0f, 0.0f);
+    meta[b] = s > 0 ? make_float4(s, up(s * sqrt(cc)), up(sqrt(ee) + room), 0.0f) : make_float4(1.0f, 0.0f, 0.0f, 0.0f);
 }
 
 }  // namespace distancies

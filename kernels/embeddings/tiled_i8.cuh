@@ -10,6 +10,12 @@
 // by Cauchy-Schwarz on q . x = s_q s I + s_q c_q . e + (q - s_q c_q) . x, rho = 1.
 // The centred copy (centre.cuh) codes y = x - |x| mu in place of x, with |x| (the stored norm)
 // where |x| stands above: then the bound is on q . y / |x|, and rho_max >= |y| / |x| per tile.
+// The projected copy (a centred copy with `extra` > 0 columns) takes the mean direction out of
+// the query too, so that the bound scales with the query's residual as the deciding cosines do:
+// with w = q . mu / |mu|^2, q . y = (q - w mu) . y + w (mu . y) for any w. The row's mu . y (v,
+// one number) is coded in each of the `extra` columns after its dim, the query's w / extra in
+// each of its own, so that the one int32 dot over the padded row is the whole q . y (docs/batch.md,
+// "Projected int8 copies"); A_q, B_q, nu and rho are those of the longer vectors.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -38,26 +44,43 @@ namespace tiled_i8 {
 
 constexpr int kTileRows = 64;  // the walk's row tile
 constexpr int kThreads = 256;
+constexpr int kMinExtra = 48;  // the projected copy's columns for mu . y: w / extra splits finer with more
+
+// The plain copy's columns (the dimension in 16-byte steps) and the projected copy's (room for
+// at least kMinExtra more); the int8 queries' buffer is sized for the second.
+constexpr int plain_ldg(int dim) { return (dim + 15) / 16 * 16; }
+constexpr int projected_ldg(int dim) { return (dim + kMinExtra + 15) / 16 * 16; }
 
 }  // namespace tiled_i8
 
+// How the int8 queries are coded: plain (extra 0), or projected against the centred copy's mean.
+struct TiledI8Projection {
+  const float* mean = nullptr;  // the centre's mu (dim floats)
+  float mean_norm2 = 0;         // |mu|^2 (any positive value keeps the identity; this one makes q - w mu small)
+  int extra = 0;                // the copy's columns holding mu . y
+};
+
 // The sort key u* of every row (a warp a row), zero rows +inf (last), and the identity order.
-// `mean` null: the plain copy; else the centred one, of y = x - norms[r] mean (centre.cuh).
+// `mean` null: the plain copy; else the centred one, of y = x - norms[r] mean (centre.cuh), and with
+// `extra` > 0 the projected one, whose largest value may be mu . y.
 __global__ void tiled_i8_keys_kernel(const float* x, long long rows, int dim, int ld, const float* norms,
-                                     const float* mean, float* key, int* order);
+                                     const float* mean, int extra, float* key, int* order);
 
 // One block (tiled_i8::kThreads) a 64-row tile of the sorted rows: each row's codes with
 // s = |x| / U (U the tile's first, smallest key; 1 for a tile of zero rows), and the tile's U_lo,
 // U_hi, nu_max from each row's exact u and |e| / |x| (double; zero rows score 0 on every path and
 // count for nothing).
+// Projected (`extra` > 0): mu . y (double) coded in columns dim .. dim + extra - 1 too.
 __global__ void tiled_i8_codes_kernel(const float* x, long long rows, int dim, int ld, const float* norms,
-                                      const float* mean, const int* order, const float* sorted_key, int ldg,
+                                      const float* mean, int extra, const int* order, const float* sorted_key, int ldg,
                                       signed char* codes, float4* tiles);
 
 // One block of 128 a query: normalised as normalize_queries_kernel does (q_j * (1 / |q|) in fp32),
 // then codes with s_q = max |q_j| / 127 and the query's A_q, B_q. A query with no finite non-zero
 // largest element gets zero codes and s_q = 1 (the range guard refuses it; the fallback answers).
-__global__ void tiled_i8_queries_kernel(const float* queries, const float* norms, int dim, int ldg, signed char* codes,
-                                        float4* meta);
+// Projected (p.extra > 0): the codes of q - w mu in the first dim columns and w / extra in the
+// next extra, with A_q and B_q of that longer vector (B_q in double from the exact q - w mu).
+__global__ void tiled_i8_queries_kernel(const float* queries, const float* norms, int dim, int ldg, TiledI8Projection p,
+                                        signed char* codes, float4* meta);
 
 }  // namespace distancies

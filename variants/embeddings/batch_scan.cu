@@ -82,10 +82,10 @@ std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int di
           ? filter_scan_queries(batch) *
                 (static_cast<std::size_t>(filter_scan_buffer_capacity(scan, rows, static_cast<int>(K))) * 8 + 4)
           : 0;
-  const std::size_t i8_queries =
-      scan == BatchScan::FilteredI8
-          ? B * (filter_scan_i8_ldg(dim) + sizeof(float4)) + filter_scan_queries(batch) * tiled_i8::kMaxSegments * 4
-          : 0;
+  const std::size_t i8_queries = scan == BatchScan::FilteredI8
+                                     ? B * (tiled_i8::projected_ldg(dim) + sizeof(float4)) +
+                                           filter_scan_queries(batch) * tiled_i8::kMaxSegments * 4
+                                     : 0;
   return B * dim * 4 + B * 4           // queries and their norms
          + B * ldg * element_bytes(g)  // normalised queries
          + score_tiles * B * static_cast<std::size_t>(tile_rows) * (scores == Storage::F32 ? 4 : 2)  // tiles of scores
@@ -116,7 +116,8 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
   }
   CUDA_CHECK_LAUNCH();
   if (a.scan == BatchScan::FilteredI8)  // and the int8 codes of the same normalised queries
-    tiled_i8_queries(a.queries, a.query_norms, a.batch, a.exact.dim, a.i8.ldg, a.i8.queries, a.i8.query_bounds, s);
+    tiled_i8_queries(a.queries, a.query_norms, a.batch, a.exact.dim, a.i8.ldg, a.i8.projection, a.i8.queries,
+                     a.i8.query_bounds, s);
   if (a.centre_mean) {
     centre_shift_kernel<<<a.batch, 128, 0, s>>>(a.queries, a.query_norms, a.centre_mean, a.exact.dim, a.shifts);
     CUDA_CHECK_LAUNCH();
@@ -214,10 +215,10 @@ void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
   CUDA_CHECK_LAUNCH();
 }
 
-void tiled_i8_queries(const float* queries, const float* norms, int batch, int dim, int ldg, void* codes,
-                      float4* bounds, cudaStream_t s) {
+void tiled_i8_queries(const float* queries, const float* norms, int batch, int dim, int ldg, const TiledI8Projection& p,
+                      void* codes, float4* bounds, cudaStream_t s) {
   if (batch == 0) return;
-  tiled_i8_queries_kernel<<<batch, 128, 0, s>>>(queries, norms, dim, ldg, static_cast<signed char*>(codes), bounds);
+  tiled_i8_queries_kernel<<<batch, 128, 0, s>>>(queries, norms, dim, ldg, p, static_cast<signed char*>(codes), bounds);
   CUDA_CHECK_LAUNCH();
 }
 

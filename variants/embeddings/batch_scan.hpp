@@ -68,6 +68,7 @@ struct BatchScanArgs {
     float4* query_bounds = nullptr;
     unsigned* seg_counts = nullptr;  // filter_scan_queries x tiled_i8::kMaxSegments
     float fp32_bound = 0;
+    TiledI8Projection projection;  // the projected copy's: the queries are coded against it
   } i8;
   // The centred copies (kernels/embeddings/centre.cuh): the model's mean row when the filtered
   // scans read them (null: the plain copies), and each query's shift q . mu / |q| (batch floats,
@@ -154,9 +155,10 @@ void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s,
 void launch_inverse_norms(const float* norms, long long rows, float* inv, cudaStream_t s);
 
 // The int8 walk's queries (kernels/embeddings/tiled_i8.cuh): batch x ldg codes of each query
-// normalised as batch_prepare does, and per query s_q, A_q, B_q (device pointers).
-void tiled_i8_queries(const float* queries, const float* norms, int batch, int dim, int ldg, void* codes,
-                      float4* bounds, cudaStream_t s);
+// normalised as batch_prepare does (projected where p.extra > 0), and per query s_q, A_q, B_q
+// (device pointers).
+void tiled_i8_queries(const float* queries, const float* norms, int batch, int dim, int ldg, const TiledI8Projection& p,
+                      void* codes, float4* bounds, cudaStream_t s);
 
 // What the certificate adds to the last candidate's key (the error bound, 0 for upper-bound keys).
 float certificate_bound(const BatchScanArgs& a);

@@ -187,12 +187,12 @@ void launch_scan(Kernel kernel, FilterScanArgs f, std::size_t smem, cudaStream_t
 
 }  // namespace
 
-int filter_scan_i8_ldg(int dim) { return round_up(dim, 16); }
+int filter_scan_i8_ldg(int dim) { return tiled_i8::plain_ldg(dim); }
 
 std::string filter_scan_i8_refusal(int dim, int cc_major) {
   if (cc_major > 0 && cc_major != 9) return "the int8 walk needs a compute capability 9.0 device (wgmma s8)";
   // The thresholds come from the fp16 wgmma walk's refine pass: both walks must take the rows.
-  if (!filter_gemm_i8_fits(filter_scan_i8_ldg(dim), 9, 0) || !filter_gemm_fits(reduced_leading_dim(dim), 9, 0))
+  if (!filter_gemm_i8_fits(tiled_i8::projected_ldg(dim), 9, 0) || !filter_gemm_fits(reduced_leading_dim(dim), 9, 0))
     return "the int8 walk takes rows of at most 320 columns (and needs CUTLASS at build time)";
   return {};
 }
