@@ -23,28 +23,50 @@ RowQueries model_rows_as_queries(const DeviceModel& dm, int n) {
   return out;
 }
 
+namespace {
+// A batch's time, best of two, its fallback's stage left out (redo_ms counts it).
+double best_time(BatchSearcher& bs, const BatchPipeline& p, const RowQueries& q, int n, int k) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int rep = 0; rep < 2; ++rep) {
+    Breakdown bd;
+    bs.search(p, q.q.data(), q.norms.data(), n, k, &bd);
+    double ms = bd.total_ms;
+    for (const auto& s : bd.stages)
+      if (s.name == "fallback") ms -= s.ms;
+    best = std::min(best, ms);
+  }
+  return best;
+}
+}  // namespace
+
 DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int cc_major, int queries) {
   DataRates rates;
   const int n = static_cast<int>(std::min<long long>(queries, dm.rows));
   if (n <= 0 || k > BatchPolicy::kMaxK) return rates;
   const RowQueries q = model_rows_as_queries(dm, n);
+  RowQueries repeated;
+  for (int r = 0; r < kProbeRepeats; ++r) {
+    repeated.q.insert(repeated.q.end(), q.q.begin(), q.q.end());
+    repeated.norms.insert(repeated.norms.end(), q.norms.begin(), q.norms.end());
+  }
   for (const BatchPipeline& p : batch_pipelines()) {
     if (p.per_query_pipeline || !batch_scan_refusal(p.scan, dm.dim, BatchPolicy::candidates(k), cc_major).empty())
       continue;
     bs.search(p, q.q.data(), q.norms.data(), n, k);  // makes the copies it reads; counts the redone
     const double redone = double(bs.last_fallbacks()) / n;
-    // Then its time on this model, best of two (its fallback's stage left out: redo_ms counts it).
-    double best = std::numeric_limits<double>::infinity();
-    for (int rep = 0; rep < 2; ++rep) {
-      Breakdown bd;
-      bs.search(p, q.q.data(), q.norms.data(), n, k, &bd);
-      double ms = bd.total_ms;
-      for (const auto& s : bd.stages)
-        if (s.name == "fallback") ms -= s.ms;
-      best = std::min(best, ms);
-    }
+    // Then its time on this model (its fallback's stage left out: redo_ms counts it).
+    const double best = best_time(bs, p, q, n, k);
     const double table = auto_table_ms(p.name, n);
-    rates.batch.push_back({&p, redone, std::isfinite(table) && table > 0 && best > 0 ? best / table : 1.0});
+    DataRates::Rate rate{&p, redone, std::isfinite(table) && table > 0 && best > 0 ? best / table : 1.0};
+    // And at kProbeRepeats times the batch (the rows repeated), where a compute-bound scan shows
+    // what each query costs on this data beyond its share of the read.
+    const int large = n * kProbeRepeats;
+    const double table_large = auto_table_ms(p.name, large);
+    if (std::isfinite(table_large) && table_large > 0) {
+      const double ms = best_time(bs, p, repeated, large, k);
+      if (ms > 0) rate.scale_large = ms / table_large, rate.large_batch = large;
+    }
+    rates.batch.push_back(rate);
   }
   GpuSearcher one(dm, nullptr);
   const Pipeline& f16 = pipeline("fused_f16");

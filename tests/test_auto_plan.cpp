@@ -149,6 +149,27 @@ TEST(AutoPlan, ProbedTimesScaleTheTable) {
   EXPECT_EQ(r.scale(batch_pipeline("batch_i8_filter")), 1.0) << "an unmeasured scale is 1";
 }
 
+// The large probe batch's scale decides the large batches: a pipeline that the probe finds 4 times
+// slower than its table at 512 queries (and as fast at 64) loses a batch of 1,024, keeps those
+// of up to 64, and is scaled between the two on a log-log line.
+TEST(AutoPlan, TheLargeProbeScalesLargeBatches) {
+  const AutoChoice table = auto_batch(1024, 10, true, 300, 9);
+  ASSERT_NE(table.many, nullptr);
+  DataRates r;
+  r.probe_queries = 64;
+  for (const auto& p : batch_pipelines()) r.batch.push_back({&p, 0.0, 1.0});
+  for (auto& x : r.batch)
+    if (x.pipeline == table.many) x.scale_large = 4.0, x.large_batch = 512;
+  EXPECT_NE(auto_batch(1024, 10, true, 300, 9, &r).many, table.many);
+  for (int b : {1, 16, 64})
+    EXPECT_EQ(auto_batch(b, 10, true, 300, 9, &r).many, auto_batch(b, 10, true, 300, 9).many) << b;
+  EXPECT_DOUBLE_EQ(r.scale(*table.many, 64), 1.0);
+  EXPECT_DOUBLE_EQ(r.scale(*table.many, 512), 4.0);
+  EXPECT_DOUBLE_EQ(r.scale(*table.many, 4096), 4.0);
+  EXPECT_NEAR(r.scale(*table.many, 181), 2.0, 0.01);  // sqrt(64 x 512): halfway on the log line
+  EXPECT_DOUBLE_EQ(r.scale(*table.many), 1.0) << "no batch size: the probe's own";
+}
+
 // A REPL or batch stream whose fallbacks climb: once the live queries through the chosen pipeline
 // outnumber the probe's, their redone share replaces the probe's and the next batch moves on.
 TEST(AutoPlan, ClimbingFallbacksSwitchThePipeline) {

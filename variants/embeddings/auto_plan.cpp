@@ -72,7 +72,8 @@ bool needs_16bit_copy(const BatchPipeline& p) { return p.input == GemmInput::F16
 double redo_ms(const BatchPipeline& p, double queries, const DataRates& rates, int depth = 0) {
   const BatchPipeline* fb = p.fallback_pipeline;
   if (!fb || queries <= 0 || depth > 8) return 0;
-  const double one = predicted_ms(fb->name, std::max(1, static_cast<int>(std::lround(queries)))) * rates.scale(*fb);
+  const int n = std::max(1, static_cast<int>(std::lround(queries)));
+  const double one = predicted_ms(fb->name, n) * rates.scale(*fb, n);
   if (!std::isfinite(one)) return 0;
   const double ms = queries < 1 ? queries * one : one;  // a fraction of a query: its expected share
   return ms + redo_ms(*fb, queries * rates.redone(*fb), rates, depth + 1);
@@ -97,9 +98,15 @@ void DataRates::observe(const BatchPipeline& p, long long redone, long long quer
   }
 }
 
-double DataRates::scale(const BatchPipeline& p) const {
-  for (const Rate& r : batch)
-    if (r.pipeline == &p && std::isfinite(r.scale) && r.scale > 0) return r.scale;
+double DataRates::scale(const BatchPipeline& p, int batch_size) const {
+  for (const Rate& r : batch) {
+    if (r.pipeline != &p || !(std::isfinite(r.scale) && r.scale > 0)) continue;
+    const bool large = std::isfinite(r.scale_large) && r.scale_large > 0 && r.large_batch > probe_queries;
+    if (!large || batch_size <= probe_queries) return r.scale;
+    if (batch_size >= r.large_batch) return r.scale_large;
+    const double t = std::log(double(batch_size) / probe_queries) / std::log(double(r.large_batch) / probe_queries);
+    return std::exp(std::log(r.scale) + t * (std::log(r.scale_large) - std::log(r.scale)));
+  }
   return 1;
 }
 
@@ -138,7 +145,8 @@ AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major, c
     double ms = predicted_ms(p.name, std::max(batch, 1));
     if (!std::isfinite(ms)) continue;  // not in the measured table
     if (needs_16bit_copy(p) && !copy_made) ms += copy_ms();
-    if (rates && rates->probe_queries > 0) ms = ms * rates->scale(p) + redo_ms(p, rates->redone(p) * batch, *rates);
+    if (rates && rates->probe_queries > 0)
+      ms = ms * rates->scale(p, batch) + redo_ms(p, rates->redone(p) * batch, *rates);
     if (ms < best) {
       best = ms;
       c.many = &p;
@@ -153,7 +161,7 @@ AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major, c
           (needs_16bit_copy(*c.many) && !copy_made ? " (16-bit copy included)" : "");
   if (rates && rates->probe_queries > 0)
     c.why += fmt(", %.0f %% redone on its fallback, the table's times x %.2f (measured on %.0f of the model's rows)",
-                 100.0 * rates->redone(*c.many), rates->scale(*c.many), double(rates->probe_queries));
+                 100.0 * rates->redone(*c.many), rates->scale(*c.many, batch), double(rates->probe_queries));
   return c;
 }
 

@@ -2,6 +2,7 @@
 // table of medians measured on one GPU (auto_policy.inc, written by scripts/codegen/auto_policy.py from
 // a committed run; docs/variants.md, "auto", says how the decision is made).
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -28,12 +29,19 @@ struct DataRates {
     // that size: the table was measured at one shape (2,196,016 x 300), this model may not be.
     double scale = 1;
     long long seen = 0, seen_redone = 0;  // live traffic through it (observe)
+    // The same at a large batch (the probe's rows repeated): where a scan turns compute-bound,
+    // the work a query costs beyond its share of the model read (an int8 walk's candidates on
+    // anisotropic data) shows only there. NaN: not measured.
+    double scale_large = std::numeric_limits<double>::quiet_NaN();
+    int large_batch = 0;
   };
   std::vector<Rate> batch;
   double one_query_f16 = 0;  // the share `fused_f16` could not certify (answered by `fused` after it)
   int probe_queries = 0;     // 0: not measured (the table alone decides)
   double redone(const BatchPipeline& p) const;
-  double scale(const BatchPipeline& p) const;  // 1 where not measured
+  // 1 where not measured; at `batch` above the probe's, interpolated (log-log) towards the
+  // large batch's scale, and that one beyond it.
+  double scale(const BatchPipeline& p, int batch = 0) const;
   // A batch the session answered with `p`: `redone` of `queries` went down its fallback. Once
   // the live queries outnumber the probe's, their share replaces the probe's, so a stream whose
   // fallbacks climb moves `auto` to another pipeline at its next batch (and one whose fallbacks
