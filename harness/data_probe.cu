@@ -44,11 +44,8 @@ DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int 
   const int n = static_cast<int>(std::min<long long>(queries, dm.rows));
   if (n <= 0 || k > BatchPolicy::kMaxK) return rates;
   const RowQueries q = model_rows_as_queries(dm, n);
-  RowQueries repeated;
-  for (int r = 0; r < kProbeRepeats; ++r) {
-    repeated.q.insert(repeated.q.end(), q.q.begin(), q.q.end());
-    repeated.norms.insert(repeated.norms.end(), q.norms.begin(), q.norms.end());
-  }
+  const int large = static_cast<int>(std::min<long long>(kProbeLargeQueries, dm.rows));
+  const RowQueries wide = large > n ? model_rows_as_queries(dm, large) : RowQueries{};
   for (const BatchPipeline& p : batch_pipelines()) {
     if (p.per_query_pipeline || !batch_scan_refusal(p.scan, dm.dim, BatchPolicy::candidates(k), cc_major).empty())
       continue;
@@ -58,12 +55,14 @@ DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int 
     const double best = best_time(bs, p, q, n, k);
     const double table = auto_table_ms(p.name, n);
     DataRates::Rate rate{&p, redone, std::isfinite(table) && table > 0 && best > 0 ? best / table : 1.0};
-    // And at kProbeRepeats times the batch (the rows repeated), where a compute-bound scan shows
-    // what each query costs on this data beyond its share of the read.
-    const int large = n * kProbeRepeats;
-    const double table_large = auto_table_ms(p.name, large);
+    // And the large batch: its share of redone queries replaces the small one's (a share of a few
+    // per cent, which decides batches of a hundred, is below what 64 rows can see), and its time
+    // shows what a query costs beyond its share of the read where the scan turns compute-bound.
+    const double table_large = large > n ? auto_table_ms(p.name, large) : std::nan("");
     if (std::isfinite(table_large) && table_large > 0) {
-      const double ms = best_time(bs, p, repeated, large, k);
+      bs.search(p, wide.q.data(), wide.norms.data(), large, k);
+      rate.redone = double(bs.last_fallbacks()) / large;
+      const double ms = best_time(bs, p, wide, large, k);
       if (ms > 0) rate.scale_large = ms / table_large, rate.large_batch = large;
     }
     rates.batch.push_back(rate);

@@ -1,8 +1,8 @@
 // What the data does to the batch certificates, measured on the resident model: a sample of its
 // own rows asked as one batch through every batch pipeline `auto` may choose, the share of
 // them each had to redo on its fallback, and its time on this model against the table's at that
-// size and at kProbeRepeats times it. `auto` scales the measured table by it and adds the predicted time of the redo
-// (variants/embeddings/auto_plan.hpp; docs/data.md says why).
+// size and at kProbeLargeQueries (whose share of redone queries is the one kept). `auto` scales the measured table by
+// it and adds the predicted time of the redo (variants/embeddings/auto_plan.hpp; docs/data.md says why).
 #pragma once
 #include <vector>
 
@@ -14,7 +14,7 @@
 namespace distancies {
 
 constexpr int kProbeQueries = 64;
-constexpr int kProbeRepeats = 8;  // the large probe batch: the probe's rows this many times over
+constexpr int kProbeLargeQueries = 512;  // the large probe batch (the same rule's first 512 rows)
 
 // The vectors of rows (i * 104729) mod rows, i < n, packed, and their norms: the rule the
 // benchmarks' batches and the peers use for their queries.

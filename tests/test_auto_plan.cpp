@@ -168,6 +168,12 @@ TEST(AutoPlan, TheLargeProbeScalesLargeBatches) {
   EXPECT_DOUBLE_EQ(r.scale(*table.many, 4096), 4.0);
   EXPECT_NEAR(r.scale(*table.many, 181), 2.0, 0.01);  // sqrt(64 x 512): halfway on the log line
   EXPECT_DOUBLE_EQ(r.scale(*table.many), 1.0) << "no batch size: the probe's own";
+  // The share measured on 512 rows stands until live traffic is the larger sample.
+  const BatchPipeline& p = *table.many;
+  r.observe(p, 100, 200);
+  EXPECT_DOUBLE_EQ(r.redone(p), 0.0) << "200 live queries do not outweigh the probe's 512";
+  r.observe(p, 200, 400);
+  EXPECT_DOUBLE_EQ(r.redone(p), 0.5);
 }
 
 // A REPL or batch stream whose fallbacks climb: once the live queries through the chosen pipeline

@@ -1,5 +1,6 @@
 #include "harness/cli/session.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -220,8 +221,10 @@ void Session::measure_rates() {
   BatchSearcher& bs = batch_searcher();
   const auto t0 = clock_type::now();
   rates_ = probe_data_rates(*dm_, bs, o_.k, device_status().props.major);
-  std::fprintf(stderr, "measured the certificates on %d of the model's rows in %.1f ms (once per model)\n",
-               rates_->probe_queries, ms_since(t0));
+  int most = rates_->probe_queries;
+  for (const auto& r : rates_->batch) most = std::max(most, r.large_batch);
+  std::fprintf(stderr, "measured the certificates on %d of the model's rows in %.1f ms (once per model)\n", most,
+               ms_since(t0));
 }
 
 Session::~Session() = default;

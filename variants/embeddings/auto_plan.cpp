@@ -1,5 +1,6 @@
 #include "variants/embeddings/auto_plan.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -93,7 +94,9 @@ void DataRates::observe(const BatchPipeline& p, long long redone, long long quer
     if (r.pipeline != &p) continue;
     r.seen += queries;
     r.seen_redone += redone;
-    if (r.seen >= probe_queries) r.redone = double(r.seen_redone) / double(r.seen);
+    // The probe's share rests on the large batch where it was asked: live traffic replaces it
+    // once it is the larger sample.
+    if (r.seen >= std::max<long long>(probe_queries, r.large_batch)) r.redone = double(r.seen_redone) / double(r.seen);
     return;
   }
 }

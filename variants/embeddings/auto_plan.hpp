@@ -29,7 +29,7 @@ struct DataRates {
     // that size: the table was measured at one shape (2,196,016 x 300), this model may not be.
     double scale = 1;
     long long seen = 0, seen_redone = 0;  // live traffic through it (observe)
-    // The same at a large batch (the probe's rows repeated): where a scan turns compute-bound,
+    // The same at a large batch (more of the model's rows): where a scan turns compute-bound,
     // the work a query costs beyond its share of the model read (an int8 walk's candidates on
     // anisotropic data) shows only there. NaN: not measured.
     double scale_large = std::numeric_limits<double>::quiet_NaN();
