@@ -116,39 +116,51 @@ void link(BatchPipeline& b, const Table<BatchPipeline>& all) {
 }
 
 Table<BatchPipeline>& batch_table() {
-  // name, description, origin, GEMM input, one-query pipeline instead of tiles, fallback, scores, scan.
+  // name, description, origin, GEMM input; then what differs from the defaults, by name.
   // A query a reduced copy cannot certify is redone on the next copy up, then on the tensor-core
   // tiles, then in fp32 (docs/data.md: on anisotropic data the int8 bound fails where fp16 holds).
+  using B = BatchPipeline;
   static Table<BatchPipeline> table(
       "embeddings", "batch", "batch pipeline",
       {
-          {"batch_fused_loop", "the one-query `fused` pipeline once per query (the baseline batching must beat)",
-           "beyond the study", GemmInput::F32, "fused"},
-          {"batch_sgemm", "fp32 SGEMM tiles + per-query top-K after each tile + exact fp32 re-rank", "beyond the study",
-           GemmInput::F32},
-          {"batch_tf32", "TF32 tensor-core tiles + per-query top-K + exact fp32 re-rank", "beyond the study",
-           GemmInput::TF32, nullptr, "batch_sgemm"},
-          {"batch_bf16", "bf16 tensor-core tiles over the bf16 copy + top-K + exact fp32 re-rank", "beyond the study",
-           GemmInput::BF16, nullptr, "batch_sgemm"},
-          {"batch_f16", "fp16 tensor-core tiles over the fp16 copy + top-K + exact fp32 re-rank", "beyond the study",
-           GemmInput::F16, nullptr, "batch_sgemm"},
-          {"batch_f16_h", "batch_f16 with the tiles' scores written as fp16 (half the score traffic)",
-           "beyond the study", GemmInput::F16, nullptr, "batch_sgemm", Storage::F16},
-          {"batch_f16_fused",
-           "fp16 tensor cores (WMMA) score each row of the fp16 copy once against up to 128 queries held on chip; "
-           "per-query top-K kept in shared memory (no score matrix) + exact fp32 re-rank",
-           "beyond the study", GemmInput::F16, nullptr, "batch_sgemm", Storage::F32, BatchScan::FusedTensorCore},
-          {"batch_f16_filter",
-           "each row of the fp16 copy read once into mma.sync fragments against the batch's queries; scores below a "
-           "threshold seeded from a sample are dropped in registers, the rest selected per query + exact fp32 re-rank",
-           "beyond the study", GemmInput::F16, nullptr, "batch_f16_h", Storage::F32, BatchScan::FilteredMma},
-          {"batch_i8_filter",
-           "batch_f16_filter's thresholds (fp16 sample and refine passes), then its last pass over a tiled int8 copy "
-           "on "
-           "the INT8 tensor cores (wgmma s8): one integer compare a score, candidates keyed by their upper bound + "
-           "exact "
-           "fp32 re-rank",
-           "beyond the study", GemmInput::F16, nullptr, "batch_f16_filter", Storage::F32, BatchScan::FilteredI8},
+          B{"batch_fused_loop", "the one-query `fused` pipeline once per query (the baseline batching must beat)",
+            "beyond the study", GemmInput::F32}
+              .per_query_by("fused"),
+          B{"batch_sgemm", "fp32 SGEMM tiles + per-query top-K after each tile + exact fp32 re-rank",
+            "beyond the study", GemmInput::F32},
+          B{"batch_tf32", "TF32 tensor-core tiles + per-query top-K + exact fp32 re-rank", "beyond the study",
+            GemmInput::TF32}
+              .falls_back_to("batch_sgemm"),
+          B{"batch_bf16", "bf16 tensor-core tiles over the bf16 copy + top-K + exact fp32 re-rank", "beyond the study",
+            GemmInput::BF16}
+              .falls_back_to("batch_sgemm"),
+          B{"batch_f16", "fp16 tensor-core tiles over the fp16 copy + top-K + exact fp32 re-rank", "beyond the study",
+            GemmInput::F16}
+              .falls_back_to("batch_sgemm"),
+          B{"batch_f16_h", "batch_f16 with the tiles' scores written as fp16 (half the score traffic)",
+            "beyond the study", GemmInput::F16}
+              .falls_back_to("batch_sgemm")
+              .scores_as(Storage::F16),
+          B{"batch_f16_fused",
+            "fp16 tensor cores (WMMA) score each row of the fp16 copy once against up to 128 queries held on chip; "
+            "per-query top-K kept in shared memory (no score matrix) + exact fp32 re-rank",
+            "beyond the study", GemmInput::F16}
+              .falls_back_to("batch_sgemm")
+              .scanned_by(BatchScan::FusedTensorCore),
+          B{"batch_f16_filter",
+            "each row of the fp16 copy read once into mma.sync fragments against the batch's queries; scores below a "
+            "threshold seeded from a sample are dropped in registers, the rest selected per query + exact fp32 "
+            "re-rank",
+            "beyond the study", GemmInput::F16}
+              .falls_back_to("batch_f16_h")
+              .scanned_by(BatchScan::FilteredMma),
+          B{"batch_i8_filter",
+            "batch_f16_filter's thresholds (fp16 sample and refine passes), then its last pass over a tiled int8 copy "
+            "on the INT8 tensor cores (wgmma s8): one integer compare a score, candidates keyed by their upper bound "
+            "+ exact fp32 re-rank",
+            "beyond the study", GemmInput::F16}
+              .falls_back_to("batch_f16_filter")
+              .scanned_by(BatchScan::FilteredI8),
       });
   static const bool linked = [] {
     for (const BatchPipeline& b : table.rows()) link(const_cast<BatchPipeline&>(b), table);

@@ -141,6 +141,21 @@ struct BatchPipeline {
   // Resolved when the table is built.
   const Pipeline* per_query_pipeline = nullptr;
   const BatchPipeline* fallback_pipeline = nullptr;
+
+  // A row is its name, description, origin and GEMM input, then what differs from the defaults by
+  // name: BatchPipeline{...}.falls_back_to("batch_sgemm").scores_as(Storage::F16).
+  BatchPipeline falls_back_to(const char* pipeline) const { return with(&BatchPipeline::fallback, pipeline); }
+  BatchPipeline per_query_by(const char* pipeline) const { return with(&BatchPipeline::per_query, pipeline); }
+  BatchPipeline scores_as(Storage s) const { return with(&BatchPipeline::scores, s); }
+  BatchPipeline scanned_by(BatchScan s) const { return with(&BatchPipeline::scan, s); }
+
+ private:
+  template <class T, class V>
+  BatchPipeline with(T BatchPipeline::*field, V value) const {
+    BatchPipeline b = *this;
+    b.*field = value;
+    return b;
+  }
 };
 
 // The exact fp32 pipeline every certified path falls back to in the end ("fused").

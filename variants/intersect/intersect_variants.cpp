@@ -25,6 +25,28 @@ std::unique_ptr<intersect::CpuPeer> peer_simd_gallop(const intersect::PostingInd
 
 using M = IntersectMethod;
 using G = IntersectGrain;
+using Serial = std::vector<std::uint32_t> (*)(const Lists&, const Ids&, const HashTables&);
+using Mark = void (*)(const IntersectArgs&, int, cudaStream_t);
+using Peer = std::unique_ptr<intersect::CpuPeer> (*)(const intersect::PostingIndex&, unsigned);
+
+// The rows by kind, so that a row names only what its kind uses.
+enum class Launch { PerQuery, WholeBatch };
+IntersectVariant serial(const char* name, const char* description, M method, Serial run) {
+  return {name, description, "study", method, G::Serial, false, nullptr, run};
+}
+IntersectVariant gpu(const char* name, const char* description, const char* origin, M method, G grain, Launch launch,
+                     Mark mark) {
+  return {name, description, origin, method, grain, launch == Launch::WholeBatch, mark, nullptr};
+}
+IntersectVariant compacting(IntersectVariant v) {  // its kernel compacts the answers itself
+  v.compacts = true;
+  return v;
+}
+IntersectVariant cpu_peer(const char* name, const char* description, M method, Peer peer) {
+  IntersectVariant v{name, description, "CPU peer", method, G::AllCores, false, nullptr, nullptr};
+  v.peer = peer;
+  return v;
+}
 
 }  // namespace
 
@@ -32,64 +54,70 @@ const registry::Table<IntersectVariant>& intersect_variants() {
   static const registry::Table<IntersectVariant> t(
       "intersect", "intersect", "intersection variant",
       {
-          {"svs_serial", "SVS on the CPU: the two shortest lists zipped, then the survivors with each next list",
-           "study", M::Svs, G::Serial, false, nullptr, run_svs},
-          {"adp_serial", "ADP on the CPU: each id of the shortest list looked for in every list, a cursor per list",
-           "study", M::Adp, G::Serial, false, nullptr, run_adp},
-          {"hash_serial", "Hash(512) on the CPU: the id's bucket in each list, a binary search inside it", "study",
-           M::Hash, G::Serial, false, nullptr, run_hash},
-          {"svs_coarse",
-           "SVS, a thread per 8 ids of the shortest list, start by binary search, zipper per list; a launch per query",
-           "study", M::Svs, G::Coarse, false, launch_coarse_mark<M::Svs>, nullptr},
-          {"adp_coarse", "ADP, a thread per 8 ids of the shortest list, a cursor per list; a launch per query", "study",
-           M::Adp, G::Coarse, false, launch_coarse_mark<M::Adp>, nullptr},
-          {"hash_coarse",
-           "Hash(512), a thread per 8 ids of the shortest list, bucket then binary search; a launch per query", "study",
-           M::Hash, G::Coarse, false, launch_coarse_mark<M::Hash>, nullptr},
-          {"svs_fine", "SVS, a warp compares one id with 32 ids of a list per step, list by list; a launch per query",
-           "study", M::Svs, G::Fine, false, launch_fine_mark<M::Svs>, nullptr},
-          {"adp_fine", "ADP, a warp compares one id with 32 ids of each list per step; a launch per query", "study",
-           M::Adp, G::Fine, false, launch_fine_mark<M::Adp>, nullptr},
-          {"hash_fine", "Hash(512), a warp scans the id's bucket 32 ids a step; a launch per query", "study", M::Hash,
-           G::Fine, false, launch_fine_mark<M::Hash>, nullptr},
-          {"svs_coarse_batch",
-           "svs_coarse with every query of the batch in one launch, work split by the shortest lists",
-           "beyond the study", M::Svs, G::Coarse, true, launch_coarse_mark<M::Svs>, nullptr},
-          {"adp_coarse_batch", "adp_coarse with every query of the batch in one launch", "beyond the study", M::Adp,
-           G::Coarse, true, launch_coarse_mark<M::Adp>, nullptr},
-          {"hash_coarse_batch", "hash_coarse with every query of the batch in one launch", "beyond the study", M::Hash,
-           G::Coarse, true, launch_coarse_mark<M::Hash>, nullptr},
-          {"svs_fine_batch", "svs_fine with every query of the batch in one launch", "beyond the study", M::Svs,
-           G::Fine, true, launch_fine_mark<M::Svs>, nullptr},
-          {"adp_fine_batch", "adp_fine with every query of the batch in one launch", "beyond the study", M::Adp,
-           G::Fine, true, launch_fine_mark<M::Adp>, nullptr},
-          {"hash_fine_batch", "hash_fine with every query of the batch in one launch", "beyond the study", M::Hash,
-           G::Fine, true, launch_fine_mark<M::Hash>, nullptr},
-          {"gallop_coarse_batch",
-           "a thread per 8 ids, galloping (exponential) search from its cursor in each list; one launch",
-           "beyond the study", M::Gallop, G::Coarse, true, launch_coarse_mark<M::Gallop>, nullptr},
-          {"bitmap_coarse_batch", "long lists as bitmaps (one bit test an id), galloping in the others; one launch",
-           "beyond the study", M::Bitmap, G::Coarse, true, launch_coarse_mark<M::Bitmap>, nullptr},
-          {"mergepath_coarse_batch",
-           "merge-path partitioning: each thread 8 steps of the merge of the two shortest lists (equal work), "
-           "galloping in the others; one launch",
-           "beyond the study", M::MergePath, G::Coarse, true, launch_merge_path_mark, nullptr},
-          {"staged_coarse_batch",
-           "a block reads each list's window for its 1,024 ids into shared memory (coalesced) and its threads "
-           "binary-search there; long windows galloped, bitmapped lists one bit test; one launch",
-           "beyond the study", M::Staged, G::Coarse, true, launch_staged_mark, nullptr},
-          {"probe_coarse_batch",
-           "4 ids a thread placed a block apart (short dependent chains, many threads): a bit test in bitmapped lists, "
-           "else the Hash(512) bucket's binary search; answers compacted in the block, no select pass; one launch",
-           "beyond the study", M::Probe, G::Coarse, true, launch_probe_mark, nullptr, true},
-          {"roaring_allcores",
-           "CRoaring on every core: each list a roaring bitmap (built once, untimed), a query's bitmaps and-ed "
-           "shortest first; a query per thread",
-           "CPU peer", M::Roaring, G::AllCores, false, nullptr, nullptr, false, peer_roaring},
-          {"simd_gallop_allcores",
-           "sorted arrays on every core, shortest list first: an 8-by-8 block merge for lists within 8x of each "
-           "other, else SIMD galloping (AVX2 compares where the CPU has it); a query per thread",
-           "CPU peer", M::SimdGallop, G::AllCores, false, nullptr, nullptr, false, peer_simd_gallop},
+          serial("svs_serial", "SVS on the CPU: the two shortest lists zipped, then the survivors with each next list",
+                 M::Svs, run_svs),
+          serial("adp_serial",
+                 "ADP on the CPU: each id of the shortest list looked for in every list, a cursor per list", M::Adp,
+                 run_adp),
+          serial("hash_serial", "Hash(512) on the CPU: the id's bucket in each list, a binary search inside it",
+                 M::Hash, run_hash),
+          gpu("svs_coarse",
+              "SVS, a thread per 8 ids of the shortest list, start by binary search, zipper per list; a launch per "
+              "query",
+              "study", M::Svs, G::Coarse, Launch::PerQuery, launch_coarse_mark<M::Svs>),
+          gpu("adp_coarse", "ADP, a thread per 8 ids of the shortest list, a cursor per list; a launch per query",
+              "study", M::Adp, G::Coarse, Launch::PerQuery, launch_coarse_mark<M::Adp>),
+          gpu("hash_coarse",
+              "Hash(512), a thread per 8 ids of the shortest list, bucket then binary search; a launch per query",
+              "study", M::Hash, G::Coarse, Launch::PerQuery, launch_coarse_mark<M::Hash>),
+          gpu("svs_fine",
+              "SVS, a warp compares one id with 32 ids of a list per step, list by list; a launch per query", "study",
+              M::Svs, G::Fine, Launch::PerQuery, launch_fine_mark<M::Svs>),
+          gpu("adp_fine", "ADP, a warp compares one id with 32 ids of each list per step; a launch per query", "study",
+              M::Adp, G::Fine, Launch::PerQuery, launch_fine_mark<M::Adp>),
+          gpu("hash_fine", "Hash(512), a warp scans the id's bucket 32 ids a step; a launch per query", "study",
+              M::Hash, G::Fine, Launch::PerQuery, launch_fine_mark<M::Hash>),
+          gpu("svs_coarse_batch",
+              "svs_coarse with every query of the batch in one launch, work split by the shortest lists",
+              "beyond the study", M::Svs, G::Coarse, Launch::WholeBatch, launch_coarse_mark<M::Svs>),
+          gpu("adp_coarse_batch", "adp_coarse with every query of the batch in one launch", "beyond the study", M::Adp,
+              G::Coarse, Launch::WholeBatch, launch_coarse_mark<M::Adp>),
+          gpu("hash_coarse_batch", "hash_coarse with every query of the batch in one launch", "beyond the study",
+              M::Hash, G::Coarse, Launch::WholeBatch, launch_coarse_mark<M::Hash>),
+          gpu("svs_fine_batch", "svs_fine with every query of the batch in one launch", "beyond the study", M::Svs,
+              G::Fine, Launch::WholeBatch, launch_fine_mark<M::Svs>),
+          gpu("adp_fine_batch", "adp_fine with every query of the batch in one launch", "beyond the study", M::Adp,
+              G::Fine, Launch::WholeBatch, launch_fine_mark<M::Adp>),
+          gpu("hash_fine_batch", "hash_fine with every query of the batch in one launch", "beyond the study", M::Hash,
+              G::Fine, Launch::WholeBatch, launch_fine_mark<M::Hash>),
+          gpu("gallop_coarse_batch",
+              "a thread per 8 ids, galloping (exponential) search from its cursor in each list; one launch",
+              "beyond the study", M::Gallop, G::Coarse, Launch::WholeBatch, launch_coarse_mark<M::Gallop>),
+          gpu("bitmap_coarse_batch", "long lists as bitmaps (one bit test an id), galloping in the others; one launch",
+              "beyond the study", M::Bitmap, G::Coarse, Launch::WholeBatch, launch_coarse_mark<M::Bitmap>),
+          gpu("mergepath_coarse_batch",
+              "merge-path partitioning: each thread 8 steps of the merge of the two shortest lists (equal work), "
+              "galloping in the others; one launch",
+              "beyond the study", M::MergePath, G::Coarse, Launch::WholeBatch, launch_merge_path_mark),
+          gpu("staged_coarse_batch",
+              "a block reads each list's window for its 1,024 ids into shared memory (coalesced) and its threads "
+              "binary-search there; long windows galloped, bitmapped lists one bit test; one launch",
+              "beyond the study", M::Staged, G::Coarse, Launch::WholeBatch, launch_staged_mark),
+          compacting(gpu(
+              "probe_coarse_batch",
+              "4 ids a thread placed a block apart (short dependent chains, many threads): a bit test in bitmapped "
+              "lists, "
+              "else the Hash(512) bucket's binary search; answers compacted in the block, no select pass; one launch",
+              "beyond the study", M::Probe, G::Coarse, Launch::WholeBatch, launch_probe_mark)),
+          cpu_peer("roaring_allcores",
+                   "CRoaring on every core: each list a roaring bitmap (built once, untimed), a query's bitmaps and-ed "
+                   "shortest first; a query per thread",
+                   M::Roaring, peer_roaring),
+          cpu_peer(
+              "simd_gallop_allcores",
+              "sorted arrays on every core, shortest list first: an 8-by-8 block merge for lists within 8x of each "
+              "other, else SIMD galloping (AVX2 compares where the CPU has it); a query per thread",
+              M::SimdGallop, peer_simd_gallop),
       });
   return t;
 }
