@@ -448,8 +448,12 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
       cudaStreamSynchronize(side_);
       cudaStreamSynchronize(stream_);
       cudaGetLastError();
-      buf_->passes.clear();  // every kind's scratch goes back
+      // Every kind's scratch goes back; where other kinds held some, the same size is tried again
+      // before halving (a fallback's scratch must not shrink the batch's sub-batches).
+      const bool others = buf_->passes.size() > 1;
+      buf_->passes.clear();
       buf_->pass = nullptr;
+      if (others) continue;
       if (n == 1) throw Error(std::string(e.what()) + " (even one query at a time does not fit)");
       chunk = ceil_div(n, 2);
     }
