@@ -363,7 +363,7 @@ void register_fixtures(bool gpu) {
           timed(add("pipeline/" + std::string(p.name) + "/k:" + std::to_string(k), pipeline_fixture, &p, k));
     if (s.host_vectors)
       for (const Pipeline& p : pipelines())
-        if (p.origin[0] == 'V') timed(add("sequence/" + std::string(p.name), sequence_fixture, &p))->Iterations(1);
+        if (p.study_sequence) timed(add("sequence/" + std::string(p.name), sequence_fixture, &p))->Iterations(1);
   }
   if (s.host_vectors) {
     timed(add("cpu/sequential", cpu_fixture))->Iterations(3);

@@ -118,10 +118,18 @@ struct Pipeline {
   Storage storage = Storage::F32;  // which copy of the vectors its stages read
   const char* fallback = nullptr;  // pipeline to rerun when a stage cannot certify its result
 
+  bool study_sequence = false;  // one of the study's versions V1-V4, which `sequence/` replays in order
+
   // Resolved when the table is built (names checked by registry::check_all()).
   const DotVariant* dot_variant = nullptr;
-  std::vector<const TopkStage*> stages;
+  std::vector<const TopkStage*> stages{};
   const Pipeline* fallback_pipeline = nullptr;
+
+  Pipeline in_study_sequence() const {
+    Pipeline p = *this;
+    p.study_sequence = true;
+    return p;
+  }
 };
 
 // Batched search: the tensor cores score tiles of the model against all B queries; a per-query
