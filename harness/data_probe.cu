@@ -43,9 +43,9 @@ DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int 
   DataRates rates;
   const int n = static_cast<int>(std::min<long long>(queries, dm.rows));
   if (n <= 0 || k > BatchPolicy::kMaxK) return rates;
-  const RowQueries q = model_rows_as_queries(dm, n);
+  // The small batch is the large one's first n rows (the same rule): fetched once.
   const int large = static_cast<int>(std::min<long long>(kProbeLargeQueries, dm.rows));
-  const RowQueries wide = large > n ? model_rows_as_queries(dm, large) : RowQueries{};
+  const RowQueries q = model_rows_as_queries(dm, std::max(n, large));
   for (const BatchPipeline& p : batch_pipelines()) {
     if (p.per_query_pipeline || !batch_scan_refusal(p.scan, dm.dim, BatchPolicy::candidates(k), cc_major).empty())
       continue;
@@ -60,9 +60,9 @@ DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int 
     // shows what a query costs beyond its share of the read where the scan turns compute-bound.
     const double table_large = large > n ? auto_table_ms(p.name, large) : std::nan("");
     if (std::isfinite(table_large) && table_large > 0) {
-      bs.search(p, wide.q.data(), wide.norms.data(), large, k);
+      bs.search(p, q.q.data(), q.norms.data(), large, k);
       rate.redone = double(bs.last_fallbacks()) / large;
-      const double ms = best_time(bs, p, wide, large, k);
+      const double ms = best_time(bs, p, q, large, k);
       if (ms > 0) rate.scale_large = ms / table_large, rate.large_batch = large;
     }
     rates.batch.push_back(rate);

@@ -33,6 +33,12 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
   return buf;
 }
 
+// y at x on the straight line through (x0, y0) and (x1, y1) in log-log coordinates.
+double log_log(double x, double x0, double y0, double x1, double y1) {
+  const double t = (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0));
+  return std::exp(std::log(y0) + t * (std::log(y1) - std::log(y0)));
+}
+
 // Median time of `pipeline` at `batch`, log-log interpolated between its measured sizes (and
 // extrapolated from the nearest two beyond them); NaN when the table has fewer than two.
 double predicted_ms(std::string_view pipeline, int batch) {
@@ -61,9 +67,7 @@ double predicted_ms(std::string_view pipeline, int batch) {
   else if (!hi)
     lo = before_last, hi = last;  // above it
   if (!lo || !hi || lo == hi) return std::numeric_limits<double>::quiet_NaN();
-  const double t = (std::log(double(batch)) - std::log(double(lo->batch))) /
-                   (std::log(double(hi->batch)) - std::log(double(lo->batch)));
-  return std::exp(std::log(lo->ms) + t * (std::log(hi->ms) - std::log(lo->ms)));
+  return log_log(batch, lo->batch, lo->ms, hi->batch, hi->ms);
 }
 
 bool needs_16bit_copy(const BatchPipeline& p) { return p.input == GemmInput::F16 || p.input == GemmInput::BF16; }
@@ -107,8 +111,7 @@ double DataRates::scale(const BatchPipeline& p, int batch_size) const {
     const bool large = std::isfinite(r.scale_large) && r.scale_large > 0 && r.large_batch > probe_queries;
     if (!large || batch_size <= probe_queries) return r.scale;
     if (batch_size >= r.large_batch) return r.scale_large;
-    const double t = std::log(double(batch_size) / probe_queries) / std::log(double(r.large_batch) / probe_queries);
-    return std::exp(std::log(r.scale) + t * (std::log(r.scale_large) - std::log(r.scale)));
+    return log_log(batch_size, probe_queries, r.scale, r.large_batch, r.scale_large);
   }
   return 1;
 }
