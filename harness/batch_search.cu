@@ -13,7 +13,7 @@
 #include "runtime/cublas_check.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/precision.hpp"
-#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 
 namespace distancies {
 namespace {
@@ -41,12 +41,12 @@ struct BatchSearcher::Buffers {
   struct Pass {
     GemmInput input = GemmInput::F32;
     Storage scores_type = Storage::F32;
-    BatchScan scan = BatchScan::GemmTiles;
+    const BatchScanRow* scan = nullptr;
     int batch = 0, k = 0, tile = 0;
     std::size_t list_entries = 0;
-    long long capacity = 0;  // the filtered scan's candidates a query
-    DeviceBuffer queries, norms, queries_g, scores[2], lists_s, lists_r, thresholds, candidates, counts, out_s, out_r,
-        status, i8_queries, i8_bounds, i8_seg_counts, shifts;
+    DeviceBuffer queries, norms, queries_g, lists_s, lists_r, thresholds, out_s, out_r, status, shifts;
+    std::vector<DeviceBuffer> scratch;  // the scan's own, in the order its scratch() gives
+    std::vector<void*> scratch_ptrs;
   };
   // One pass's scratch a scan kind (input, scores, scan), so that a fallback's few queries on
   // another pipeline do not free and remake the batch's scratch; `pass` is the current one.
@@ -175,7 +175,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
 
 // The filtered scans read the centred copies where the model is centred (device_model.hpp).
 bool BatchSearcher::uses_centre(const BatchPipeline& p) const {
-  return filtered_scan(p.scan) && p.input == GemmInput::F16 && model_.centre().used;
+  return p.scan_row && p.scan_row->filters && p.input == GemmInput::F16 && model_.centre().used;
 }
 
 // Host staging of one pass in the pinned buffer: queries and norms in, results and status out.
@@ -195,8 +195,9 @@ std::string BatchSearcher::batch_refusal(const BatchPipeline& p, const DeviceMod
   const NormRange& range = model_.norm_range();
   if (kk > BatchPolicy::kMaxK) return "k is above the batch selection's largest";
   if (red && red->out_of_range) return "the model's values do not fit its 16-bit copy";
-  std::string why = batch_scan_refusal(p.scan, model_.dim, BatchPolicy::candidates(kk), device_status().props.major);
-  if (!why.empty()) return why;
+  if (const auto no =
+          batch_scan_refusal(*p.scan_row, model_.dim, BatchPolicy::candidates(kk), device_status().props.major))
+    return no->why;
   if (p.scores == Storage::F16 && !(range.max_norm <= 60000.0f)) return "fp16 scores could overflow";
   if (!reduced_in_range(1.0f, range)) return "the model's norms leave fp32's normal range";
   return {};
@@ -204,9 +205,10 @@ std::string BatchSearcher::batch_refusal(const BatchPipeline& p, const DeviceMod
 
 // The device scratch of a pass of n queries, kept while the next pass fits in it.
 void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile) {
+  const BatchScanRow& scan = *p.scan_row;
   auto& passes = buf_->passes;
   auto kind = std::find_if(passes.begin(), passes.end(), [&](const auto& q) {
-    return q->input == p.input && q->scores_type == p.scores && q->scan == p.scan;
+    return q->input == p.input && q->scores_type == p.scores && q->scan == &scan;
   });
   if (kind == passes.end()) {
     passes.push_back(std::make_unique<Buffers::Pass>());
@@ -215,51 +217,43 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   buf_->pass = kind->get();
   auto& w = *buf_->pass;
   const int dim = model_.dim;
-  // A smaller pass can want more slices per query than the allocation had room for.
-  const std::size_t entries = static_cast<std::size_t>(n) *
-                              batch_slices(p.scan, n, tile, model_.dim, BatchPolicy::candidates(kk)) *
-                              BatchPolicy::candidates(kk);
-  const long long capacity = filter_scan_buffer_capacity(p.scan, model_.rows, BatchPolicy::candidates(kk));
-  if (w.input == p.input && w.scores_type == p.scores && w.scan == p.scan && w.batch >= n && w.k == kk &&
-      w.tile == tile && w.list_entries >= entries && w.capacity >= capacity)
-    return;
+  const int K = BatchPolicy::candidates(kk), S = scan.slices(n, tile, dim, K);
+  // A smaller pass can want more slices per query, or larger buffers of the scan's own, than the
+  // allocation had room for.
+  const std::size_t entries = static_cast<std::size_t>(n) * S * K;
+  const std::vector<ScanBuffer> own =
+      scan.scratch ? scan.scratch(ScanShape{p.input, p.scores, n, dim, model_.ld, kk, K, tile, model_.rows})
+                   : std::vector<ScanBuffer>{};
+  bool fits = w.input == p.input && w.scores_type == p.scores && w.scan == &scan && w.batch >= n && w.k == kk &&
+              w.tile == tile && w.list_entries >= entries && w.scratch.size() == own.size();
+  for (std::size_t i = 0; fits && i < own.size(); ++i) fits = w.scratch[i].bytes() >= own[i].bytes;
+  if (fits) return;
   w = Buffers::Pass{};
-  const std::size_t need = batch_workspace_bytes(p.input, p.scores, n, dim, model_.ld, kk, tile, p.scan, model_.rows);
+  const std::size_t need = batch_workspace_bytes(p.input, p.scores, n, dim, model_.ld, kk, tile, &scan, model_.rows);
   if (opt_.scratch_limit && need > opt_.scratch_limit)
     throw OutOfMemory("GPU out of memory: a batch of " + std::to_string(n) + " needs " + std::to_string(need >> 20) +
                       " MiB of scratch, the limit is " + std::to_string(opt_.scratch_limit >> 20) + " MiB");
   const bool f32 = gemm_storage(p.input) == Storage::F32;
   const int ldg = f32 ? model_.ld : reduced_leading_dim(dim);
-  const int K = BatchPolicy::candidates(kk), S = batch_slices(p.scan, n, tile, dim, K);
   const std::size_t N = static_cast<std::size_t>(n);
   w.queries = DeviceBuffer(N * dim * sizeof(float), "batch queries");
   w.norms = DeviceBuffer(N * sizeof(float), "batch query norms");
   w.queries_g = DeviceBuffer(N * ldg * (f32 ? 4 : 2), "normalised queries");
-  if (p.scan == BatchScan::GemmTiles)
-    for (auto& sc : w.scores) sc = DeviceBuffer(N * tile * (p.scores == Storage::F32 ? 4 : 2), "a tile of scores");
   w.list_entries = N * S * K;
   w.lists_s = DeviceBuffer(w.list_entries * sizeof(float), "candidate lists");
   w.lists_r = DeviceBuffer(w.list_entries * sizeof(int), "candidate lists");
   w.thresholds = DeviceBuffer(N * sizeof(unsigned), "shared thresholds");
-  if (p.scan == BatchScan::FilteredI8) {
-    w.i8_queries = DeviceBuffer(N * tiled_i8::projected_ldg(dim), "int8 queries");  // the plain or the projected
-    w.i8_bounds = DeviceBuffer(N * sizeof(float4), "int8 queries' bounds");
-    w.i8_seg_counts = DeviceBuffer(static_cast<std::size_t>(filter_scan_queries(n)) * tiled_i8::kMaxSegments * 4,
-                                   "int8 walk's segment counts");
-  }
-  if (filtered_scan(p.scan)) {
-    const std::size_t Q = static_cast<std::size_t>(filter_scan_queries(n));
-    w.candidates = DeviceBuffer(Q * capacity * sizeof(unsigned long long), "candidate buffers");
-    w.counts = DeviceBuffer(Q * sizeof(unsigned), "candidate counts");
-    w.capacity = capacity;
-    w.shifts = DeviceBuffer(N * sizeof(float), "the queries' centring shifts");
+  w.shifts = DeviceBuffer(N * sizeof(float), "the queries' centring shifts");
+  for (const ScanBuffer& b : own) {
+    w.scratch.push_back(DeviceBuffer(std::max<std::size_t>(b.bytes, 16), b.what));
+    w.scratch_ptrs.push_back(w.scratch.back().get());
   }
   w.out_s = DeviceBuffer(N * kk * sizeof(float), "batch results");
   w.out_r = DeviceBuffer(N * kk * sizeof(int), "batch results");
   w.status = DeviceBuffer(N * sizeof(int), "batch status");
   w.input = p.input;
   w.scores_type = p.scores;
-  w.scan = p.scan;
+  w.scan = &scan;
   w.batch = n;
   w.k = kk;
   w.tile = tile;
@@ -292,9 +286,10 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
                                        int kk, int tile, float bound) const {
   const auto& w = *buf_->pass;
   const int dim = model_.dim;
+  const BatchScanRow& scan = *p.scan_row;
   BatchScanArgs a;
   a.input = p.input;
-  a.scan = p.scan;
+  a.scan = &scan;
   a.model = red ? red->data.get() : model_.vectors.get();
   a.ldg = red ? reduced_leading_dim(dim) : model_.ld;
   a.exact = DotArgs{model_.d_vectors(),
@@ -314,35 +309,20 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
   a.k = kk;
   a.K = BatchPolicy::candidates(kk);
   a.tile_rows = tile;
-  a.slices = batch_slices(p.scan, n, tile, dim, a.K);
+  a.slices = scan.slices(n, tile, dim, a.K);
   a.scores_type = p.scores;
-  a.scores[0] = w.scores[0].get();
-  a.scores[1] = w.scores[1].get();
   a.lists_s = w.lists_s.as<float>();
   a.lists_r = w.lists_r.as<int>();
   a.thresholds = w.thresholds.as<unsigned>();
-  a.candidates = w.candidates.as<unsigned long long>();
-  a.counts = w.counts.as<unsigned>();
-  a.capacity = w.capacity;
   a.error_bound = bound;
+  if (scan.bind)
+    scan.bind(ScanShape{p.input, p.scores, n, dim, model_.ld, kk, a.K, tile, model_.rows}, w.scratch_ptrs.data(), a);
   const bool centred = uses_centre(p);
   if (centred) {
     a.centre_mean = model_.centre().mean.as<float>();
     a.shifts = w.shifts.as<float>();
   }
-  if (p.scan == BatchScan::FilteredI8) {
-    const DeviceModel::TiledI8& t = centred ? model_.centred_tiled_i8() : model_.tiled_i8();
-    a.i8.codes = t.codes.get();
-    a.i8.order = t.order.as<int>();
-    a.i8.tiles = t.tiles.as<float4>();
-    a.i8.ldg = t.ldg;
-    a.i8.queries = w.i8_queries.get();
-    a.i8.query_bounds = w.i8_bounds.as<float4>();
-    a.i8.seg_counts = w.i8_seg_counts.as<unsigned>();
-    a.i8.fp32_bound = i8_walk_fp32_bound(dim, model_.norm_range().min_norm);
-    if (centred) a.i8.fp32_bound = with_centre_slack(a.i8.fp32_bound, model_.centre().rho);
-    if (t.extra > 0) a.i8.projection = {model_.centre().mean.as<float>(), model_.centre().mean_norm2, t.extra};
-  }
+  if (scan.attach_copy) scan.attach_copy(model_, centred, a);
   a.out_s = w.out_s.as<float>();
   a.out_r = w.out_r.as<int>();
   a.status = w.status.as<int>();

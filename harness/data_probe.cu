@@ -7,7 +7,7 @@
 
 #include "runtime/cuda_check.hpp"
 #include "runtime/model.hpp"
-#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 
 namespace distancies {
 
@@ -47,8 +47,7 @@ DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int 
   const int large = static_cast<int>(std::min<long long>(kProbeLargeQueries, dm.rows));
   const RowQueries q = model_rows_as_queries(dm, std::max(n, large));
   for (const BatchPipeline& p : batch_pipelines()) {
-    if (p.per_query_pipeline || !batch_scan_refusal(p.scan, dm.dim, BatchPolicy::candidates(k), cc_major).empty())
-      continue;
+    if (p.per_query_pipeline || batch_scan_refusal(*p.scan_row, dm.dim, BatchPolicy::candidates(k), cc_major)) continue;
     bs.search(p, q.q.data(), q.norms.data(), n, k);  // makes the copies it reads; counts the redone
     const double redone = double(bs.last_fallbacks()) / n;
     // Then its time on this model (its fallback's stage left out: redo_ms counts it).

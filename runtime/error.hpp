@@ -16,4 +16,10 @@ struct OutOfMemory : Error {
   using Error::Error;
 };
 
+// Why something cannot run here (a scan on this model, a copy of these values), as one line for
+// the user; functions return std::optional<Refusal>, empty when it can run.
+struct Refusal {
+  std::string why;
+};
+
 }  // namespace distancies

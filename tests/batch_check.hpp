@@ -3,6 +3,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "oracle_check.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_model.hpp"
+#include "test_models.hpp"
 #include "variants/embeddings/batch_scan.hpp"
 #include "variants/embeddings/registry.hpp"
 
@@ -19,6 +21,28 @@ struct Batch {
   std::vector<float> q;  // packed
   std::vector<float> norms;
 };
+
+// `batch` random queries.
+inline Batch random_batch(const Model& m, int batch, std::uint32_t seed) {
+  Batch b;
+  for (int i = 0; i < batch; ++i) {
+    const auto q = random_query(m.dim, seed + 7919u * i);
+    b.q.insert(b.q.end(), q.begin(), q.end());
+    b.norms.push_back(vector_norm(q.data(), m.dim));
+  }
+  return b;
+}
+
+// Row 7 and 40 exact copies of it, `stride` rows apart (the copies' rows, lowest first).
+inline std::vector<int> plant_copies_of_row_7(Model& m, int stride) {
+  std::vector<int> copies = {7};
+  for (int i = 1; i <= 40; ++i) copies.push_back(7 + stride * i);
+  for (int r : copies) {
+    std::memcpy(m.vectors.data() + static_cast<std::size_t>(r) * m.ld, m.row(7), m.dim * sizeof(float));
+    m.norms[r] = m.norms[7];
+  }
+  return copies;
+}
 
 // Query by query: the oracle's top k, and exactly what `fused` returns alone.
 inline void expect_batch_exact(const Model& m, const DeviceModel& dm, const Batch& b,

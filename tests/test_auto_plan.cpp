@@ -8,7 +8,7 @@
 #include <string>
 
 #include "variants/embeddings/auto_plan.hpp"
-#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 
 using namespace distancies;
 
@@ -60,28 +60,29 @@ TEST(AutoPlan, EveryBatchSizeGetsAnExactRegisteredPipeline) {
 // A scan that would refuse the model or the device is not chosen: its fallback would answer the
 // whole batch.
 TEST(AutoPlan, SkipsScansThatRefuseTheModelOrTheDevice) {
+  const BatchScanRow& i8 = batch_scan("filtered_i8");
   for (int b = 1; b <= 1 << 14; b *= 2) {
     const AutoChoice wide = auto_batch(b, 10, true, 7000, 9);
     ASSERT_NE(wide.many, nullptr) << b;
-    EXPECT_TRUE(batch_scan_refusal(wide.many->scan, 7000, BatchPolicy::candidates(10), 9).empty()) << wide.many->name;
+    EXPECT_FALSE(wide.many->scan_row && batch_scan_refusal(*wide.many->scan_row, 7000, BatchPolicy::candidates(10), 9))
+        << wide.many->name;
     const AutoChoice old = auto_batch(b, 10, true, 300, 7);
     ASSERT_NE(old.many, nullptr) << b;
-    EXPECT_FALSE(filtered_scan(old.many->scan)) << "compute capability 7 has no mma.sync m16n8k16";
+    EXPECT_FALSE(old.many->scan_row && old.many->scan_row->filters) << "compute capability 7 has no mma.sync m16n8k16";
     // The int8 walk is sm_90a code: an 8.x device gets another pipeline, a 9.0 one with rows
     // of more than 320 columns too.
-    EXPECT_NE(auto_batch(b, 10, true, 300, 8).many->scan, BatchScan::FilteredI8) << b;
-    EXPECT_NE(auto_batch(b, 10, true, 400, 9).many->scan, BatchScan::FilteredI8) << b;
+    EXPECT_NE(auto_batch(b, 10, true, 300, 8).many->scan_row, &i8) << b;
+    EXPECT_NE(auto_batch(b, 10, true, 400, 9).many->scan_row, &i8) << b;
   }
   // And the table's choice where nothing refuses: a filtered scan at every batch size on the
   // H100 (batch_i8_filter where the int8 walk was built, the canonical sweep, results/manifest.json).
   for (int b = 1; b <= 1 << 13; b *= 2)
-    EXPECT_TRUE(filtered_scan(auto_batch(b, 10, true, 300, 9).many->scan)) << "B = " << b;
-  if (batch_scan_refusal(BatchScan::FilteredI8, 300, 64, 9).empty())
-    EXPECT_EQ(auto_batch(1024, 10, true, 300, 9).many->scan, BatchScan::FilteredI8);
-  EXPECT_FALSE(batch_scan_refusal(BatchScan::FilteredMma, 7000, 64, 0).empty());
-  EXPECT_FALSE(batch_scan_refusal(BatchScan::FilteredI8, 7000, 64, 0).empty());
-  EXPECT_FALSE(batch_scan_refusal(BatchScan::FilteredI8, 300, 64, 8).empty());
-  EXPECT_TRUE(batch_scan_refusal(BatchScan::GemmTiles, 7000, 64, 7).empty());
+    EXPECT_TRUE(auto_batch(b, 10, true, 300, 9).many->scan_row->filters) << "B = " << b;
+  if (!batch_scan_refusal(i8, 300, 64, 9)) EXPECT_EQ(auto_batch(1024, 10, true, 300, 9).many->scan_row, &i8);
+  EXPECT_TRUE(batch_scan_refusal(batch_scan("filtered_mma"), 7000, 64, 0));
+  EXPECT_TRUE(batch_scan_refusal(i8, 7000, 64, 0));
+  EXPECT_TRUE(batch_scan_refusal(i8, 300, 64, 8));
+  EXPECT_FALSE(batch_scan_refusal(batch_scan("gemm_tiles"), 7000, 64, 7));
 }
 
 TEST(AutoPlan, NamesTheGpuItsTableWasMeasuredOn) { EXPECT_NE(std::string(auto_policy_measured_on()), ""); }

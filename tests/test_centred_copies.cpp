@@ -22,7 +22,7 @@
 #include "runtime/error.hpp"
 #include "runtime/precision.hpp"
 #include "test_models.hpp"
-#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/registry.hpp"
 
 using namespace distancies;
@@ -270,8 +270,7 @@ TEST(CentredCopy, FilteredBatchesExactWithFewerFallbacks) {
       for (const char* name : {"batch_f16_filter", "batch_i8_filter"}) {
         SCOPED_TRACE(std::string(name) + (centred ? " centred" : " plain"));
         const BatchPipeline& p = batch_pipeline(name);
-        if (!batch_scan_refusal(p.scan, 300, BatchPolicy::candidates(10), device_status().props.major).empty())
-          continue;
+        if (batch_scan_refusal(*p.scan_row, 300, BatchPolicy::candidates(10), device_status().props.major)) continue;
         BatchSearcher bs(dm);
         const auto got = bs.search(p, b.q.data(), b.norms.data(), static_cast<int>(b.norms.size()), 10);
         expect_batch_exact(m, dm, b, got, 10);

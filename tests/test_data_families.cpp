@@ -21,7 +21,7 @@
 #include "runtime/device_model.hpp"
 #include "runtime/error.hpp"
 #include "variants/embeddings/auto_plan.hpp"
-#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/registry.hpp"
 
 using namespace distancies;
@@ -184,7 +184,7 @@ TEST_P(FamilyTest, ProbeMeasuresEveryPipelineAutoMayChoose) {
   EXPECT_EQ(r.probe_queries, kProbeQueries);
   int asked = 0;
   for (const auto& p : batch_pipelines())
-    if (!p.per_query_pipeline && batch_scan_refusal(p.scan, 300, BatchPolicy::candidates(10), cc).empty()) ++asked;
+    if (!p.per_query_pipeline && !batch_scan_refusal(*p.scan_row, 300, BatchPolicy::candidates(10), cc)) ++asked;
   ASSERT_EQ(static_cast<int>(r.batch.size()), asked);
   for (const auto& rate : r.batch) {
     EXPECT_GE(rate.redone, 0.0) << rate.pipeline->name;

@@ -9,6 +9,7 @@
 
 #include "harness/registry_report.hpp"
 #include "trivial_entry.hpp"
+#include "trivial_scan.hpp"
 #include "variants/embeddings/plan.hpp"
 #include "variants/embeddings/registry.hpp"
 
@@ -117,6 +118,43 @@ TEST(Registry, OneAddedRowReachesTheCatalogAndTheJson) {
   EXPECT_TRUE(pipe);
 }
 
+// A scan is one row too: the trivial host scan reaches the catalog, the JSON and its pipeline,
+// whose traits name it; the searcher runs it through the batch suites (test_batch_pipelines.cpp).
+TEST(Registry, OneAddedScanReachesTheCatalogAndItsPipeline) {
+  EXPECT_EQ(&batch_scan(kTrivialScan), &trivial_scan);
+  EXPECT_EQ(&batch_pipeline(kTrivialBatchPipeline), &trivial_batch_pipeline);
+  EXPECT_EQ(trivial_batch_pipeline.scan_row, &trivial_scan);
+  EXPECT_EQ(trivial_batch_pipeline.fallback_pipeline, &batch_pipeline("batch_sgemm"));
+  EXPECT_FALSE(batch_scan_refusal(trivial_scan, 7000, 128, 5)) << "a row without a refusal runs every shape";
+  const std::string list = describe_registry();
+  EXPECT_NE(list.find(std::string(kTrivialScan) + " "), std::string::npos) << list;
+  const auto j = registry_json();
+  bool scan = false, pipe = false;
+  for (const auto& r : j["embeddings"]["scan"]) scan |= r["name"] == kTrivialScan;
+  for (const auto& r : j["embeddings"]["batch"])
+    if (r["name"] == kTrivialBatchPipeline) pipe = r["traits"]["scan"] == kTrivialScan;
+  EXPECT_TRUE(scan);
+  EXPECT_TRUE(pipe);
+  EXPECT_THROW(batch_scan("no_such_scan"), Error);
+}
+
+// Every scan row the searcher can run: it says how many lists it leaves and how it scores, and
+// its scratch comes with a binding.
+TEST(Registry, EveryScanRowIsComplete) {
+  for (const BatchScanRow& s : batch_scans()) {
+    SCOPED_TRACE(s.name);
+    EXPECT_NE(s.slices, nullptr);
+    EXPECT_NE(s.score, nullptr);
+    EXPECT_EQ(s.scratch == nullptr, s.bind == nullptr);
+    const ScanShape shape{GemmInput::F16, Storage::F32, 37, 300, 304, 10, 64, 4096, 20011};
+    EXPECT_GE(s.slices(shape.batch, shape.tile_rows, shape.dim, shape.K), 1);
+    if (s.scratch)
+      for (const ScanBuffer& b : s.scratch(shape)) EXPECT_GT(b.bytes, 0u) << b.what;
+  }
+  for (const BatchPipeline& b : batch_pipelines())
+    EXPECT_EQ(b.per_query == nullptr, b.scan_row != nullptr) << b.name << ": a tile pipeline names a known scan";
+}
+
 // scripts/reports/batch_roofline.py models every batch pipeline from these traits alone.
 TEST(Registry, EveryBatchPipelineCarriesItsRooflineTraits) {
   const auto j = registry_json();
@@ -130,8 +168,8 @@ TEST(Registry, EveryBatchPipelineCarriesItsRooflineTraits) {
     EXPECT_EQ(t.contains("scores"), scan == "gemm_tiles");
     EXPECT_EQ(t.contains("copy"), scan != "per_query");
     const int per_read = std::stoi(t["queries_per_model_read"].get<std::string>());
-    if (scan == "gemm_tiles")
-      EXPECT_EQ(per_read, 0);
+    if (scan == "gemm_tiles" || scan == kTrivialScan)
+      EXPECT_EQ(per_read, 0);  // one read of the model serves the whole batch
     else
       EXPECT_GE(per_read, 1);
   }

@@ -12,7 +12,7 @@
 #include "harness/bench/measure.hpp"
 #include "harness/data_probe.hpp"
 #include "variants/embeddings/auto_plan.hpp"
-#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 
 namespace distancies::bench {
 namespace {
@@ -42,9 +42,7 @@ void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool
   o.warmups = 1;  // one batch: the 16-bit copies and the workspace are made on it
   // At least the model once, in the precision the scan reads (the int8 scan: its int8 copy; its
   // fp16 sample and refine read a part of the fp16 copy, not counted).
-  const Storage read = p->per_query ? pipeline(p->per_query).storage : gemm_storage(p->input);
-  const double element = p->scan == BatchScan::FilteredI8 ? 1.0 : read == Storage::F32 ? 4.0 : 2.0;
-  o.min_bytes = double(s.host.rows) * s.host.dim * element;
+  o.min_bytes = double(s.host.rows) * s.host.dim * read_element_bytes(*p);
   o.on_sample = [&](double ms) {
     for (const auto& stage : bd.stages) m.add(stage.name + "_ms", stage.ms);
     m.add("kernel_ms", bd.kernel_ms());
@@ -103,7 +101,7 @@ void register_batch_fixtures() {
       timed(add("batch/" + name + "/batch:" + std::to_string(b), batch_fixture, &p, b, false, 0));
     }
     // Per-query loops have no tiles; the fused and filtered scans have no GEMM or tile size of their own.
-    if (p.per_query || p.scan != BatchScan::GemmTiles) continue;
+    if (p.per_query || !p.scan_row->gemm_tiles) continue;
     for (int b : kGemmBatches)
       timed(add("batch_gemm/" + name + "/batch:" + std::to_string(b), batch_fixture, &p, b, true, 0));
     if (p.input != GemmInput::F32)

@@ -21,6 +21,7 @@
 #include "harness/bench/measure.hpp"
 #include "harness/scale/shard_search.hpp"
 #include "harness/scale/stream_search.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/policy.hpp"
 
 namespace distancies::bench {
@@ -31,7 +32,7 @@ const int kShardBatches[] = {1, 16, 128, 1024, 8192};
 
 // Bytes an element of the cheapest copy a pipeline reads (the refusal's least bytes).
 double element_bytes_read(const Pipeline* one, const BatchPipeline* many) {
-  if (many) return many->scan == BatchScan::FilteredI8 ? 1.0 : gemm_storage(many->input) == Storage::F32 ? 4.0 : 2.0;
+  if (many) return read_element_bytes(*many);
   return one->storage == Storage::I8 ? 1.0 : one->storage == Storage::F32 ? 4.0 : 2.0;
 }
 const int kSweepChunkMb[] = {32, 64, 128, 256, 512, 1024};

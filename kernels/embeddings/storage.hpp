@@ -32,20 +32,6 @@ inline const char* gemm_input_name(GemmInput g) {
   return g == GemmInput::F32 ? "fp32" : g == GemmInput::TF32 ? "tf32" : g == GemmInput::BF16 ? "bf16" : "fp16";
 }
 
-// How a batch pipeline scores the model: cuBLAS GEMM tiles whose scores go through memory to a
-// selection kernel, the fused WMMA scan with lists on chip, or the mma.sync scan that filters by
-// seeded thresholds in registers (docs/batch.md), or that scan's thresholds with the last pass on
-// the INT8 tensor cores over the tiled int8 copy.
-enum class BatchScan { GemmTiles, FusedTensorCore, FilteredMma, FilteredI8 };
-inline const char* batch_scan_name(BatchScan s) {
-  return s == BatchScan::GemmTiles         ? "gemm_tiles"
-         : s == BatchScan::FusedTensorCore ? "fused_tensor_core"
-         : s == BatchScan::FilteredMma     ? "filtered_mma"
-                                           : "filtered_i8";
-}
-// The scans that filter by thresholds into candidate buffers (filter_scan.cu).
-constexpr bool filtered_scan(BatchScan s) { return s == BatchScan::FilteredMma || s == BatchScan::FilteredI8; }
-
 // The 16-bit copy a GEMM input reads, or F32 (the fp32 vectors themselves).
 constexpr Storage gemm_storage(GemmInput g) {
   return g == GemmInput::BF16 ? Storage::BF16 : g == GemmInput::F16 ? Storage::F16 : Storage::F32;

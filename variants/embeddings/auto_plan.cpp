@@ -6,7 +6,7 @@
 #include <limits>
 #include <string_view>
 
-#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 
 namespace distancies {
 namespace {
@@ -147,7 +147,7 @@ AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major, c
   for (const auto& p : batch_pipelines()) {
     // Above the candidates a batch certificate keeps, everything but the per-query loop falls back.
     if (k > BatchPolicy::kMaxK && !p.per_query_pipeline) continue;
-    if (dim > 0 && !batch_scan_refusal(p.scan, dim, BatchPolicy::candidates(k), cc_major).empty()) continue;
+    if (dim > 0 && p.scan_row && batch_scan_refusal(*p.scan_row, dim, BatchPolicy::candidates(k), cc_major)) continue;
     double ms = predicted_ms(p.name, std::max(batch, 1));
     if (!std::isfinite(ms)) continue;  // not in the measured table
     if (needs_16bit_copy(p) && !copy_made) ms += copy_ms();

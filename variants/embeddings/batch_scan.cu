@@ -1,5 +1,5 @@
-// Batched search: policy and dispatch. The GEMM is cuBLAS's; selection and re-rank kernels are
-// kernels/embeddings/batch_select.cuh.
+// Batched search: policy, the steps every scan shares, and the cuBLAS tiles' scan row. The GEMM
+// is cuBLAS's; selection and re-rank kernels are kernels/embeddings/batch_select.cuh.
 #include <algorithm>
 #include <string>
 
@@ -8,7 +8,7 @@
 #include "kernels/embeddings/tiled_i8.cuh"
 #include "runtime/cublas_check.hpp"
 #include "runtime/launch.hpp"
-#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 
 namespace distancies {
 namespace {
@@ -44,56 +44,24 @@ int BatchPolicy::slices(int batch, int tile_rows) {
   return std::clamp(want, 1, std::max(1, tile_rows / 1024));
 }
 
-int batch_slices(BatchScan scan, int batch, int tile_rows, int dim, int K) {
-  switch (scan) {
-    case BatchScan::FusedTensorCore:
-      return tensor_scan_blocks(batch, dim, K);
-    case BatchScan::FilteredMma:
-    case BatchScan::FilteredI8:
-      return 1;  // its select leaves one list a query
-    default:
-      return BatchPolicy::slices(batch, tile_rows);
-  }
-}
-
 int BatchPolicy::candidates(int k) { return static_cast<int>(std::min<long long>(kMaxK, std::max(64ll, 2ll * k))); }
 
-std::string batch_scan_refusal(BatchScan scan, int dim, int K, int cc_major) {
-  if (scan == BatchScan::FusedTensorCore) return tensor_scan_refusal(dim, K);
-  if (filtered_scan(scan)) {
-    std::string why = filter_scan_refusal(dim);
-    if (why.empty() && cc_major > 0 && cc_major < 8)
-      why = "the filtered scan needs compute capability 8.0 (mma.sync m16n8k16)";
-    if (why.empty() && scan == BatchScan::FilteredI8) why = filter_scan_i8_refusal(dim, cc_major);
-    return why;
-  }
-  return {};
-}
-
 std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows,
-                                  BatchScan scan, long long rows) {
+                                  const BatchScanRow* scan, long long rows) {
+  const BatchScanRow& row = scan ? *scan : batch_scan("gemm_tiles");
   const std::size_t B = static_cast<std::size_t>(batch);
   const int ldg = g == GemmInput::F32 || g == GemmInput::TF32 ? ld : reduced_leading_dim(dim);
-  const std::size_t K = static_cast<std::size_t>(BatchPolicy::candidates(k));
-  const std::size_t S = static_cast<std::size_t>(batch_slices(scan, batch, tile_rows, dim, static_cast<int>(K)));
-  const std::size_t score_tiles = scan == BatchScan::GemmTiles ? 2 : 0;
-  const std::size_t filter =
-      filtered_scan(scan)
-          ? filter_scan_queries(batch) *
-                (static_cast<std::size_t>(filter_scan_buffer_capacity(scan, rows, static_cast<int>(K))) * 8 + 4)
-          : 0;
-  const std::size_t i8_queries = scan == BatchScan::FilteredI8
-                                     ? B * (tiled_i8::projected_ldg(dim) + sizeof(float4)) +
-                                           filter_scan_queries(batch) * tiled_i8::kMaxSegments * 4
-                                     : 0;
-  return B * dim * 4 + B * 4           // queries and their norms
-         + B * ldg * element_bytes(g)  // normalised queries
-         + score_tiles * B * static_cast<std::size_t>(tile_rows) * (scores == Storage::F32 ? 4 : 2)  // tiles of scores
-         + B * S * K * 8 + B * 4                         // candidate lists, shared thresholds
-         + filter                                        // the filtered scan's candidate buffers
-         + (filtered_scan(scan) ? B * 4 : 0)             // and the queries' centring shifts
-         + i8_queries                                    // the int8 walk's query codes and bounds
-         + B * static_cast<std::size_t>(k) * 8 + B * 4;  // results and status
+  const int K = BatchPolicy::candidates(k);
+  const std::size_t S = static_cast<std::size_t>(row.slices(batch, tile_rows, dim, K));
+  std::size_t own = 0;
+  if (row.scratch)
+    for (const ScanBuffer& b : row.scratch(ScanShape{g, scores, batch, dim, ld, k, K, tile_rows, rows})) own += b.bytes;
+  return B * dim * 4 + B * 4                                // queries and their norms
+         + B * ldg * element_bytes(g)                       // normalised queries
+         + B * S * static_cast<std::size_t>(K) * 8 + B * 4  // candidate lists, shared thresholds
+         + B * 4                                            // the queries' centring shifts
+         + own                                              // the scan's own
+         + B * static_cast<std::size_t>(k) * 8 + B * 4;     // results and status
 }
 
 void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
@@ -115,19 +83,16 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
       break;
   }
   CUDA_CHECK_LAUNCH();
-  if (a.scan == BatchScan::FilteredI8)  // and the int8 codes of the same normalised queries
-    tiled_i8_queries(a.queries, a.query_norms, a.batch, a.exact.dim, a.i8.ldg, a.i8.projection, a.i8.queries,
-                     a.i8.query_bounds, s);
   if (a.centre_mean) {
     centre_shift_kernel<<<a.batch, 128, 0, s>>>(a.queries, a.query_norms, a.centre_mean, a.exact.dim, a.shifts);
     CUDA_CHECK_LAUNCH();
   }
-  if (filtered_scan(a.scan)) return;           // its select writes every list whole, its scan the thresholds
-  if (a.scan == BatchScan::FusedTensorCore) {  // its blocks write every list whole
-    CUDA_CHECK(cudaMemsetAsync(a.thresholds, 0, static_cast<std::size_t>(a.batch) * sizeof(unsigned), s));
-    return;
-  }
+  if (a.scan->prepare) a.scan->prepare(a, s);
+}
+
+void clear_batch_lists(const BatchScanArgs& a, cudaStream_t s) {
   const long long entries = static_cast<long long>(a.batch) * a.slices * a.K;
+  if (entries == 0) return;
   clear_lists_kernel<<<blocks_for(entries, kElementThreads), kElementThreads, 0, s>>>(
       SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, entries);
   CUDA_CHECK_LAUNCH();
@@ -155,15 +120,19 @@ void batch_gemm_warm_up(cublasHandle_t h, cudaStream_t s, void* scratch) {
 
 void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s, cudaStream_t side,
                        const TileEvents& ev) {
-  if (a.scan != BatchScan::GemmTiles) {  // no GEMM of its own: gemm_only leaves nothing to time
-    if (a.gemm_only) return;
-    if (a.scan == BatchScan::FusedTensorCore)
-      tensor_scan_tiles(a, s);
-    else
-      filter_scan_tiles(a, s);
-    return;
-  }
+  if (a.gemm_only && !a.scan->gemm_tiles) return;  // no GEMM of its own: nothing to time
+  a.scan->score(ScanStreams{h, s, side, ev}, a);
+}
+
+namespace {
+
+// The cuBLAS tiles: every tile a GEMM on the stream, its selection into the slice lists on the
+// side stream, two score buffers in flight.
+void score_gemm_tiles(const ScanStreams& io, const BatchScanArgs& a) {
   if (a.batch == 0 || a.exact.rows == 0) return;
+  cublasHandle_t h = io.cublas;
+  cudaStream_t s = io.stream, side = io.side;
+  const TileEvents& ev = io.events;
   cublas_check(cublasSetStream(h, s), "cublasSetStream");
   const float alpha = 1.0f, beta = 0.0f;
   const SliceLists lists{a.lists_s, a.lists_r, a.slices, a.K};
@@ -200,9 +169,32 @@ void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s,
   if (!a.gemm_only && t > 0) CUDA_CHECK(cudaStreamWaitEvent(s, ev.selected[(t - 1) % 2], 0));
 }
 
+std::vector<ScanBuffer> gemm_tiles_scratch(const ScanShape& sh) {
+  const std::size_t tile = static_cast<std::size_t>(sh.batch) * sh.tile_rows * (sh.scores == Storage::F32 ? 4 : 2);
+  return {{"a tile of scores", tile}, {"a tile of scores", tile}};
+}
+
+}  // namespace
+
+BatchScanRow gemm_tiles_scan() {
+  BatchScanRow r{"gemm_tiles",
+                 "cuBLAS GEMM over tiles of the model, each tile's scores selected per query on a side stream",
+                 "beyond the study"};
+  r.slices = [](int batch, int tile_rows, int, int) { return BatchPolicy::slices(batch, tile_rows); };
+  r.scratch = gemm_tiles_scratch;
+  r.bind = [](const ScanShape&, void* const* scratch, BatchScanArgs& a) {
+    a.scores[0] = scratch[0];
+    a.scores[1] = scratch[1];
+  };
+  r.prepare = clear_batch_lists;
+  r.score = score_gemm_tiles;
+  r.gemm_tiles = true;
+  return r;
+}
+
 // What the certificate adds to the last candidate's key: the keys' error bound, or nothing where
 // the keys are upper bounds of the fp32 similarity already (the int8 walk's).
-float certificate_bound(const BatchScanArgs& a) { return a.scan == BatchScan::FilteredI8 ? 0.0f : a.error_bound; }
+float certificate_bound(const BatchScanArgs& a) { return a.scan->upper_bound_keys ? 0.0f : a.error_bound; }
 
 void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
   if (a.batch == 0) return;

@@ -1,16 +1,19 @@
 // Batched search, host side: the tuning policy and the three steps (prepare the queries, score
 // every tile and keep each query's best K, re-rank exactly). Device code: kernels/embeddings/batch_select.cuh.
-// The harness (harness/batch_search.cu) owns the buffers, streams and timing.
+// The scans themselves are registered rows (batch_scans.hpp); the harness (harness/batch_search.cu)
+// owns the buffers, streams and timing.
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "kernels/embeddings/dot_args.cuh"
 #include "kernels/embeddings/storage.hpp"
 #include "kernels/embeddings/tiled_i8.cuh"
+#include "runtime/error.hpp"
 #include "variants/embeddings/policy.hpp"
 
 namespace distancies {
@@ -28,14 +31,13 @@ struct BatchPolicy {
   static int candidates(int k);
 };
 
-// Lists per query a pass keeps: the tile selection's slices, or one per block of the fused scan.
-int batch_slices(BatchScan scan, int batch, int tile_rows, int dim, int K);
+struct BatchScanRow;
 
 // Everything one batch run reads and writes on the GPU (sizes: batch_workspace_bytes()).
 struct BatchScanArgs {
   GemmInput input = GemmInput::F32;
-  BatchScan scan = BatchScan::GemmTiles;
-  const void* model = nullptr;  // rows x ldg elements of the GEMM input type
+  const BatchScanRow* scan = nullptr;  // the scan that fills the lists (batch_scans.hpp)
+  const void* model = nullptr;         // rows x ldg elements of the GEMM input type
   int ldg = 0;
   DotArgs exact{};                   // fp32 model (vectors, norms, rows, dim, ld); its query fields unused
   const float* inv_norms = nullptr;  // rows
@@ -56,7 +58,7 @@ struct BatchScanArgs {
   unsigned* counts = nullptr;                // and their fill, filter_scan_queries
   long long capacity = 0;
   float error_bound = 0;
-  // The int8 walk (BatchScan::FilteredI8): the model's tiled int8 copy, and this pass's int8
+  // The int8 walk (filtered_i8): the model's tiled int8 copy, and this pass's int8
   // queries (batch x ldg codes, batch bounds: batch_prepare fills them); fp32_bound: the distance
   // of the re-rank's fp32 similarity from the normalised query's dot product over |x|.
   struct I8Copy {
@@ -81,22 +83,20 @@ struct BatchScanArgs {
   bool gemm_only = false;  // benchmark breakdown: skip the per-tile selection
 };
 
-// Why a scan cannot run a model of `dim` columns with K candidates a query on a device of compute
-// capability `cc_major` (0: not known, not checked), or empty: the limits of the scan itself, which
-// the searcher checks before a batch (then its fallback answers) and the planner before choosing.
-std::string batch_scan_refusal(BatchScan scan, int dim, int K, int cc_major);
-
-// Bytes of device scratch a batch needs (everything in BatchScanArgs but the model).
+// Bytes of device scratch a batch needs (everything in BatchScanArgs but the model): the
+// searcher's buffers and the scan's own (null: the cuBLAS tiles).
 std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows,
-                                  BatchScan scan = BatchScan::GemmTiles, long long rows = 0);
+                                  const BatchScanRow* scan = nullptr, long long rows = 0);
 
-// Normalises the queries into the GEMM type and clears the candidate lists.
+// Normalises the queries into the GEMM type (and their centring shifts), then the scan's own preparation.
 void batch_prepare(const BatchScanArgs& a, cudaStream_t s);
+// Every list cleared to sentinels: the preparation of a scan that merges into its lists.
+void clear_batch_lists(const BatchScanArgs& a, cudaStream_t s);
 
 // The fused tensor-core scan (variants/embeddings/tensor_scan.cu): why it cannot run a model of
 // this dimension with K candidates a query (its queries, lists and two tiles must fit in a
 // block's shared memory), or empty.
-std::string tensor_scan_refusal(int dim, int K);
+std::optional<Refusal> tensor_scan_refusal(int dim, int K);
 // The most queries one launch of the fused scan holds (a larger batch reads the model again).
 int tensor_scan_max_queries();
 // Blocks (= lists per query) of the fused scan on this GPU for such a batch: 1 or 2 per SM.
@@ -104,16 +104,13 @@ int tensor_scan_blocks(int batch, int dim, int K);
 // Whether the fused scan seeds its shared thresholds from a first pass over a sample of the
 // model (one tile a block): where the model is at least TensorScan::kSeedSamples samples long.
 bool tensor_scan_seeds(int batch, int dim, int K, long long rows);
-// Every query of `a` scored against every row by tensor_scan_topk_kernel, 16 to 128 queries a
-// launch; leaves the lists batch_rerank reads.
-void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s);
 
 // The filtered mma scan (variants/embeddings/filter_scan.cu): why it cannot run a model of this
 // dimension (the queries' fragments must fit in shared memory), or empty.
-std::string filter_scan_refusal(int dim);
+std::optional<Refusal> filter_scan_refusal(int dim);
 // Why its int8 last pass cannot run a model of this dimension on a device of compute capability
 // major cc_major (0: not known, not checked), or empty; and the int8 codes' leading dimension.
-std::string filter_scan_i8_refusal(int dim, int cc_major);
+std::optional<Refusal> filter_scan_i8_refusal(int dim, int cc_major);
 int filter_scan_i8_ldg(int dim);
 // Whether it seeds the thresholds from a sample of about sqrt(K x rows) rows.
 bool filter_scan_seeds(long long rows, int K);
@@ -123,17 +120,11 @@ long long filter_scan_capacity(long long rows, int K);
 // The int8 scan's (its buffers come in a segment a block part): filter_scan_capacity and a 64-row
 // tile a part more.
 long long filter_scan_i8_capacity(long long rows, int K);
-// The buffers' capacity a query for `scan` (either of the above; 0 for the unfiltered scans).
-long long filter_scan_buffer_capacity(BatchScan scan, long long rows, int K);
 int filter_scan_max_queries();
 // The walk the filter pass takes for `batch` queries of a `dim`-dimensional model on this device
 // ("gemm", "shared", "rows" or "chunks"; DISTANCIES_FILTER_WALK heeded where it can run).
 std::string filter_scan_walk(int batch, int dim);
 int filter_scan_queries(int batch);
-// Every query of `a` scored against every row by mma_filter_scan_kernel (sample, seed, filter),
-// then each query's best K candidates written as its one slice list for batch_rerank; a query
-// whose buffer overflowed gets status 1.
-void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s);
 
 // cuBLAS loads its kernels and builds its state at its first call of each kind, tens of
 // milliseconds once per process: one tiny GEMM of every kind the tile pipelines issue (fp32,
@@ -142,12 +133,14 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s);
 constexpr std::size_t kBatchWarmUpBytes = 64 * 1024;
 void batch_gemm_warm_up(cublasHandle_t h, cudaStream_t s, void* scratch);
 
-// Every tile: GEMM on `s`, selection on `side`, two score buffers in flight (events order
-// them); returns with `s` waiting for the last selection.
+// The cuBLAS tiles' events: GEMM on the stream, selection on the side stream, two score buffers in
+// flight; the scan returns with the stream waiting for the last selection.
 struct TileEvents {
   cudaEvent_t scored[2];
   cudaEvent_t selected[2];
 };
+// The scan of `a` (a.scan) on `s` (and `side`): every query's lists for batch_rerank. A scan
+// without a GEMM of its own does nothing under gemm_only.
 void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s, cudaStream_t side,
                        const TileEvents& ev);
 

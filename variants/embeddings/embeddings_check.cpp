@@ -4,7 +4,7 @@
 // launch.
 #include <string>
 
-#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/list_select.hpp"
 #include "variants/embeddings/registry.hpp"
 #include "variants/study_families.hpp"
@@ -113,9 +113,22 @@ std::vector<std::string> batch_problems(const BatchPipeline& b, const Table<Batc
   std::vector<std::string> out;
   const std::string me = std::string("batch pipeline '") + b.name + "'";
   if (b.per_query && !pipelines().find(b.per_query)) out.push_back(me + " runs unknown pipeline '" + b.per_query + "'");
+  if (!b.per_query && !b.scan_row)
+    out.push_back(me + " is scanned by unknown batch scan '" + (b.scan ? b.scan : "") +
+                  "' (known: " + batch_scans().names() + ")");
   if (!b.fallback && !pipelines().find("fused"))
     out.push_back(me + " ends in the exact pipeline 'fused', which is not registered");
   fallback_chain_problems(b, all, me, out);
+  return out;
+}
+
+// A scan row must say how many lists it leaves and how it scores; scratch and its binding come together.
+std::vector<std::string> scan_problems(const BatchScanRow& s) {
+  std::vector<std::string> out;
+  const std::string me = std::string("batch scan '") + (s.name ? s.name : "") + "'";
+  if (!s.slices) out.push_back(me + " does not say how many lists a query it leaves");
+  if (!s.score) out.push_back(me + " has no launch");
+  if (!s.scratch != !s.bind) out.push_back(me + " has scratch without its binding, or a binding without scratch");
   return out;
 }
 
@@ -143,16 +156,17 @@ registry::Family family_of(
 // (0: the whole batch).
 std::vector<std::pair<std::string, std::string>> batch_traits(const BatchPipeline& b) {
   if (b.per_query) return {{"scan", "per_query"}, {"precision", "fp32"}, {"queries_per_model_read", "1"}};
-  const int per_read = b.scan == BatchScan::FusedTensorCore ? tensor_scan_max_queries()
-                       : filtered_scan(b.scan)              ? filter_scan_max_queries()
-                                                            : 0;
-  // The int8 scan's last pass, which reads the whole model, is on the int8 copy.
-  const bool i8 = b.scan == BatchScan::FilteredI8;
-  std::vector<std::pair<std::string, std::string>> t = {{"scan", batch_scan_name(b.scan)},
+  if (!b.scan_row) return {{"scan", b.scan ? b.scan : ""}};  // batch_problems says why
+  const BatchScanRow& scan = *b.scan_row;
+  const int per_read = scan.queries_per_read ? scan.queries_per_read() : 0;
+  // A scan that reads one byte an element (the int8 walk's last pass, which reads the whole model)
+  // reads the int8 copy.
+  const bool i8 = scan.element_bytes == 1.0;
+  std::vector<std::pair<std::string, std::string>> t = {{"scan", scan.name},
                                                         {"precision", i8 ? "int8" : gemm_input_name(b.input)},
                                                         {"copy", i8 ? "i8" : storage_name(gemm_storage(b.input))},
                                                         {"queries_per_model_read", std::to_string(per_read)}};
-  if (b.scan == BatchScan::GemmTiles) t.push_back({"scores", storage_name(b.scores)});
+  if (scan.gemm_tiles) t.push_back({"scores", storage_name(b.scores)});
   return t;
 }
 
@@ -180,6 +194,12 @@ void registry::add_embeddings_families(std::vector<Family>& out) {
         if (p.fallback) r += "; falls back to " + std::string(p.fallback);
         return r;
       }));
+  out.push_back(family_of<BatchScanRow>(batch_scans(), scan_problems, [](const BatchScanRow& s) {
+    std::string r = s.gemm_tiles ? "GEMM tiles" : s.filters ? "filters by thresholds" : "one fused kernel";
+    if (s.upper_bound_keys) r += "; keys bound from above";
+    if (s.attach_copy) r += "; reads a copy of its own";
+    return r;
+  }));
   out.push_back(family_of<BatchPipeline>(
       batch_pipelines(), [](const BatchPipeline& b) { return batch_problems(b, batch_pipelines()); },
       [](const BatchPipeline& b) {

@@ -1,5 +1,7 @@
 // The filtered mma batch scan, host side: query tiles a block, the sample that seeds the
-// thresholds, each query's candidate buffer, and the launches (sample, seed, filter, select).
+// thresholds, each query's candidate buffer, the launches (sample, seed, filter, select), and its
+// two registered rows: filtered_mma (every pass on the fp16 copy) and filtered_i8 (the last pass
+// on the tiled int8 copy).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -14,7 +16,8 @@
 #include "kernels/embeddings/mma_filter_shared.cuh"
 #include "kernels/embeddings/segment_select.cuh"
 #include "runtime/launch.hpp"
-#include "variants/embeddings/batch_scan.hpp"
+#include "runtime/precision.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/filter_gemm.hpp"
 
 namespace distancies {
@@ -189,18 +192,18 @@ void launch_scan(Kernel kernel, FilterScanArgs f, std::size_t smem, cudaStream_t
 
 int filter_scan_i8_ldg(int dim) { return tiled_i8::plain_ldg(dim); }
 
-std::string filter_scan_i8_refusal(int dim, int cc_major) {
-  if (cc_major > 0 && cc_major != 9) return "the int8 walk needs a compute capability 9.0 device (wgmma s8)";
+std::optional<Refusal> filter_scan_i8_refusal(int dim, int cc_major) {
+  if (cc_major > 0 && cc_major != 9) return Refusal{"the int8 walk needs a compute capability 9.0 device (wgmma s8)"};
   // The thresholds come from the fp16 wgmma walk's refine pass: both walks must take the rows.
   if (!filter_gemm_i8_fits(tiled_i8::projected_ldg(dim), 9, 0) || !filter_gemm_fits(reduced_leading_dim(dim), 9, 0))
-    return "the int8 walk takes rows of at most 320 columns (and needs CUTLASS at build time)";
-  return {};
+    return Refusal{"the int8 walk takes rows of at most 320 columns (and needs CUTLASS at build time)"};
+  return std::nullopt;
 }
 
-std::string filter_scan_refusal(int dim) {
-  if (tile_smem(dim) <= Policy::kMaxQuerySmem) return {};
-  return "a " + std::to_string(dim) +
-         "-dimensional model's query fragments do not fit the filtered scan's shared memory";
+std::optional<Refusal> filter_scan_refusal(int dim) {
+  if (tile_smem(dim) <= Policy::kMaxQuerySmem) return std::nullopt;
+  return Refusal{"a " + std::to_string(dim) +
+                 "-dimensional model's query fragments do not fit the filtered scan's shared memory"};
 }
 
 bool filter_scan_seeds(long long rows, int K) { return sample_for(rows, K).groups > 0; }
@@ -209,12 +212,6 @@ long long filter_scan_i8_capacity(long long rows, int K) {
   // A part's segment holds its share and a 64-row tile a part more: every row of a part's tiles
   // where the model is too short to seed (each appends all its rows).
   return filter_scan_capacity(rows, K) + 64ll * (tiled_i8::kMaxSegments + 1);
-}
-
-long long filter_scan_buffer_capacity(BatchScan scan, long long rows, int K) {
-  return scan == BatchScan::FilteredI8    ? filter_scan_i8_capacity(rows, K)
-         : scan == BatchScan::FilteredMma ? filter_scan_capacity(rows, K)
-                                          : 0;
 }
 
 long long filter_scan_capacity(long long rows, int K) {
@@ -241,15 +238,17 @@ std::string filter_scan_walk(int batch, int dim) {
 int filter_scan_max_queries() { return Policy::kMaxQueries; }
 int filter_scan_queries(int batch) { return std::min(batch, filter_scan_max_queries()); }
 
-void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
+namespace {
+
+// Every query scored against every row by mma_filter_scan_kernel (sample, seed, filter; `i8`: the
+// last pass on the int8 copy), then each query's best K candidates written as its one slice list
+// for batch_rerank; a query whose buffer overflowed gets status 1.
+void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s, bool i8) {
   if (a.batch == 0) return;
   if (a.input != GemmInput::F16) throw Error("the filtered scan reads the fp16 copy");
-  const bool i8 = a.scan == BatchScan::FilteredI8;
-  const std::string why =
-      i8 ? batch_scan_refusal(a.scan, a.exact.dim, a.K, device_status().props.major) : filter_scan_refusal(a.exact.dim);
-  if (!why.empty()) throw Error(why);
+  if (const auto no = batch_scan_refusal(*a.scan, a.exact.dim, a.K, device_status().props.major)) throw Error(no->why);
   const long long rows = a.exact.rows;
-  if (a.capacity < filter_scan_buffer_capacity(a.scan, rows, a.K))
+  if (a.capacity < (i8 ? filter_scan_i8_capacity(rows, a.K) : filter_scan_capacity(rows, a.K)))
     throw Error("filtered scan: candidate buffers too small");
   // The thresholds bound the k-th best similarity, not the K-th: every row of the true top k is
   // still appended, and a row left out scores below the k-th, so a query that appends fewer than
@@ -341,6 +340,98 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     }
     CUDA_CHECK_LAUNCH();
   }
+}
+
+std::optional<Refusal> mma_refusal(int dim, int, int cc_major) {
+  if (auto no = filter_scan_refusal(dim)) return no;
+  if (cc_major > 0 && cc_major < 8)
+    return Refusal{"the filtered scan needs compute capability 8.0 (mma.sync m16n8k16)"};
+  return std::nullopt;
+}
+
+// Candidate buffers for the queries of one launch, and their fill.
+std::vector<ScanBuffer> buffers_of(const ScanShape& sh, long long capacity) {
+  const std::size_t Q = static_cast<std::size_t>(filter_scan_queries(sh.batch));
+  return {{"candidate buffers", Q * capacity * sizeof(unsigned long long)}, {"candidate counts", Q * sizeof(unsigned)}};
+}
+
+void bind_buffers(void* const* scratch, long long capacity, BatchScanArgs& a) {
+  a.candidates = static_cast<unsigned long long*>(scratch[0]);
+  a.counts = static_cast<unsigned*>(scratch[1]);
+  a.capacity = capacity;
+}
+
+// The int8 walk's tiled copy (the centred one where the model is centred; projected where its
+// mean is long) and what the certificate needs of it.
+void attach_i8_copy(const DeviceModel& m, bool centred, BatchScanArgs& a) {
+  const DeviceModel::TiledI8& t = centred ? m.centred_tiled_i8() : m.tiled_i8();
+  a.i8.codes = t.codes.get();
+  a.i8.order = t.order.as<int>();
+  a.i8.tiles = t.tiles.as<float4>();
+  a.i8.ldg = t.ldg;
+  a.i8.fp32_bound = i8_walk_fp32_bound(m.dim, m.norm_range().min_norm);
+  if (centred) a.i8.fp32_bound = with_centre_slack(a.i8.fp32_bound, m.centre().rho);
+  a.i8.projection = t.extra > 0 ? TiledI8Projection{m.centre().mean.as<float>(), m.centre().mean_norm2, t.extra}
+                                : TiledI8Projection{};
+}
+
+}  // namespace
+
+BatchScanRow filtered_mma_scan() {
+  BatchScanRow r{
+      "filtered_mma",
+      "mma.sync fragments of the fp16 copy against the batch's queries; scores under a threshold seeded from "
+      "a sample dropped in registers, the rest appended to each query's buffer and selected",
+      "beyond the study"};
+  r.refusal = mma_refusal;
+  r.slices = [](int, int, int, int) { return 1; };  // its select leaves one list a query
+  r.scratch = [](const ScanShape& sh) { return buffers_of(sh, filter_scan_capacity(sh.rows, sh.K)); };
+  r.bind = [](const ScanShape& sh, void* const* scratch, BatchScanArgs& a) {
+    bind_buffers(scratch, filter_scan_capacity(sh.rows, sh.K), a);
+  };
+  r.score = [](const ScanStreams& io, const BatchScanArgs& a) { filter_scan_tiles(a, io.stream, false); };
+  r.filters = true;
+  r.queries_per_read = filter_scan_max_queries;
+  return r;
+}
+
+BatchScanRow filtered_i8_scan() {
+  BatchScanRow r{"filtered_i8",
+                 "filtered_mma's thresholds (fp16 sample and refine), then the last pass over the tiled int8 copy on "
+                 "the INT8 tensor cores (wgmma s8), candidates keyed by their upper bound",
+                 "beyond the study"};
+  r.refusal = [](int dim, int K, int cc_major) {
+    if (auto no = mma_refusal(dim, K, cc_major)) return no;
+    return filter_scan_i8_refusal(dim, cc_major);
+  };
+  r.slices = [](int, int, int, int) { return 1; };
+  r.scratch = [](const ScanShape& sh) {
+    std::vector<ScanBuffer> b = buffers_of(sh, filter_scan_i8_capacity(sh.rows, sh.K));
+    const std::size_t B = static_cast<std::size_t>(sh.batch);
+    b.push_back({"int8 queries", B * tiled_i8::projected_ldg(sh.dim)});  // the plain or the projected
+    b.push_back({"int8 queries' bounds", B * sizeof(float4)});
+    b.push_back({"int8 walk's segment counts",
+                 static_cast<std::size_t>(filter_scan_queries(sh.batch)) * tiled_i8::kMaxSegments * 4});
+    return b;
+  };
+  r.bind = [](const ScanShape& sh, void* const* scratch, BatchScanArgs& a) {
+    bind_buffers(scratch, filter_scan_i8_capacity(sh.rows, sh.K), a);
+    a.i8.queries = scratch[2];
+    a.i8.query_bounds = static_cast<float4*>(scratch[3]);
+    a.i8.seg_counts = static_cast<unsigned*>(scratch[4]);
+  };
+  r.attach_copy = attach_i8_copy;
+  // The int8 codes of the same normalised queries (projected against the copy's mean where it is).
+  r.prepare = [](const BatchScanArgs& a, cudaStream_t s) {
+    tiled_i8_queries(a.queries, a.query_norms, a.batch, a.exact.dim, a.i8.ldg, a.i8.projection, a.i8.queries,
+                     a.i8.query_bounds, s);
+  };
+  r.score = [](const ScanStreams& io, const BatchScanArgs& a) { filter_scan_tiles(a, io.stream, true); };
+  r.filters = true;
+  r.upper_bound_keys = true;
+  r.element_bytes = 1.0;
+  r.queries_per_read = filter_scan_max_queries;
+  return r;
 }
 
 }  // namespace distancies

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "runtime/error.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies {
@@ -117,6 +118,7 @@ Table<Pipeline>& pipeline_table() {
 void link(BatchPipeline& b, const Table<BatchPipeline>& all) {
   b.per_query_pipeline = b.per_query ? pipelines().find(b.per_query) : nullptr;
   b.fallback_pipeline = b.fallback ? all.find(b.fallback) : nullptr;
+  b.scan_row = b.per_query || !b.scan ? nullptr : batch_scans().find(b.scan);
 }
 
 Table<BatchPipeline>& batch_table() {
@@ -150,21 +152,21 @@ Table<BatchPipeline>& batch_table() {
             "per-query top-K kept in shared memory (no score matrix) + exact fp32 re-rank",
             "beyond the study", GemmInput::F16}
               .falls_back_to("batch_sgemm")
-              .scanned_by(BatchScan::FusedTensorCore),
+              .scanned_by("fused_tensor_core"),
           B{"batch_f16_filter",
             "each row of the fp16 copy read once into mma.sync fragments against the batch's queries; scores below a "
             "threshold seeded from a sample are dropped in registers, the rest selected per query + exact fp32 "
             "re-rank",
             "beyond the study", GemmInput::F16}
               .falls_back_to("batch_f16_h")
-              .scanned_by(BatchScan::FilteredMma),
+              .scanned_by("filtered_mma"),
           B{"batch_i8_filter",
             "batch_f16_filter's thresholds (fp16 sample and refine passes), then its last pass over a tiled int8 copy "
             "on the INT8 tensor cores (wgmma s8): one integer compare a score, candidates keyed by their upper bound "
             "+ exact fp32 re-rank",
             "beyond the study", GemmInput::F16}
               .falls_back_to("batch_f16_filter")
-              .scanned_by(BatchScan::FilteredI8),
+              .scanned_by("filtered_i8"),
       });
   static const bool linked = [] {
     for (const BatchPipeline& b : table.rows()) link(const_cast<BatchPipeline&>(b), table);
@@ -188,6 +190,12 @@ const Pipeline& add_pipeline(Pipeline p) {
   Table<Pipeline>& t = pipeline_table();
   link(p);
   p.fallback_pipeline = p.fallback ? t.find(p.fallback) : nullptr;
+  return t.add(std::move(p));
+}
+
+const BatchPipeline& add_batch_pipeline(BatchPipeline p) {
+  Table<BatchPipeline>& t = batch_table();
+  link(p, t);
   return t.add(std::move(p));
 }
 

@@ -135,27 +135,30 @@ struct Pipeline {
 // Batched search: the tensor cores score tiles of the model against all B queries; a per-query
 // top-K follows each tile; an exact fp32 re-rank certifies the top k (docs/batch.md).
 
+struct BatchScanRow;  // variants/embeddings/batch_scans.hpp
+
 struct BatchPipeline {
   const char* name;
   const char* description;
   const char* origin;
   GemmInput input = GemmInput::F32;
-  const char* per_query = nullptr;        // instead of tiles: this one-query pipeline, once per query
-  const char* fallback = nullptr;         // batch pipeline for the queries a run cannot certify;
-                                          // none: each such query reruns on the exact one-query `fused`
-  Storage scores = Storage::F32;          // how a tile's scores are written (F16: half the traffic)
-  BatchScan scan = BatchScan::GemmTiles;  // cuBLAS tiles + selection, or one fused kernel
+  const char* per_query = nullptr;  // instead of tiles: this one-query pipeline, once per query
+  const char* fallback = nullptr;   // batch pipeline for the queries a run cannot certify;
+                                    // none: each such query reruns on the exact one-query `fused`
+  Storage scores = Storage::F32;    // how a tile's scores are written (F16: half the traffic)
+  const char* scan = "gemm_tiles";  // the batch_scans() row that fills the lists
 
   // Resolved when the table is built.
   const Pipeline* per_query_pipeline = nullptr;
   const BatchPipeline* fallback_pipeline = nullptr;
+  const BatchScanRow* scan_row = nullptr;
 
   // A row is its name, description, origin and GEMM input, then what differs from the defaults by
   // name: BatchPipeline{...}.falls_back_to("batch_sgemm").scores_as(Storage::F16).
   BatchPipeline falls_back_to(const char* pipeline) const { return with(&BatchPipeline::fallback, pipeline); }
   BatchPipeline per_query_by(const char* pipeline) const { return with(&BatchPipeline::per_query, pipeline); }
   BatchPipeline scores_as(Storage s) const { return with(&BatchPipeline::scores, s); }
-  BatchPipeline scanned_by(BatchScan s) const { return with(&BatchPipeline::scan, s); }
+  BatchPipeline scanned_by(const char* scan_name) const { return with(&BatchPipeline::scan, scan_name); }
 
  private:
   template <class T, class V>
@@ -185,6 +188,7 @@ const BatchPipeline& batch_pipeline(std::string_view name);
 const DotVariant& add_dot_variant(DotVariant v);
 const TopkStage& add_topk_stage(TopkStage s);
 const Pipeline& add_pipeline(Pipeline p);
+const BatchPipeline& add_batch_pipeline(BatchPipeline p);
 
 // Problems in rows given explicitly (the registry's check uses the global tables; tests pass
 // their own to show a bad row is caught).

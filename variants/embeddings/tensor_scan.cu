@@ -1,11 +1,12 @@
 // The fused tensor-core batch scan, host side: the launch shape (queries a launch, tile rows,
-// tiles in flight, blocks per SM) that fits shared memory, and the launches over the batch.
+// tiles in flight, blocks per SM) that fits shared memory, the launches over the batch, and its
+// registered row (fused_tensor_core).
 #include <cmath>
 #include <string>
 
 #include "kernels/embeddings/tensor_scan_topk.cuh"
 #include "runtime/launch.hpp"
-#include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/batch_scans.hpp"
 
 namespace distancies {
 namespace {
@@ -107,16 +108,21 @@ bool tensor_scan_seeds(int batch, int dim, int K, long long rows) {
   return sh.groups > 0 && seeds(sh, blocks_for(sh), rows);
 }
 
-std::string tensor_scan_refusal(int dim, int K) {
-  if (shape_for(1, dim, K).groups > 0) return {};
-  return "a " + std::to_string(dim) + "-dimensional model's rows do not fit the fused scan's shared memory";
+std::optional<Refusal> tensor_scan_refusal(int dim, int K) {
+  if (shape_for(1, dim, K).groups > 0) return std::nullopt;
+  return Refusal{"a " + std::to_string(dim) + "-dimensional model's rows do not fit the fused scan's shared memory"};
 }
 
-void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
+namespace {
+
+// Every query scored against every row by tensor_scan_topk_kernel, 16 to 128 queries a launch;
+// leaves the lists batch_rerank reads.
+void tensor_scan_tiles(const ScanStreams& io, const BatchScanArgs& a) {
+  cudaStream_t s = io.stream;
   if (a.batch == 0) return;
   if (a.input != GemmInput::F16) throw Error("the fused tensor-core scan reads the fp16 copy");
   const Shape sh = shape_for(a.batch, a.exact.dim, a.K);
-  if (sh.groups == 0) throw Error(tensor_scan_refusal(a.exact.dim, a.K));
+  if (sh.groups == 0) throw Error(tensor_scan_refusal(a.exact.dim, a.K)->why);
   const int blocks = blocks_for(sh);
   if (a.slices != blocks) throw Error("fused scan lists: one slice per block expected");
   const Kernel kernel = kernel_for(sh);
@@ -148,6 +154,24 @@ void tensor_scan_tiles(const BatchScanArgs& a, cudaStream_t s) {
     kernel<<<blocks, Policy::kWarps * 32, sh.smem, s>>>(t);
     CUDA_CHECK_LAUNCH();
   }
+}
+
+}  // namespace
+
+BatchScanRow fused_tensor_core_scan() {
+  BatchScanRow r{"fused_tensor_core",
+                 "WMMA fp16 tiles scored against up to 128 queries held on chip; each block keeps its lists in shared "
+                 "memory, thresholds shared per query",
+                 "beyond the study"};
+  r.refusal = [](int dim, int K, int) { return tensor_scan_refusal(dim, K); };
+  r.slices = [](int batch, int, int dim, int K) { return tensor_scan_blocks(batch, dim, K); };
+  // Its blocks write every list whole; the thresholds start at the lowest key.
+  r.prepare = [](const BatchScanArgs& a, cudaStream_t s) {
+    CUDA_CHECK(cudaMemsetAsync(a.thresholds, 0, static_cast<std::size_t>(a.batch) * sizeof(unsigned), s));
+  };
+  r.score = tensor_scan_tiles;
+  r.queries_per_read = tensor_scan_max_queries;
+  return r;
 }
 
 }  // namespace distancies
