@@ -109,6 +109,37 @@ TEST(MergeGathered, EqualsTheUnionsTopKOnRandomTies) {
   }
 }
 
+// The exchange merges on the GPU (merge_lists_kernel): bit for bit the host merge, ties across
+// shards, padding, k from 1 to 200, 1 to 8 ranks, up to 1,024 queries.
+TEST(MergeGathered, OnTheDeviceEqualsTheHostMerge) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const std::vector<ShardHit> ties = {{0.9f, 4}, {0.5f, 1}, {0.5f, 3},  {0.1f, 0},
+                                      {0.9f, 5}, {0.5f, 7}, {0.0f, -1}, {0.0f, -1}};
+  expect_same(merge_gathered_on_device(ties, 2, 1, 4)[0], merge_gathered(ties, 2, 1, 4)[0], "ties");
+  for (int trial = 0; trial < 40; ++trial) {
+    const int ranks = 1 + rng() % 8, queries = trial < 4 ? 1024 : 1 + rng() % 40;
+    const int k = trial % 5 == 0 ? 200 : 1 + rng() % 12;
+    std::vector<ShardHit> g(static_cast<std::size_t>(ranks) * queries * k, ShardHit{0, -1});
+    for (int r = 0; r < ranks; ++r)
+      for (int q = 0; q < queries; ++q) {
+        const int n = rng() % (k + 1);
+        std::vector<Hit> list;
+        for (int i = 0; i < n; ++i) list.push_back({r * 100000 + i, float(rng() % 4) / 4});
+        std::sort(list.begin(), list.end(), hit_before);
+        for (int i = 0; i < n; ++i) g[(static_cast<std::size_t>(r) * queries + q) * k + i] = {list[i].sim, list[i].row};
+      }
+    const auto host = merge_gathered(g, ranks, queries, k);
+    const auto device = merge_gathered_on_device(g, ranks, queries, k);
+    ASSERT_EQ(device.size(), host.size());
+    for (int q = 0; q < queries; ++q)
+      expect_same(device[q], host[q], "trial " + std::to_string(trial) + " query " + std::to_string(q));
+  }
+  EXPECT_THROW(merge_gathered_on_device(ties, 2, 1, 3), Error);
+}
+
 TEST(StreamPolicy, BudgetSetsTheChunkAndTooLittleIsOneClearError) {
   StreamRequest r;
   r.rows = 2196016;
@@ -540,8 +571,10 @@ TEST(Shard, EmulatedRanksEqualOneGpu) {
         offset_rows(hits, lo);
         for (std::size_t i = 0; i < hits.size(); ++i) gathered[r * k + i] = {hits[i].sim, hits[i].row};
       }
-      expect_same(merge_gathered(gathered, ranks, 1, k)[0], one.search(pipeline("fused_f16"), q.data(), qn, k),
-                  std::to_string(ranks) + " ranks, " + std::to_string(m.rows) + " rows");
+      const auto want = one.search(pipeline("fused_f16"), q.data(), qn, k);
+      const std::string what = std::to_string(ranks) + " ranks, " + std::to_string(m.rows) + " rows";
+      expect_same(merge_gathered(gathered, ranks, 1, k)[0], want, what);
+      expect_same(merge_gathered_on_device(gathered, ranks, 1, k)[0], want, what + ", merged on the GPU");
     }
   }
 }

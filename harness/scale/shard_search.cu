@@ -47,6 +47,42 @@ std::pair<std::int64_t, std::int64_t> shard_rows(std::int64_t rows, int rank, in
   return {first, first + base + (rank < extra ? 1 : 0)};
 }
 
+namespace {
+// Each query's best k of the gathered lists at `lists` (device) into `out` (device, queries x k).
+void launch_merge(const ShardHit* lists, int ranks, int queries, int k, ShardHit* out, cudaStream_t s) {
+  const long long entries = static_cast<long long>(ranks) * queries * k;
+  CUDA_CHECK(cudaMemsetAsync(out, 0xff, static_cast<std::size_t>(queries) * k * sizeof(ShardHit), s));  // row -1
+  if (entries == 0) return;
+  constexpr int kThreads = 256;
+  merge_lists_kernel<<<static_cast<unsigned>((entries + kThreads - 1) / kThreads), kThreads, 0, s>>>(lists, ranks,
+                                                                                                     queries, k, out);
+  CUDA_CHECK_LAUNCH();
+}
+
+// The merged lists, padding dropped.
+std::vector<std::vector<Hit>> hits_of(const std::vector<ShardHit>& merged, int queries, int k) {
+  std::vector<std::vector<Hit>> out(static_cast<std::size_t>(queries));
+  for (int q = 0; q < queries; ++q) {
+    const ShardHit* h = merged.data() + static_cast<std::size_t>(q) * k;
+    for (int i = 0; i < k && h[i].row >= 0; ++i) out[q].push_back({h[i].row, h[i].sim});
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<std::vector<Hit>> merge_gathered_on_device(const std::vector<ShardHit>& gathered, int ranks, int queries,
+                                                       int k) {
+  if (gathered.size() != static_cast<std::size_t>(ranks) * queries * k)
+    throw Error("merge_gathered: the gathered lists have the wrong size");
+  DeviceBuffer in(std::max<std::size_t>(gathered.size() * sizeof(ShardHit), 16), "gathered lists");
+  DeviceBuffer out(std::max<std::size_t>(static_cast<std::size_t>(queries) * k * sizeof(ShardHit), 16), "merged lists");
+  std::vector<ShardHit> merged(static_cast<std::size_t>(queries) * k);
+  CUDA_CHECK(cudaMemcpy(in.get(), gathered.data(), gathered.size() * sizeof(ShardHit), cudaMemcpyHostToDevice));
+  launch_merge(in.as<ShardHit>(), ranks, queries, k, out.as<ShardHit>(), nullptr);
+  CUDA_CHECK(cudaMemcpy(merged.data(), out.get(), merged.size() * sizeof(ShardHit), cudaMemcpyDeviceToHost));
+  return hits_of(merged, queries, k);
+}
+
 std::vector<std::vector<Hit>> merge_gathered(const std::vector<ShardHit>& gathered, int ranks, int queries, int k) {
   if (gathered.size() != static_cast<std::size_t>(ranks) * queries * k)
     throw Error("merge_gathered: the gathered lists have the wrong size");
@@ -99,16 +135,19 @@ std::vector<std::vector<Hit>> ShardSearcher::exchange(const std::vector<std::vec
   const std::size_t bytes = per_rank * sizeof(ShardHit);
   if (send_.bytes() < bytes) send_ = DeviceBuffer(bytes, "the shard's candidate lists");
   if (recv_.bytes() < bytes * comm_.size()) recv_ = DeviceBuffer(bytes * comm_.size(), "every shard's candidate lists");
-  std::vector<ShardHit> all(per_rank * comm_.size());
+  if (merged_.bytes() < bytes) merged_ = DeviceBuffer(bytes, "the merged candidate lists");
+  std::vector<ShardHit> merged(per_rank);
   CUDA_CHECK(cudaMemcpyAsync(send_.get(), mine.data(), bytes, cudaMemcpyHostToDevice, stream_s_));
   die_if_asked(comm_.rank());
   comm_.all_gather(send_.get(), recv_.get(), bytes, stream_s_);
   // Before the copy back: a copy into pageable memory blocks the host until the all-gather ends,
   // which it never does when a rank has died; the watched wait ends this rank with an error line.
   comm_.wait(stream_s_);
-  CUDA_CHECK(cudaMemcpyAsync(all.data(), recv_.get(), bytes * comm_.size(), cudaMemcpyDeviceToHost, stream_s_));
+  // Merged where the lists arrived: only the k best a query come back.
+  launch_merge(recv_.as<ShardHit>(), comm_.size(), queries, k, merged_.as<ShardHit>(), stream_s_);
+  CUDA_CHECK(cudaMemcpyAsync(merged.data(), merged_.get(), bytes, cudaMemcpyDeviceToHost, stream_s_));
   CUDA_CHECK(cudaStreamSynchronize(stream_s_));
-  auto out = merge_gathered(all, comm_.size(), queries, k);
+  auto out = hits_of(merged, queries, k);
   if (bd) {
     const float ms = std::chrono::duration<float, std::milli>(clock_type::now() - t0).count();
     bd->stages.push_back({"shard_exchange", true, ms});

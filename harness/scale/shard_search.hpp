@@ -1,7 +1,7 @@
 // Sharded search: the model split by rows over the ranks of a process group (one GPU each);
 // every rank finds its rows' exact top k (resident, or streamed when its shard does not fit),
-// the candidate lists are all-gathered over NCCL, and every rank merges them into the same
-// answer, which equals one GPU's bit for bit (docs/scale.md). With one rank it is the same
+// the candidate lists are all-gathered over NCCL, and every rank merges them on its GPU into the
+// same answer, which equals one GPU's bit for bit (docs/scale.md). With one rank it is the same
 // code (the all-gather copies one list), so it runs and is tested on any single GPU.
 #pragma once
 #include <memory>
@@ -10,6 +10,7 @@
 
 #include "harness/scale/nccl_comm.hpp"
 #include "harness/scale/stream_search.hpp"
+#include "kernels/common/merge_lists.cuh"
 
 namespace distancies {
 
@@ -17,12 +18,12 @@ namespace distancies {
 std::pair<std::int64_t, std::int64_t> shard_rows(std::int64_t rows, int rank, int size);
 
 // One rank's candidates as they travel: k per query, padded with row -1.
-struct ShardHit {
-  float sim;
-  std::int32_t row;
-};
-// The gathered lists (ranks x queries x k, rank-major) merged into each query's top k.
+using ShardHit = ListHit;
+// The gathered lists (ranks x queries x k, rank-major) merged into each query's top k: on the host,
+// and on the GPU (merge_lists_kernel; the exchange's), which must agree bit for bit.
 std::vector<std::vector<Hit>> merge_gathered(const std::vector<ShardHit>& gathered, int ranks, int queries, int k);
+std::vector<std::vector<Hit>> merge_gathered_on_device(const std::vector<ShardHit>& gathered, int ranks, int queries,
+                                                       int k);
 
 // Rows of host memory copied to a new resident model (a rank's shard).
 DeviceModel upload_rows(const HostRows& rows);
@@ -65,7 +66,7 @@ class ShardSearcher {
   std::unique_ptr<BatchSearcher> many_;
   std::unique_ptr<StreamSearcher> stream_;
   Stream stream_s_;
-  DeviceBuffer send_, recv_;
+  DeviceBuffer send_, recv_, merged_;
   int fallbacks_ = 0;
 };
 
