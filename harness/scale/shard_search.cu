@@ -64,6 +64,7 @@ std::vector<std::vector<Hit>> hits_of(const std::vector<ShardHit>& merged, int q
   std::vector<std::vector<Hit>> out(static_cast<std::size_t>(queries));
   for (int q = 0; q < queries; ++q) {
     const ShardHit* h = merged.data() + static_cast<std::size_t>(q) * k;
+    out[q].reserve(static_cast<std::size_t>(k));
     for (int i = 0; i < k && h[i].row >= 0; ++i) out[q].push_back({h[i].row, h[i].sim});
   }
   return out;
@@ -135,19 +136,29 @@ std::vector<std::vector<Hit>> ShardSearcher::exchange(const std::vector<std::vec
   const std::size_t bytes = per_rank * sizeof(ShardHit);
   if (send_.bytes() < bytes) send_ = DeviceBuffer(bytes, "the shard's candidate lists");
   if (recv_.bytes() < bytes * comm_.size()) recv_ = DeviceBuffer(bytes * comm_.size(), "every shard's candidate lists");
-  if (merged_.bytes() < bytes) merged_ = DeviceBuffer(bytes, "the merged candidate lists");
-  std::vector<ShardHit> merged(per_rank);
+  // The GPU merges where the host would merge many lists; a few it merges faster itself than two
+  // launches (docs/scale.md, "The merge on the device").
+  const bool on_device = comm_.size() > 1 && per_rank * comm_.size() >= kDeviceMergeFrom;
+  if (on_device && merged_.bytes() < bytes) merged_ = DeviceBuffer(bytes, "the merged candidate lists");
   CUDA_CHECK(cudaMemcpyAsync(send_.get(), mine.data(), bytes, cudaMemcpyHostToDevice, stream_s_));
   die_if_asked(comm_.rank());
   comm_.all_gather(send_.get(), recv_.get(), bytes, stream_s_);
   // Before the copy back: a copy into pageable memory blocks the host until the all-gather ends,
   // which it never does when a rank has died; the watched wait ends this rank with an error line.
   comm_.wait(stream_s_);
-  // Merged where the lists arrived: only the k best a query come back.
-  launch_merge(recv_.as<ShardHit>(), comm_.size(), queries, k, merged_.as<ShardHit>(), stream_s_);
-  CUDA_CHECK(cudaMemcpyAsync(merged.data(), merged_.get(), bytes, cudaMemcpyDeviceToHost, stream_s_));
-  CUDA_CHECK(cudaStreamSynchronize(stream_s_));
-  auto out = hits_of(merged, queries, k);
+  std::vector<std::vector<Hit>> out;
+  if (on_device) {  // merged where the lists arrived: only the k best a query come back
+    std::vector<ShardHit> merged(per_rank);
+    launch_merge(recv_.as<ShardHit>(), comm_.size(), queries, k, merged_.as<ShardHit>(), stream_s_);
+    CUDA_CHECK(cudaMemcpyAsync(merged.data(), merged_.get(), bytes, cudaMemcpyDeviceToHost, stream_s_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_s_));
+    out = hits_of(merged, queries, k);
+  } else {
+    std::vector<ShardHit> all(per_rank * comm_.size());
+    CUDA_CHECK(cudaMemcpyAsync(all.data(), recv_.get(), bytes * comm_.size(), cudaMemcpyDeviceToHost, stream_s_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_s_));
+    out = merge_gathered(all, comm_.size(), queries, k);
+  }
   if (bd) {
     const float ms = std::chrono::duration<float, std::milli>(clock_type::now() - t0).count();
     bd->stages.push_back({"shard_exchange", true, ms});

@@ -22,6 +22,9 @@ using ShardHit = ListHit;
 // The gathered lists (ranks x queries x k, rank-major) merged into each query's top k: on the host,
 // and on the GPU (merge_lists_kernel; the exchange's), which must agree bit for bit.
 std::vector<std::vector<Hit>> merge_gathered(const std::vector<ShardHit>& gathered, int ranks, int queries, int k);
+// Gathered entries (ranks x queries x k) from which the exchange merges on the GPU: below, and
+// with one rank, the host's merge costs less than the device's two launches.
+constexpr std::size_t kDeviceMergeFrom = std::size_t(1) << 14;
 std::vector<std::vector<Hit>> merge_gathered_on_device(const std::vector<ShardHit>& gathered, int ranks, int queries,
                                                        int k);
 
