@@ -59,14 +59,29 @@ void launch_merge(const ShardHit* lists, int ranks, int queries, int k, ShardHit
   CUDA_CHECK_LAUNCH();
 }
 
-// The merged lists, padding dropped.
-std::vector<std::vector<Hit>> hits_of(const std::vector<ShardHit>& merged, int queries, int k) {
+// The merged lists (queries x k), padding dropped.
+std::vector<std::vector<Hit>> hits_of(const ShardHit* merged, int queries, int k) {
   std::vector<std::vector<Hit>> out(static_cast<std::size_t>(queries));
   for (int q = 0; q < queries; ++q) {
-    const ShardHit* h = merged.data() + static_cast<std::size_t>(q) * k;
+    const ShardHit* h = merged + static_cast<std::size_t>(q) * k;
     out[q].reserve(static_cast<std::size_t>(k));
     for (int i = 0; i < k && h[i].row >= 0; ++i) out[q].push_back({h[i].row, h[i].sim});
   }
+  return out;
+}
+
+// The host's merge of the gathered lists at `gathered` (ranks x queries x k): rank 0's lists as
+// they are, every other rank's merged in.
+std::vector<std::vector<Hit>> merge_on_host(const ShardHit* gathered, int ranks, int queries, int k) {
+  std::vector<std::vector<Hit>> out = hits_of(gathered, queries, k);
+  std::vector<Hit> part;
+  for (int r = 1; r < ranks; ++r)
+    for (int q = 0; q < queries; ++q) {
+      part.clear();
+      const ShardHit* h = gathered + (static_cast<std::size_t>(r) * queries + q) * k;
+      for (int i = 0; i < k && h[i].row >= 0; ++i) part.push_back({h[i].row, h[i].sim});
+      merge_top_k(out[q], part, k);
+    }
   return out;
 }
 }  // namespace
@@ -81,22 +96,13 @@ std::vector<std::vector<Hit>> merge_gathered_on_device(const std::vector<ShardHi
   CUDA_CHECK(cudaMemcpy(in.get(), gathered.data(), gathered.size() * sizeof(ShardHit), cudaMemcpyHostToDevice));
   launch_merge(in.as<ShardHit>(), ranks, queries, k, out.as<ShardHit>(), nullptr);
   CUDA_CHECK(cudaMemcpy(merged.data(), out.get(), merged.size() * sizeof(ShardHit), cudaMemcpyDeviceToHost));
-  return hits_of(merged, queries, k);
+  return hits_of(merged.data(), queries, k);
 }
 
 std::vector<std::vector<Hit>> merge_gathered(const std::vector<ShardHit>& gathered, int ranks, int queries, int k) {
   if (gathered.size() != static_cast<std::size_t>(ranks) * queries * k)
     throw Error("merge_gathered: the gathered lists have the wrong size");
-  std::vector<std::vector<Hit>> out(static_cast<std::size_t>(queries));
-  std::vector<Hit> part;
-  for (int r = 0; r < ranks; ++r)
-    for (int q = 0; q < queries; ++q) {
-      part.clear();
-      const ShardHit* h = gathered.data() + (static_cast<std::size_t>(r) * queries + q) * k;
-      for (int i = 0; i < k && h[i].row >= 0; ++i) part.push_back({h[i].row, h[i].sim});
-      merge_top_k(out[q], part, k);
-    }
-  return out;
+  return merge_on_host(gathered.data(), ranks, queries, k);
 }
 
 ShardSearcher::ShardSearcher(NcclComm& comm, const HostRows& all, ShardOptions o)
@@ -129,10 +135,6 @@ std::vector<std::vector<Hit>> ShardSearcher::exchange(const std::vector<std::vec
   const auto t0 = clock_type::now();
   const int queries = static_cast<int>(local.size());
   const std::size_t per_rank = static_cast<std::size_t>(queries) * k;
-  std::vector<ShardHit> mine(per_rank, ShardHit{0.0f, -1});
-  for (int q = 0; q < queries; ++q)
-    for (std::size_t i = 0; i < local[q].size() && i < static_cast<std::size_t>(k); ++i)
-      mine[q * static_cast<std::size_t>(k) + i] = {local[q][i].sim, local[q][i].row};
   const std::size_t bytes = per_rank * sizeof(ShardHit);
   if (send_.bytes() < bytes) send_ = DeviceBuffer(bytes, "the shard's candidate lists");
   if (recv_.bytes() < bytes * comm_.size()) recv_ = DeviceBuffer(bytes * comm_.size(), "every shard's candidate lists");
@@ -140,25 +142,29 @@ std::vector<std::vector<Hit>> ShardSearcher::exchange(const std::vector<std::vec
   // launches (docs/scale.md, "The merge on the device").
   const bool on_device = comm_.size() > 1 && per_rank * comm_.size() >= kDeviceMergeFrom;
   if (on_device && merged_.bytes() < bytes) merged_ = DeviceBuffer(bytes, "the merged candidate lists");
-  CUDA_CHECK(cudaMemcpyAsync(send_.get(), mine.data(), bytes, cudaMemcpyHostToDevice, stream_s_));
+  // Page-locked and kept: the lists go up and come back without a staging copy or fresh pages.
+  const std::size_t down = on_device ? bytes : bytes * comm_.size();
+  if (staged_.bytes() < bytes + down) {
+    staged_ = PinnedBuffer();
+    staged_ = PinnedBuffer(bytes + down, "the exchange's lists");
+  }
+  ShardHit* const up = staged_.as<ShardHit>();
+  ShardHit* const back = up + per_rank;
+  std::fill(up, up + per_rank, ShardHit{0.0f, -1});
+  for (int q = 0; q < queries; ++q)
+    for (std::size_t i = 0; i < local[q].size() && i < static_cast<std::size_t>(k); ++i)
+      up[q * static_cast<std::size_t>(k) + i] = {local[q][i].sim, local[q][i].row};
+  CUDA_CHECK(cudaMemcpyAsync(send_.get(), up, bytes, cudaMemcpyHostToDevice, stream_s_));
   die_if_asked(comm_.rank());
   comm_.all_gather(send_.get(), recv_.get(), bytes, stream_s_);
-  // Before the copy back: a copy into pageable memory blocks the host until the all-gather ends,
-  // which it never does when a rank has died; the watched wait ends this rank with an error line.
+  // Before the copy back and the wait on the stream: neither would end when a rank has died;
+  // the watched wait ends this rank with an error line.
   comm_.wait(stream_s_);
-  std::vector<std::vector<Hit>> out;
-  if (on_device) {  // merged where the lists arrived: only the k best a query come back
-    std::vector<ShardHit> merged(per_rank);
+  if (on_device)  // merged where the lists arrived: only the k best a query come back
     launch_merge(recv_.as<ShardHit>(), comm_.size(), queries, k, merged_.as<ShardHit>(), stream_s_);
-    CUDA_CHECK(cudaMemcpyAsync(merged.data(), merged_.get(), bytes, cudaMemcpyDeviceToHost, stream_s_));
-    CUDA_CHECK(cudaStreamSynchronize(stream_s_));
-    out = hits_of(merged, queries, k);
-  } else {
-    std::vector<ShardHit> all(per_rank * comm_.size());
-    CUDA_CHECK(cudaMemcpyAsync(all.data(), recv_.get(), bytes * comm_.size(), cudaMemcpyDeviceToHost, stream_s_));
-    CUDA_CHECK(cudaStreamSynchronize(stream_s_));
-    out = merge_gathered(all, comm_.size(), queries, k);
-  }
+  CUDA_CHECK(cudaMemcpyAsync(back, on_device ? merged_.get() : recv_.get(), down, cudaMemcpyDeviceToHost, stream_s_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_s_));
+  auto out = on_device ? hits_of(back, queries, k) : merge_on_host(back, comm_.size(), queries, k);
   if (bd) {
     const float ms = std::chrono::duration<float, std::milli>(clock_type::now() - t0).count();
     bd->stages.push_back({"shard_exchange", true, ms});

@@ -70,6 +70,7 @@ class ShardSearcher {
   std::unique_ptr<StreamSearcher> stream_;
   Stream stream_s_;
   DeviceBuffer send_, recv_, merged_;
+  PinnedBuffer staged_;  // this rank's lists going up, then the merged (or gathered) ones coming back
   int fallbacks_ = 0;
 };
 
