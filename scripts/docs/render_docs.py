@@ -287,6 +287,28 @@ def r_scale_shard(c: Ctx):
     return srcs, "\n".join(rows)
 
 
+def r_scale_merge(c: Ctx):
+    """The exchange before (host merge, pageable copies) and after (the device merge from 2^14
+    gathered entries, kept page-locked staging): each side the mean of two alternated rounds'
+    medians on the same 2 x H200 (results/scale/h200x2/merge/)."""
+    srcs = {(g, side, r): c.src(f"results/scale/h200x2/merge/shard-g{g}-{side}-{r}.json")
+            for g in (1, 2) for side in ("old", "new") for r in (1, 2)}
+    rows = ["| fixture | before ms | after ms | before exchange ms | after exchange ms |",
+            "|---|---:|---:|---:|---:|"]
+    for g in (1, 2):
+        for n, b in c.run(srcs[(g, "old", 1)]).benches.items():
+            if not n.startswith("shard/") or b.error is not None:
+                continue
+
+            def mean(side, counter, n=n, g=g):
+                vals = [c.run(srcs[(g, side, r)]).get(n) for r in (1, 2)]
+                vals = [v.center(counter) for v in vals if v is not None and v.has(counter)]
+                return sum(vals) / len(vals) if vals else None
+            rows.append(f"| `{n}` | {ms(mean('old', 'real_time'))} | {ms(mean('new', 'real_time'))} | "
+                        f"{ms(mean('old', 'exchange_ms'), 4)} | {ms(mean('new', 'exchange_ms'), 4)} |")
+    return list(srcs.values()), "\n".join(rows)
+
+
 def r_filter_candidates(c: Ctx):
     """The filtered scan's candidates a query against its buffer (scripts/analysis/filter_candidates.py)."""
     srcs = sorted(p.relative_to(c.root).as_posix() for p in (c.root / "results/batch/emulation").glob("*.json*")
@@ -427,6 +449,7 @@ RENDERERS = {
     "filter-candidates": r_filter_candidates,
     "same-run": r_same_run,
     "scale-shard": r_scale_shard,
+    "scale-merge": r_scale_merge,
     "results-files": r_results_files,
     "goals": r_goals,
     "batch-tiles": r_batch_tiles,
