@@ -191,16 +191,16 @@ struct BatchSearcher::Staging {
 // results to keep candidates for, a 16-bit copy that cannot hold the model's values, fp16 scores
 // that can overflow where a row's norm nears fp16's largest value, or model norms outside the
 // range guard.
-std::string BatchSearcher::batch_refusal(const BatchPipeline& p, const DeviceModel::Reduced* red, int kk) const {
+std::optional<Refusal> BatchSearcher::batch_refusal(const BatchPipeline& p, const DeviceModel::Reduced* red,
+                                                    int kk) const {
   const NormRange& range = model_.norm_range();
-  if (kk > BatchPolicy::kMaxK) return "k is above the batch selection's largest";
-  if (red && red->out_of_range) return "the model's values do not fit its 16-bit copy";
-  if (const auto no =
-          batch_scan_refusal(*p.scan_row, model_.dim, BatchPolicy::candidates(kk), device_status().props.major))
-    return no->why;
-  if (p.scores == Storage::F16 && !(range.max_norm <= 60000.0f)) return "fp16 scores could overflow";
-  if (!reduced_in_range(1.0f, range)) return "the model's norms leave fp32's normal range";
-  return {};
+  if (kk > BatchPolicy::kMaxK) return Refusal{"k is above the batch selection's largest"};
+  if (red && red->out_of_range) return Refusal{"the model's values do not fit its 16-bit copy"};
+  if (auto no = batch_scan_refusal(*p.scan_row, model_.dim, BatchPolicy::candidates(kk), device_status().props.major))
+    return no;
+  if (p.scores == Storage::F16 && !(range.max_norm <= 60000.0f)) return Refusal{"fp16 scores could overflow"};
+  if (!reduced_in_range(1.0f, range)) return Refusal{"the model's norms leave fp32's normal range"};
+  return std::nullopt;
 }
 
 // The device scratch of a pass of n queries, kept while the next pass fits in it.
@@ -384,7 +384,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
                                     : p.input == GemmInput::BF16 || p.input == GemmInput::F16
                                         ? &model_.reduced(gemm_storage(p.input))
                                         : nullptr;
-  if (!batch_refusal(p, red, kk).empty()) {
+  if (batch_refusal(p, red, kk)) {
     std::vector<int> all(static_cast<std::size_t>(batch));
     for (int i = 0; i < batch; ++i) all[i] = i;
     refused_ = kk > BatchPolicy::kMaxK ? 0 : batch;  // a k too large is not a refusal of the copy

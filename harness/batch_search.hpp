@@ -3,6 +3,7 @@
 // query: the re-rank is fp32 with the same arithmetic, and what it cannot certify is redone.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,7 @@ class BatchSearcher {
   struct Staging;
   bool uses_centre(const BatchPipeline& p) const;
   // The named steps of run_tiles(), in order (batch_search.cu).
-  std::string batch_refusal(const BatchPipeline& p, const DeviceModel::Reduced* red, int kk) const;
+  std::optional<Refusal> batch_refusal(const BatchPipeline& p, const DeviceModel::Reduced* red, int kk) const;
   void ensure_pass(const BatchPipeline& p, int n, int kk, int tile);
   Staging stage_pass(const float* queries, const float* norms, int first, int n, int kk);
   BatchScanArgs scan_args(const BatchPipeline& p, const DeviceModel::Reduced* red, int first, int n, int kk, int tile,

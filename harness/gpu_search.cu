@@ -134,15 +134,15 @@ void GpuSearcher::step(const Call& c, const char* name, bool transfer, F&& fn) {
 // Why the reduced path may not answer this query (empty: it may). The exact fallback answers
 // instead, counted: the 16-bit copy cannot hold the model's values, or products or norms could
 // leave fp32's normal range, where the bound does not hold (runtime/precision.hpp).
-std::string GpuSearcher::refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, const float* query,
-                                 float query_norm) const {
-  if (!reduced) return {};
-  if (reduced->out_of_range) return std::string("the model's values do not fit ") + storage_name(p.storage);
+std::optional<Refusal> GpuSearcher::refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, const float* query,
+                                            float query_norm) const {
+  if (!reduced) return std::nullopt;
+  if (reduced->out_of_range) return Refusal{std::string("the model's values do not fit ") + storage_name(p.storage)};
   if (!reduced_in_range(query_norm, model_.norm_range()))
-    return "the query and the model's norms leave fp32's normal range";
+    return Refusal{"the query and the model's norms leave fp32's normal range"};
   if (p.storage == Storage::I8 && !i8_query_in_range(model_.dim, query))
-    return "the query's largest value is too small to split into int8 steps";
-  return {};
+    return Refusal{"the query's largest value is too small to split into int8 steps"};
+  return std::nullopt;
 }
 
 // The model this call reads: the resident one, or (V1's habit) a fresh copy of the host model.
@@ -283,9 +283,8 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
   c.centred = p.storage == Storage::F16 && model_.centre().used;
   c.reduced = p.storage == Storage::F32 ? nullptr : c.centred ? &model_.centred_f16() : &model_.reduced(p.storage);
 
-  const std::string refused = refusal(p, c.reduced, query, query_norm);
-  if (!refused.empty()) {
-    if (!c.plan.fallback) throw Error(std::string(p.name) + ": " + refused);
+  if (const auto refused = refusal(p, c.reduced, query, query_norm)) {
+    if (!c.plan.fallback) throw Error(std::string(p.name) + ": " + refused->why);
     ++counts_.refused;
     return search(*c.plan.fallback, query, query_norm, k, bd);
   }

@@ -3,12 +3,14 @@
 #pragma once
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/cpu_search.hpp"
 #include "harness/expression.hpp"
 #include "runtime/device_model.hpp"
+#include "runtime/error.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies {
@@ -78,8 +80,8 @@ class GpuSearcher {
   struct Timer;
   struct Call;
   // The named steps of search(), in order (gpu_search.cu).
-  std::string refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, const float* query,
-                      float query_norm) const;
+  std::optional<Refusal> refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, const float* query,
+                                 float query_norm) const;
   void bind_model(Call& c, const Pipeline& p);
   void bind_buffers(Call& c);
   void upload_query(Call& c, const float* query);
