@@ -1,4 +1,5 @@
 #include "harness/bench/bench_state.hpp"
+#include "harness/bench/measure.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -21,16 +22,8 @@ BenchState& bench_state() {
 
 float measure_floor_ms(const void* data, std::size_t bytes, int reps) {
   DeviceBuffer sink(static_cast<std::size_t>(floor_sink_len()) * sizeof(float), "floor sink");
-  Event a, b;
-  std::vector<float> t;
-  for (int i = 0; i < reps + 3; ++i) {
-    a.record(nullptr);
-    launch_read_floor(data, bytes, sink.as<float>(), nullptr);
-    b.record(nullptr);
-    if (i >= 3) t.push_back(elapsed_ms(a, b));  // three warm-ups
-  }
-  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-  return t[t.size() / 2];
+  return static_cast<float>(reference_ms([&](cudaStream_t s) { launch_read_floor(data, bytes, sink.as<float>(), s); },
+                                         reps, 3, Pick::Median));
 }
 
 void init_bench_state(const BenchConfig& c) {

@@ -228,15 +228,19 @@ void pipeline_fixture(benchmark::State& st, const Pipeline* p, int k_arg) {
 void cpu_fixture(benchmark::State& st) {
   const BenchState& s = bench_state();
   Means m;
-  for (auto _ : st) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto hits = sequential_search(s.host, s.query.vector.data(), s.query.norm, s.config.k);
-    benchmark::DoNotOptimize(hits.data());
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    st.SetIterationTime(ms / 1e3);
+  ExecOptions o;
+  o.on_sample = [&](double ms) {
     m.add("total_ms", ms);
     add_rates(m, ms, 0);
-  }
+  };
+  const bool ok = exec_host(
+      st,
+      [&] {
+        auto hits = sequential_search(s.host, s.query.vector.data(), s.query.norm, s.config.k);
+        benchmark::DoNotOptimize(hits.data());
+      },
+      o);
+  if (!ok) return;
   m.publish(st);
   parameters(st, {{"k", double(s.config.k)}, {"rows", double(s.host.rows)}, {"dim", double(s.host.dim)}});
 }
@@ -262,16 +266,21 @@ void sequence_fixture(benchmark::State& st, const Pipeline* p) {
                   {"rows", double(s.host.rows)},
                   {"dim", double(s.host.dim)},
                   {"queries", double(s.sequence.size())}});
-  if (!p) {
-    for (auto _ : st) {
-      const double total = pass([&](const Query& q) {
-        const auto t0 = std::chrono::steady_clock::now();
-        auto hits = sequential_search(s.host, q.vector.data(), q.norm, s.config.k);
-        benchmark::DoNotOptimize(hits.data());
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      });
-      st.SetIterationTime(total / 1e3);
-    }
+  if (!p) {  // the host clock around each query for its counter, the engine's around the pass
+    ExecOptions o;
+    o.warmups = 0;
+    o.fixed_samples = true;
+    exec_host(
+        st,
+        [&] {
+          pass([&](const Query& q) {
+            const auto t0 = std::chrono::steady_clock::now();
+            auto hits = sequential_search(s.host, q.vector.data(), q.norm, s.config.k);
+            benchmark::DoNotOptimize(hits.data());
+            return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+          });
+        },
+        o);
     return;
   }
   // The searcher is made here, so query 1 also pays the first allocations (as in the study).
@@ -306,17 +315,8 @@ void launch_best_read(const void* data, std::size_t bytes, float* sink, cudaStre
 
 double best_read_ms(const void* data, std::size_t bytes, int reps) {
   DeviceBuffer sink(static_cast<std::size_t>(floor_sink_len()) * sizeof(float), "floor sink");
-  const cudaStream_t s = measure_stream();
-  Event a, b;
-  double best = 0;
-  for (int i = 0; i < reps + 3; ++i) {  // three warm-ups
-    a.record(s);
-    launch_best_read(data, bytes, sink.as<float>(), s);
-    b.record(s);
-    const double ms = elapsed_ms(a, b);
-    if (i >= 3 && (best == 0 || ms < best)) best = ms;
-  }
-  return best;
+  return reference_ms([&](cudaStream_t s) { launch_best_read(data, bytes, sink.as<float>(), s); }, reps, 3,
+                      Pick::Least);
 }
 
 double best_read_bytes_per_s() {

@@ -14,7 +14,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -45,17 +44,13 @@ using namespace intersect;
 constexpr double kMinSeconds = 0.2;
 using Answers = std::vector<std::vector<std::uint32_t>>;
 
-// The serial CPU rows: one untimed run, then the host clock around each iteration.
+// The serial CPU rows: one untimed run, then the engine's host clock around each sample.
 double time_host(benchmark::State& st, double bytes, const std::function<void()>& work) {
-  work();
   Means m;
-  for (auto _ : st) {
-    const auto t0 = std::chrono::steady_clock::now();
-    work();
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    st.SetIterationTime(ms / 1e3);
-    m.add("ms", ms);
-  }
+  ExecOptions o;
+  o.warmups = 1;
+  o.on_sample = [&](double ms) { m.add("ms", ms); };
+  if (!exec_host(st, work, o)) return 0;
   m.publish(st);
   const double ms = m.mean("ms");
   if (ms > 0) st.counters["gb_per_s"] = bytes / (ms / 1e3) / 1e9;
@@ -164,12 +159,12 @@ void peer_fixture(benchmark::State& st, const IntersectVariant& v, SetState& s, 
   Answers got = peer->run(s.data.queries);
   if (got != s.oracle) throw Error(std::string(v.name) + " differs from the oracle on set " + set);
   std::vector<double> ms;
-  for (auto _ : st) {
-    const auto t0 = std::chrono::steady_clock::now();
-    got = peer->run(s.data.queries);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    st.SetIterationTime(ms.back() / 1e3);
-  }
+  ExecOptions o;
+  o.warmups = 0;  // the oracle's check above was the warm-up
+  o.on_sample = [&](double t) { ms.push_back(t); };
+  if (!exec_host(
+          st, [&] { got = peer->run(s.data.queries); }, o))
+    return;
   std::sort(ms.begin(), ms.end());
   const double median = ms.empty() ? 0 : ms[ms.size() / 2];
   st.counters["ms_median"] = median;

@@ -8,7 +8,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -110,17 +109,7 @@ double cublas_ms(const Shape& s, MatmulPrecision p) {
   const Operands& o = operands(s);
   const CublasMode mode = cublas_mode_for(p);
   blas().prepare(o.args(), mode, nullptr);
-  Event a, b;
-  std::vector<float> ms;
-  for (int i = 0; i < 7; ++i) {
-    a.record(nullptr);
-    blas().run(o.args(), mode, nullptr);
-    b.record(nullptr);
-    CUDA_CHECK(cudaEventSynchronize(b.get()));
-    if (i >= 2) ms.push_back(elapsed_ms(a, b));
-  }
-  std::sort(ms.begin(), ms.end());
-  return cache[key] = ms[ms.size() / 2];
+  return cache[key] = reference_ms([&](cudaStream_t st) { blas().run(o.args(), mode, st); }, 5, 2, Pick::Median);
 }
 
 void rate_counters(benchmark::State& st, const Shape& s, double ms, MatmulPrecision p, int output_bits = 32) {
@@ -259,13 +248,11 @@ void cpu_fixture(benchmark::State& st) {
   opt.warmups = 0;
   opt.fixed_samples = true;
   opt.on_sample = [&](double ms) { m.add("cpu_ms", ms); };
-  const bool ok = exec_timed(
+  const bool ok = exec_host(
       st,
-      [&](cudaStream_t) {
-        const auto t0 = std::chrono::steady_clock::now();
+      [&] {
         cpu_matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k);
         benchmark::DoNotOptimize(c.data());
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       },
       opt);
   if (!ok) return;

@@ -126,14 +126,14 @@ double charged_bytes(double min_bytes) {
 }
 
 template <class SampleFn, class WarmFn>
-bool run(benchmark::State& st, SampleFn sample, WarmFn warm, const ExecOptions& o) {
+bool run(benchmark::State& st, SampleFn sample, WarmFn warm, const ExecOptions& o, bool host = false) {
   Engine& e = engine();
-  if (!e.gpu) throw Error("the measurement engine has no GPU");
+  if (!e.gpu && !host) throw Error("the measurement engine has no GPU");
   const int warmups = o.warmups >= 0 ? o.warmups : e.config.warmups;
-  CUDA_CHECK(cudaDeviceSynchronize());  // the fixture's set-up may be on other streams
+  if (e.gpu) CUDA_CHECK(cudaDeviceSynchronize());  // the fixture's set-up may be on other streams
   e.work_history.clear();
   for (int i = 0; i < warmups; ++i) warm();
-  CUDA_CHECK(cudaStreamSynchronize(e.stream));
+  if (e.gpu) CUDA_CHECK(cudaStreamSynchronize(e.stream));
   Tally t;
   auto record = [&](const Sample& s) {
     t.add(s);
@@ -358,6 +358,42 @@ bool exec_timed(benchmark::State& st, const TimedWork& work, const ExecOptions& 
         work(engine().stream);
       },
       o);
+}
+
+bool exec_host(benchmark::State& st, const HostWork& work, const ExecOptions& o) {
+  if (o.prepare) throw Error("host work has no device preparation");
+  auto sample = [&] {
+    Engine& e = engine();
+    const auto t0 = std::chrono::steady_clock::now();
+    work();
+    Sample s;
+    s.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (e.gpu) s.gpu = read_gpu();
+    if (inject_fraction() > 0) {
+      e.work_history.push_back(s.ms);
+      s.injected_ms = inject_host_delay_ms(inject_target_ms() / inject_fraction());
+      s.ms += s.injected_ms;
+    }
+    return s;
+  };
+  return run(st, sample, work, o, true);
+}
+
+double reference_ms(const DeviceWork& work, int reps, int warmups, Pick pick) {
+  if (reps < 1) throw Error("reference_ms: at least one sample");
+  for (int i = 0; i < warmups; ++i) work(engine().stream);
+  // Never slowed by --inject-slowdown: the references are what the fixtures are compared with.
+  Engine& e = engine();
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    e.start->record(e.stream);
+    work(e.stream);
+    e.stop->record(e.stream);
+    ms.push_back(elapsed_ms(*e.start, *e.stop));
+  }
+  if (pick == Pick::Least) return *std::min_element(ms.begin(), ms.end());
+  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+  return ms[ms.size() / 2];
 }
 
 void skip(benchmark::State& st, const std::string& reason) { skip_impl(st, reason, 0); }

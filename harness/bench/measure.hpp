@@ -85,6 +85,15 @@ double inject_host_delay_ms(double ms);
 // (docs/methodology.md). Returns false when the figure was refused (the fixture is an error).
 bool exec(benchmark::State& st, const DeviceWork& work, const ExecOptions& o = {});
 bool exec_timed(benchmark::State& st, const TimedWork& work, const ExecOptions& o = {});
+// Host work (a CPU search, a CPU peer): run synchronously and timed by the host clock, with the
+// engine's warm-ups, stopping rule, injected slowdown and counters; it needs no GPU (no telemetry
+// then). o.prepare must be empty.
+using HostWork = std::function<void()>;
+bool exec_host(benchmark::State& st, const HostWork& work, const ExecOptions& o = {});
+// A reference time outside any fixture (a floor's read, a peer library's anchor): `reps` samples
+// of `work` on the engine's stream after `warmups`, their median or least, in ms.
+enum class Pick { Median, Least };
+double reference_ms(const DeviceWork& work, int reps, int warmups, Pick pick);
 // The common case: device work and the bytes it must read at least.
 inline bool exec(benchmark::State& st, const DeviceWork& work, double min_bytes) {
   ExecOptions o;
