@@ -76,7 +76,7 @@ std::vector<Term> parse_expression(std::string_view text) {
 namespace {
 
 // The text read as an expression, when every word is known (for the note only).
-bool reads_as_expression(const Model& m, std::string_view text) {
+bool reads_as_expression(const WordSource& m, std::string_view text) {
   try {
     const std::vector<Term> terms = parse_expression(text);
     if (terms.size() < 2) return false;
@@ -90,10 +90,16 @@ bool reads_as_expression(const Model& m, std::string_view text) {
 
 }  // namespace
 
-Query make_query(const Model& m, std::string_view text) {
+void ModelWords::read_row(std::int64_t row, float* out) const { std::copy(m.row(row), m.row(row) + m.dim, out); }
+
+Query make_query(const Model& m, std::string_view text) { return make_query(ModelWords(m), text); }
+
+Query make_query(const WordSource& m, std::string_view text) {
   Query q;
   q.text = std::string(text);
-  q.vector.assign(static_cast<std::size_t>(m.dim), 0.0f);
+  const int dim = m.dim();
+  q.vector.assign(static_cast<std::size_t>(dim), 0.0f);
+  std::vector<float> v(static_cast<std::size_t>(dim));
   std::vector<Term> terms;
   // The whole text being a word wins over any reading as an expression, so `-`, `!`, `"` and
   // words with spaces are all askable alone.
@@ -109,12 +115,12 @@ Query make_query(const Model& m, std::string_view text) {
   for (const Term& t : terms) {
     std::int64_t r = m.find(t.word);
     if (r < 0) throw Error("unknown word: '" + t.word + "'");
-    const float* v = m.row(r);
-    for (int j = 0; j < m.dim; ++j) q.vector[j] += t.sign * v[j];
+    m.read_row(r, v.data());
+    for (int j = 0; j < dim; ++j) q.vector[j] += t.sign * v[j];
     if (std::find(q.word_rows.begin(), q.word_rows.end(), static_cast<std::int32_t>(r)) == q.word_rows.end())
       q.word_rows.push_back(static_cast<std::int32_t>(r));
   }
-  q.norm = vector_norm(q.vector.data(), m.dim);
+  q.norm = vector_norm(q.vector.data(), dim);
   if (!(q.norm > 0)) throw Error("'" + q.text + "' evaluates to the zero vector: cosine similarity is undefined");
   return q;
 }

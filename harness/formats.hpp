@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "harness/expression.hpp"
 #include "runtime/model.hpp"
 
 namespace distancies {
@@ -37,6 +38,10 @@ struct LoadOptions {
   bool skip_bad_rows = false;
   bool allow_zero_vectors = true;  // zero rows are legal (similarity 0); false makes them errors
   Progress progress;
+  // Native models only: rows [first_row, last_row) alone (last_row -1: to the end), every other
+  // row's vector left unread (a rank reading only its shard; docs/scale.md). Other formats: an error.
+  std::int64_t first_row = 0;
+  std::int64_t last_row = -1;
 };
 
 struct LoadReport {
@@ -61,6 +66,25 @@ Model load_model(const std::string& path, const LoadOptions& opt = {}, LoadRepor
 
 // The native format: header, vocabulary, norms, 64-byte aligned rows of ld floats.
 void save_native(const Model& m, const std::string& path);
+
+// A native model's vocabulary (checked as load_model checks it) without its vectors: a row is read
+// from the file when a query names it. What a rank that holds only its shard looks words up in.
+class NativeVocabulary final : public WordSource {
+ public:
+  explicit NativeVocabulary(const std::string& path);
+  std::int64_t rows() const { return static_cast<std::int64_t>(words_.size()); }
+  int dim() const override { return dim_; }
+  std::int64_t find(std::string_view word) const override;
+  const std::string& word(std::int64_t row) const override { return words_.at(static_cast<std::size_t>(row)); }
+  void read_row(std::int64_t row, float* out) const override;
+
+ private:
+  std::string path_;
+  int dim_ = 0, ld_ = 0;
+  bool normalized_ = false;
+  std::uint64_t vectors_at_ = 0;
+  std::vector<std::string> words_;
+};
 
 // Sorts rows by word (byte-wise), fails on duplicates unless skipping; computes norms.
 void finalize_model(Model& m, const LoadOptions& opt, LoadReport* report);

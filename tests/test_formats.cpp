@@ -865,3 +865,74 @@ TEST_F(Formats, NativeFastPathStillValidatesRows) {
   EXPECT_EQ(load_model(path("inf.dst"), skip, &skipped).rows, 48);
   EXPECT_EQ(skipped.skipped_nonfinite, 1);
 }
+
+// A rank reads only its rows of a native model (docs/scale.md): rows [first, last) equal the
+// whole load's, words, norms and vectors, for the first, a middle, the last and an empty range,
+// the normalized flag included; a range outside the model, or asked of a text model, is one error.
+TEST_F(Formats, NativeRowRangeEqualsTheWholeModelsRows) {
+  write_text(path("m.txt"), random_rows(101, 7, 21));
+  for (bool normalized : {false, true}) {
+    SCOPED_TRACE(normalized ? "normalized" : "plain");
+    Model src = load_model(path("m.txt"));
+    if (normalized) {
+      for (std::int64_t i = 0; i < src.rows; ++i)
+        for (int j = 0; j < src.dim; ++j) src.row(i)[j] /= src.norms[static_cast<std::size_t>(i)];
+      src.normalized = true;
+    }
+    save_native(src, path("n.dst"));
+    const Model all = load_model(path("n.dst"));
+    for (auto [first, last] : {std::pair<std::int64_t, std::int64_t>{0, 101}, {0, 34}, {34, 68}, {100, 101}, {5, 5}}) {
+      SCOPED_TRACE(std::to_string(first) + "-" + std::to_string(last));
+      LoadOptions o;
+      o.first_row = first;
+      o.last_row = last;
+      const Model part = load_model(path("n.dst"), o);
+      ASSERT_EQ(part.rows, last - first);
+      ASSERT_EQ(part.dim, all.dim);
+      EXPECT_EQ(part.normalized, all.normalized);
+      for (std::int64_t r = 0; r < part.rows; ++r) {
+        const std::size_t g = static_cast<std::size_t>(first + r);
+        EXPECT_EQ(part.words[static_cast<std::size_t>(r)], all.words[g]);
+        EXPECT_EQ(part.norms[static_cast<std::size_t>(r)], all.norms[g]);
+        EXPECT_EQ(0, std::memcmp(part.row(r), all.row(first + r), sizeof(float) * all.ld)) << "row " << g;
+      }
+    }
+  }
+  for (auto [first, last] : {std::pair<std::int64_t, std::int64_t>{-1, 5}, {7, 6}, {0, 102}}) {
+    LoadOptions o;
+    o.first_row = first;
+    o.last_row = last;
+    EXPECT_THAT(error_of(path("n.dst"), o), HasSubstr("asked of a model of 101 rows"));
+  }
+  LoadOptions o;
+  o.first_row = 3;
+  EXPECT_THAT(error_of(path("m.txt"), o), HasSubstr("convert it first"));
+}
+
+// The vocabulary a rank looks query words up in: every word at its row, each row read from the
+// file equal to the model's, and the queries it makes bit for bit the model's.
+TEST_F(Formats, NativeVocabularyAnswersAsTheModelDoes) {
+  save_native(load_model((write_text(path("m.txt"), random_rows(60, 9, 5)), path("m.txt"))), path("n.dst"));
+  const Model m = load_model(path("n.dst"));
+  const NativeVocabulary v(path("n.dst"));
+  ASSERT_EQ(v.rows(), m.rows);
+  ASSERT_EQ(v.dim(), m.dim);
+  std::vector<float> row(static_cast<std::size_t>(m.dim));
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    EXPECT_EQ(v.find(m.words[static_cast<std::size_t>(r)]), r);
+    EXPECT_EQ(v.word(r), m.words[static_cast<std::size_t>(r)]);
+    v.read_row(r, row.data());
+    EXPECT_EQ(0, std::memcmp(row.data(), m.row(r), sizeof(float) * m.dim)) << "row " << r;
+  }
+  EXPECT_EQ(v.find("no such word"), -1);
+  EXPECT_THROW(v.read_row(m.rows, row.data()), Error);
+  const std::string text = m.words[3] + " - " + m.words[17] + " + " + m.words[42];
+  for (const std::string& t : {m.words[0], text}) {
+    const Query a = make_query(v, t), b = make_query(m, t);
+    EXPECT_EQ(a.vector, b.vector) << t;
+    EXPECT_EQ(a.norm, b.norm) << t;
+    EXPECT_EQ(a.word_rows, b.word_rows) << t;
+  }
+  EXPECT_THROW(make_query(v, "no such word"), Error);
+  EXPECT_THROW(NativeVocabulary(path("m.txt")), Error);
+}

@@ -580,6 +580,34 @@ TEST(Shard, EmulatedRanksEqualOneGpu) {
 }
 
 // The real code path with one rank: NCCL communicator, resident and streamed shards.
+// A rank given only its rows (read alone from a native file, docs/scale.md): rows 7,000-13,999
+// of 20,001, one rank over NCCL; its answers are the search of those rows with global row numbers,
+// and the batch path's the same; a shard outside its model is one error.
+TEST(Shard, ARankGivenOnlyItsRowsAnswersWithGlobalRows) {
+  DISTANCIES_REQUIRE_GPU();
+  std::string why;
+  if (!nccl_available(&why)) GTEST_SKIP() << "no NCCL: " << why;
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Model m = random_model({20001, 300, seed, 5, 40});
+  const std::int64_t first = 7000, last = 14000;
+  const HostRows mine = host_rows(m).slice(first, last);
+  const DeviceModel part = upload_rows(mine);
+  GpuSearcher one(part, nullptr);
+  NcclComm comm(ProcessGroup{});
+  ShardSearcher sh(comm, mine, first, m.rows, ShardOptions{});
+  EXPECT_EQ(sh.first_row(), first);
+  EXPECT_EQ(sh.shard_rows(), last - first);
+  const auto q = random_query(m.dim, seed);
+  const float qn = vector_norm(q.data(), m.dim);
+  auto want = one.search(pipeline("fused"), q.data(), qn, 10);
+  offset_rows(want, first);
+  expect_same(sh.search(pipeline("fused"), q.data(), qn, 10), want, "one query");
+  const auto got = sh.search(batch_pipeline("batch_f16_h"), q.data(), &qn, 1, 10);
+  expect_same(got[0], want, "a batch of one");
+  EXPECT_THROW(ShardSearcher(comm, mine, 15000, m.rows, ShardOptions{}), Error);
+}
+
 TEST(Shard, OneRankOverNcclEqualsTheResidentSearch) {
   DISTANCIES_REQUIRE_GPU();
   std::string why;

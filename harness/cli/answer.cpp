@@ -36,10 +36,10 @@ void print_timing(const GpuTiming& g) {
 
 }  // namespace
 
-void print_text(const Answer& a, const Model& m) {
+void print_text(const Answer& a, const WordSource& m) {
   std::printf("%s\n", a.query.c_str());
   for (std::size_t i = 0; i < a.hits.size(); ++i)
-    std::printf("%4d  %-24s %.6f\n", static_cast<int>(i + 1), m.words[a.hits[i].row].c_str(), a.hits[i].sim);
+    std::printf("%4d  %-24s %.6f\n", static_cast<int>(i + 1), m.word(a.hits[i].row).c_str(), a.hits[i].sim);
   if (a.gpu) print_timing(*a.gpu);
   if (a.cpu) {
     std::printf("  cpu sequential: %.3f ms", a.cpu->total_ms);
@@ -64,7 +64,7 @@ void print_text(const BatchSummary& s) {
   std::fflush(stdout);
 }
 
-nlohmann::json to_json(const Answer& a, const Model& m) {
+nlohmann::json to_json(const Answer& a, const WordSource& m) {
   nlohmann::json j;
   if (a.line > 0) j["line"] = a.line;
   j["query"] = a.query;
@@ -76,7 +76,7 @@ nlohmann::json to_json(const Answer& a, const Model& m) {
   nlohmann::json r = nlohmann::json::array();
   for (std::size_t i = 0; i < a.hits.size(); ++i)
     r.push_back(
-        {{"rank", i + 1}, {"word", m.words[a.hits[i].row]}, {"row", a.hits[i].row}, {"similarity", a.hits[i].sim}});
+        {{"rank", i + 1}, {"word", m.word(a.hits[i].row)}, {"row", a.hits[i].row}, {"similarity", a.hits[i].sim}});
   j["results"] = r;
   if (a.gpu) j["gpu"] = timing_json(*a.gpu);
   if (a.cpu) {

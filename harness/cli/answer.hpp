@@ -45,9 +45,9 @@ struct BatchSummary {
   double queries_per_s() const { return answered ? answered / (wall_ms / 1000.0) : 0.0; }
 };
 
-void print_text(const Answer& a, const Model& m);
+void print_text(const Answer& a, const WordSource& words);
 void print_text(const BatchSummary& s);
-nlohmann::json to_json(const Answer& a, const Model& m);
+nlohmann::json to_json(const Answer& a, const WordSource& words);
 nlohmann::json to_json(const BatchSummary& s);
 
 }  // namespace distancies::cli

@@ -60,6 +60,8 @@ Session::Session(const SearchOptions& o) : o_(o) {
     throw Error(std::string("--stream, --gpus, --gpu-memory-limit and --chunk-rows search on the GPU, and ") +
                 (o.device == "cpu" ? "--device cpu was given"
                                    : "there is no usable CUDA GPU (" + device_status().reason + ")"));
+  if (o.gpus > 0 && o.also_cpu)
+    throw Error("--cpu searches the whole model on the host, and with --gpus each rank holds only its rows");
   if (o.device == "auto" && !use_gpu_)
     std::fprintf(stderr, "no usable CUDA GPU (%s): searching on the CPU\n", device_status().reason.c_str());
   load(o);
@@ -112,12 +114,13 @@ void Session::load(const SearchOptions& o) {
 }
 
 void Session::load_scaled(const SearchOptions& o, const LoadOptions& lo, const char* why) {
-  const auto t0 = clock_type::now();
-  model_ = load_model(o.model, lo);
-  const double gb = static_cast<double>(model_.rows) * model_.ld * sizeof(float) / 1e9;
   StreamOptions so;
   so.gpu_memory_limit = o.gpu_memory_limit;
   so.chunk_rows = o.chunk_rows;
+  if (o.gpus > 0) return load_sharded(o, lo, so);
+  const auto t0 = clock_type::now();
+  model_ = load_model(o.model, lo);
+  const double gb = static_cast<double>(model_.rows) * model_.ld * sizeof(float) / 1e9;
   if (!why) {  // only a memory limit: resident when the model fits it with room for the search
     if (gb * 1e9 < 0.85 * static_cast<double>(o.gpu_memory_limit)) {
       dm_ = std::make_unique<DeviceModel>(upload_model(model_, !o.pageable));
@@ -128,34 +131,59 @@ void Session::load_scaled(const SearchOptions& o, const LoadOptions& lo, const c
     }
     why = "larger than --gpu-memory-limit";
   }
-  if (o.gpus > 0) {
-    const ProcessGroup g = process_group_from_env(o.gpus);
-    int devices = 0;
-    CUDA_CHECK(cudaGetDeviceCount(&devices));
-    if (g.local_rank >= devices)
-      throw Error("--gpus " + std::to_string(g.size) + ": this rank would use GPU " + std::to_string(g.local_rank) +
-                  " but this host has " + std::to_string(devices) + " GPU" + (devices == 1 ? "" : "s"));
-    CUDA_CHECK(cudaSetDevice(g.local_rank));
-    comm_ = std::make_unique<NcclComm>(g);
-    quiet_ = g.rank != 0;
-    ShardOptions sh;
-    sh.stream = o.stream || o.gpu_memory_limit || o.chunk_rows;
-    sh.stream_options = so;
-    if (sh.stream) pinned_ = std::make_unique<PinnedModel>(PinnedModel::register_model(model_));
-    shard_ = std::make_unique<ShardSearcher>(*comm_, sh.stream ? pinned_->rows() : host_rows(model_), sh);
-    if (!quiet_)
-      std::fprintf(stderr, "loaded %s: %lld x %d; rank %d of %d holds rows %lld-%lld%s (NCCL %s) in %.1f ms\n",
-                   o.model.c_str(), static_cast<long long>(model_.rows), model_.dim, g.rank, g.size,
-                   static_cast<long long>(shard_->first_row()),
-                   static_cast<long long>(shard_->first_row() + shard_->shard_rows() - 1),
-                   shard_->streamed() ? ", streamed" : ", resident", comm_->version().c_str(), ms_since(t0));
-    return;
-  }
   pinned_ = std::make_unique<PinnedModel>(PinnedModel::register_model(model_));
   stream_ = std::make_unique<StreamSearcher>(pinned_->rows(), so);
   std::fprintf(stderr, "loaded %s: %lld x %d (%.2f GB) into page-locked host memory in %.1f ms; streamed to %s (%s)\n",
                o.model.c_str(), static_cast<long long>(model_.rows), model_.dim, gb, ms_since(t0),
                describe_device(device_status()).c_str(), why);
+}
+
+void Session::load_sharded(const SearchOptions& o, const LoadOptions& lo, const StreamOptions& so) {
+  const auto t0 = clock_type::now();
+  const ProcessGroup g = process_group_from_env(o.gpus);
+  int devices = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&devices));
+  if (g.local_rank >= devices)
+    throw Error("--gpus " + std::to_string(g.size) + ": this rank would use GPU " + std::to_string(g.local_rank) +
+                " but this host has " + std::to_string(devices) + " GPU" + (devices == 1 ? "" : "s"));
+  CUDA_CHECK(cudaSetDevice(g.local_rank));
+  quiet_ = g.rank != 0;
+  ShardOptions sh;
+  sh.stream = o.stream || o.gpu_memory_limit || o.chunk_rows;
+  sh.stream_options = so;
+  // A native model: this rank reads its rows and the vocabulary, nothing else. Another format is
+  // read whole by every rank (it has no row offsets to seek to), and says how to avoid that.
+  const bool native = (lo.format == Format::Auto ? detect_format(o.model) : lo.format) == Format::Native;
+  std::int64_t first = 0, total = 0;
+  if (native) {
+    vocab_ = std::make_unique<NativeVocabulary>(o.model);
+    total = vocab_->rows();
+    const auto range = shard_rows(total, g.rank, g.size);
+    first = range.first;
+    LoadOptions mine = lo;
+    mine.first_row = range.first;
+    mine.last_row = range.second;
+    model_ = load_model(o.model, mine);
+  } else {
+    model_ = load_model(o.model, lo);
+    total = model_.rows;
+    if (!quiet_)
+      std::fprintf(stderr,
+                   "distancies: note: every rank reads all of %s (%s has no row offsets): convert it to the native "
+                   "format (distancies convert %s MODEL.dsv) and each rank reads only its rows\n",
+                   o.model.c_str(), model_.format.c_str(), o.model.c_str());
+  }
+  comm_ = std::make_unique<NcclComm>(g);
+  if (sh.stream) pinned_ = std::make_unique<PinnedModel>(PinnedModel::register_model(model_));
+  const HostRows held = sh.stream ? pinned_->rows() : host_rows(model_);
+  shard_ = native ? std::make_unique<ShardSearcher>(*comm_, held, first, total, sh)
+                  : std::make_unique<ShardSearcher>(*comm_, held, sh);
+  if (!quiet_)
+    std::fprintf(stderr, "loaded %s: %lld x %d; rank %d of %d holds rows %lld-%lld%s%s (NCCL %s) in %.1f ms\n",
+                 o.model.c_str(), static_cast<long long>(total), model_.dim, g.rank, g.size,
+                 static_cast<long long>(shard_->first_row()),
+                 static_cast<long long>(shard_->first_row() + shard_->shard_rows() - 1), native ? ", read alone" : "",
+                 shard_->streamed() ? ", streamed" : ", resident", comm_->version().c_str(), ms_since(t0));
 }
 
 std::vector<Hit> Session::search_one(const Query& q, Breakdown* bd) {
@@ -231,6 +259,7 @@ Session::~Session() = default;
 
 void Session::add_cpu(Answer& a, const Query& q, bool beside_gpu) const {
   const auto t0 = clock_type::now();
+  if (vocab_) throw Error("--cpu searches the whole model on the host, and this rank holds only its rows");
   const auto exclude = o_.keep_query_words ? std::vector<std::int32_t>{} : q.word_rows;
   const auto cpu_hits = sequential_search(model_, q.vector.data(), q.norm, o_.k, exclude);
   a.cpu = CpuTiming{ms_since(t0), std::nullopt};
@@ -255,7 +284,7 @@ void Session::run(const std::string& text, bool also_cpu) {
     if (run_queries({{1, text}}, also_cpu, one)) throw Error("the query failed");
     return;
   }
-  const Query q = make_query(model_, text);
+  const Query q = make_query(words(), text);
   if (!q.note.empty()) std::fprintf(stderr, "distancies: note: %s\n", q.note.c_str());
   Answer a;
   a.query = text;
@@ -296,7 +325,7 @@ int Session::run_queries(const std::vector<BatchLine>& lines, bool also_cpu, Bat
     a.query = l.text;
     a.k = o_.k;
     try {
-      queries.push_back(make_query(model_, l.text));
+      queries.push_back(make_query(words(), l.text));
       if (!queries.back().note.empty())
         std::fprintf(stderr, "distancies: note: line %d: %s\n", l.line, queries.back().note.c_str());
       slot.push_back(out.size());
@@ -352,9 +381,9 @@ int Session::run_queries(const std::vector<BatchLine>& lines, bool also_cpu, Bat
 void Session::print(const Answer& a) const {
   if (quiet_) return;
   if (o_.json)
-    std::cout << to_json(a, model_).dump() << std::endl;
+    std::cout << to_json(a, words()).dump() << std::endl;
   else
-    print_text(a, model_);
+    print_text(a, words());
 }
 
 }  // namespace distancies::cli

@@ -32,7 +32,7 @@ class Session {
   // error), then a summary that counts every line. Returns how many queries failed.
   int run_batch(const std::vector<BatchLine>& lines, bool also_cpu);
   int last_batch_queries() const { return last_batch_queries_; }  // asked in the last batch
-  bool is_word(std::string_view w) const { return model_.find(w) >= 0; }
+  bool is_word(std::string_view w) const { return words().find(w) >= 0; }
 
  private:
   // The study's sequential CPU search: the answer (alone) or a check beside the GPU's hits.
@@ -47,6 +47,11 @@ class Session {
   void load(const SearchOptions& o);
   // Or kept in host memory and streamed, or sharded over the ranks of a process group.
   void load_scaled(const SearchOptions& o, const LoadOptions& lo, const char* why);
+  // --gpus: this rank's rows of a native model alone (every row of another format's model).
+  void load_sharded(const SearchOptions& o, const LoadOptions& lo, const StreamOptions& so);
+  // Where query words and result rows are looked up: the model, or (a rank holding only its
+  // rows) the native file's vocabulary.
+  const WordSource& words() const { return vocab_ ? static_cast<const WordSource&>(*vocab_) : model_words_; }
   std::vector<Hit> search_one(const Query& q, Breakdown* bd);
   std::vector<std::vector<Hit>> search_many(const std::vector<Query>& qs, Breakdown* bd, BatchSummary& summary);
   void print(const Answer& a) const;
@@ -55,9 +60,11 @@ class Session {
   int run_queries(const std::vector<BatchLine>& queries, bool also_cpu, BatchSummary summary);
 
   SearchOptions o_;
-  Model model_;
-  const Pipeline* one_ = nullptr;        // answers single queries (none: many_ as a batch of one)
-  const BatchPipeline* many_ = nullptr;  // answers batches (none: one_ once per query)
+  Model model_;  // the whole model, or this rank's rows alone
+  ModelWords model_words_{model_};
+  std::unique_ptr<NativeVocabulary> vocab_;  // --gpus over a native model: every word, no vectors
+  const Pipeline* one_ = nullptr;            // answers single queries (none: many_ as a batch of one)
+  const BatchPipeline* many_ = nullptr;      // answers batches (none: one_ once per query)
   bool use_gpu_ = false;
   bool auto_ = false;           // --variant auto: one_/many_ chosen per query or batch
   std::string chosen_by_;       // why, for the timing line and JSON

@@ -59,6 +59,9 @@ Format detect_format(const std::string& path) {
 Model load_model(const std::string& path, const LoadOptions& opt, LoadReport* report) {
   if (report) *report = LoadReport{};
   Format f = opt.format == Format::Auto ? detect_format(path) : opt.format;
+  if ((opt.first_row != 0 || opt.last_row >= 0) && f != Format::Native)
+    throw Error(path + ": reading only some rows needs a native model: convert it first (distancies convert " + path +
+                " MODEL.dsv)");
   Model m;
   switch (f) {
     case Format::GloveText: {

@@ -82,8 +82,16 @@ void read_vectors(Model& m, const std::string& path, std::uint64_t at, const Loa
 
 }  // namespace
 
-Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* report) {
-  InFile file(path);
+namespace {
+
+// The header, checked against the file: shape, flags and the sections' layout.
+struct Header {
+  std::uint64_t rows = 0;
+  std::uint32_t dim = 0, ld = 0, flags = 0;
+  Layout l{};
+};
+
+Header read_header(InFile& file, const std::string& path) {
   const std::uint64_t size = file.size();
   if (size == 0) fail(path, "empty file");
   unsigned char h[kHeaderBytes] = {};
@@ -126,7 +134,63 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
   if (size > l.end())
     fail(path, std::to_string(size - l.end()) + " unexpected bytes after the vectors (expected " +
                    std::to_string(l.end()) + " bytes)");
+  return {rows, dim, ld, flags, l};
+}
 
+// Every word, checked (offsets spanning the vocabulary, sorted, unique); `keep(r)` says which
+// rows' words to store, at words[r - first].
+template <class Keep>
+void read_words(InFile& file, const std::string& path, const Header& hd, std::int64_t first, Keep keep,
+                std::vector<std::string>& words) {
+  const std::uint64_t rows = hd.rows;
+  const Layout& l = hd.l;
+  std::vector<std::uint64_t> offsets(rows + 1);
+  file.seek(l.offsets_at);
+  file.read_exact(offsets.data(), l.offsets_size, "vocabulary offsets");
+  std::string blob(l.vocab_size, '\0');
+  file.seek(l.vocab_at);
+  file.read_exact(blob.data(), blob.size(), "vocabulary");
+  if (offsets[0] != 0 || offsets[rows] != l.vocab_size)
+    fail(path, "vocabulary offsets do not span the vocabulary (first " + std::to_string(offsets[0]) + ", last " +
+                   std::to_string(offsets[rows]) + ", size " + std::to_string(l.vocab_size) + ")");
+  std::string_view last;
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    if (offsets[r + 1] < offsets[r]) fail(path, "vocabulary offsets decrease at row " + std::to_string(r + 1));
+    if (offsets[r + 1] > l.vocab_size)
+      fail(path, "vocabulary offset " + std::to_string(offsets[r + 1]) + " at row " + std::to_string(r + 1) +
+                     " is past the vocabulary's " + std::to_string(l.vocab_size) + " bytes");
+    const std::string_view w(blob.data() + offsets[r], offsets[r + 1] - offsets[r]);
+    if (r > 0 && !(last < w))
+      fail(path, (last == w ? "duplicated word " : "vocabulary not sorted at word ") + quoted(std::string(w)) +
+                     " (row " + std::to_string(r + 1) + ")");
+    last = w;
+    if (keep(r)) words[static_cast<std::size_t>(r - first)].assign(w);
+  }
+}
+
+}  // namespace
+
+Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* report) {
+  InFile file(path);
+  const Header hd = read_header(file, path);
+  const Layout& l = hd.l;
+  const std::uint32_t dim = hd.dim, ld = hd.ld, flags = hd.flags;
+  // The rows asked for: all, or one rank's range (docs/scale.md, "Each rank reads only its rows").
+  const std::int64_t total = static_cast<std::int64_t>(hd.rows);
+  const std::int64_t first = opt.first_row, last = opt.last_row < 0 ? total : opt.last_row;
+  if (first < 0 || first > last || last > total)
+    fail(path, "rows " + std::to_string(first) + " to " + std::to_string(last) + " asked of a model of " +
+                   std::to_string(total) + " rows");
+  const std::uint64_t rows = static_cast<std::uint64_t>(last - first);
+  if (rows == 0) {  // a rank with no rows (more ranks than rows): the vocabulary checked, nothing held
+    Model m;
+    m.allocate(0, static_cast<int>(dim));
+    m.normalized = (flags & kFlagNormalized) != 0;
+    m.format = "native";
+    read_words(
+        file, path, hd, first, [](std::uint64_t) { return false; }, m.words);
+    return m;
+  }
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   Model m;
@@ -140,7 +204,7 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
   std::thread vectors([&] {
     try {
       const auto tv = clock::now();
-      read_vectors(m, path, l.vectors_at, opt, report, kinds);
+      read_vectors(m, path, l.vectors_at + static_cast<std::uint64_t>(first) * ld * 4, opt, report, kinds);
       vectors_ms = std::chrono::duration<double, std::milli>(clock::now() - tv).count();
     } catch (...) {
       vectors_failed = std::current_exception();
@@ -152,28 +216,12 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
       if (t.joinable()) t.join();
     }
   } joiner{vectors};
-  std::vector<std::uint64_t> offsets(rows + 1);
-  file.seek(l.offsets_at);
-  file.read_exact(offsets.data(), l.offsets_size, "vocabulary offsets");
-  std::string blob(l.vocab_size, '\0');
-  file.seek(l.vocab_at);
-  file.read_exact(blob.data(), blob.size(), "vocabulary");
-  if (offsets[0] != 0 || offsets[rows] != l.vocab_size)
-    fail(path, "vocabulary offsets do not span the vocabulary (first " + std::to_string(offsets[0]) + ", last " +
-                   std::to_string(offsets[rows]) + ", size " + std::to_string(l.vocab_size) + ")");
-  for (std::uint64_t r = 0; r < rows; ++r) {
-    if (offsets[r + 1] < offsets[r]) fail(path, "vocabulary offsets decrease at row " + std::to_string(r + 1));
-    if (offsets[r + 1] > l.vocab_size)
-      fail(path, "vocabulary offset " + std::to_string(offsets[r + 1]) + " at row " + std::to_string(r + 1) +
-                     " is past the vocabulary's " + std::to_string(l.vocab_size) + " bytes");
-    m.words[r].assign(blob, offsets[r], offsets[r + 1] - offsets[r]);
-    if (r > 0 && !(m.words[r - 1] < m.words[r]))
-      fail(path, (m.words[r - 1] == m.words[r] ? "duplicated word " : "vocabulary not sorted at word ") +
-                     quoted(m.words[r]) + " (row " + std::to_string(r + 1) + ")");
-  }
-  std::string().swap(blob);
-  file.seek(l.norms_at);
-  file.read_exact(m.norms.data(), l.norms_size, "norms");
+  read_words(
+      file, path, hd, first,
+      [&](std::uint64_t r) { return static_cast<std::int64_t>(r) >= first && static_cast<std::int64_t>(r) < last; },
+      m.words);
+  file.seek(l.norms_at + static_cast<std::uint64_t>(first) * 4);
+  if (rows > 0) file.read_exact(m.norms.data(), rows * 4, "norms");
   vectors.join();
   if (vectors_failed) std::rethrow_exception(vectors_failed);
   m.format = "native";
@@ -232,4 +280,32 @@ void save_native(const Model& m, const std::string& path) {
 
 namespace distancies {
 void save_native(const Model& m, const std::string& path) { fmt::save_native(m, path); }
+
+NativeVocabulary::NativeVocabulary(const std::string& path) : path_(path) {
+  fmt::InFile file(path);
+  const fmt::Header hd = fmt::read_header(file, path);
+  dim_ = static_cast<int>(hd.dim);
+  ld_ = static_cast<int>(hd.ld);
+  normalized_ = (hd.flags & fmt::kFlagNormalized) != 0;
+  vectors_at_ = hd.l.vectors_at;
+  words_.resize(static_cast<std::size_t>(hd.rows));
+  fmt::read_words(
+      file, path, hd, 0, [](std::uint64_t) { return true; }, words_);
+}
+
+std::int64_t NativeVocabulary::find(std::string_view word) const {
+  const auto it = std::lower_bound(words_.begin(), words_.end(), word,
+                                   [](const std::string& a, std::string_view b) { return std::string_view(a) < b; });
+  return it != words_.end() && *it == word ? it - words_.begin() : -1;
+}
+
+void NativeVocabulary::read_row(std::int64_t row, float* out) const {
+  if (row < 0 || row >= rows()) throw Error(path_ + ": row " + std::to_string(row) + " is not in the model");
+  fmt::InFile file(path_);
+  file.seek(vectors_at_ + static_cast<std::uint64_t>(row) * ld_ * 4);
+  file.read_exact(out, static_cast<std::size_t>(dim_) * 4, "a row's vector");
+  if (fmt::row_kind(out, dim_) == 1)
+    throw Error(path_ + ": row " + std::to_string(row) + " ('" + words_[static_cast<std::size_t>(row)] +
+                "') has a NaN or Inf");
+}
 }  // namespace distancies

@@ -111,7 +111,19 @@ ShardSearcher::ShardSearcher(NcclComm& comm, const HostRows& all, ShardOptions o
   const auto [lo, hi] = distancies::shard_rows(all.rows, comm.rank(), comm.size());
   first_ = lo;
   rows_ = hi - lo;
-  const HostRows mine = all.slice(lo, hi);
+  hold(all.slice(lo, hi), o);
+}
+
+ShardSearcher::ShardSearcher(NcclComm& comm, const HostRows& mine, std::int64_t first_row, std::int64_t total_rows,
+                             ShardOptions o)
+    : comm_(comm), first_(first_row), rows_(mine.rows), total_(total_rows), stream_s_(cudaStreamNonBlocking) {
+  if (total_rows > INT32_MAX) throw Error("sharded search numbers rows with 32 bits: at most 2^31 - 1 rows");
+  if (first_row < 0 || first_row + mine.rows > total_rows) throw Error("a shard's rows lie outside its model");
+  hold(mine, o);
+}
+
+// Resident where the rows fit this GPU (and streaming was not asked for), else streamed.
+void ShardSearcher::hold(const HostRows& mine, ShardOptions o) {
   bool stream = o.stream;
   if (!stream) {
     try {

@@ -42,6 +42,9 @@ class ShardSearcher {
   // streamed from `all` (which must then be page-locked: PinnedModel) when asked or when
   // they do not fit.
   ShardSearcher(NcclComm& comm, const HostRows& all, ShardOptions o);
+  // This rank's rows alone (`mine`: rows [first_row, first_row + mine.rows) of a model of
+  // total_rows, read from the file by this rank only), resident or streamed as above.
+  ShardSearcher(NcclComm& comm, const HostRows& mine, std::int64_t first_row, std::int64_t total_rows, ShardOptions o);
   // This rank's rows given already resident (a shard the fixture generated on its GPU).
   ShardSearcher(NcclComm& comm, DeviceModel shard, std::int64_t first_row, std::int64_t total_rows);
   ~ShardSearcher();
@@ -59,6 +62,7 @@ class ShardSearcher {
   int last_fallbacks() const { return fallbacks_; }
 
  private:
+  void hold(const HostRows& mine, ShardOptions o);
   // Local lists (global rows) -> all ranks' lists -> merged, with the exchange timed into bd.
   std::vector<std::vector<Hit>> exchange(const std::vector<std::vector<Hit>>& local, int k, Breakdown* bd);
 
