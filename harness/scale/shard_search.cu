@@ -124,6 +124,7 @@ ShardSearcher::ShardSearcher(NcclComm& comm, const HostRows& mine, std::int64_t 
 
 // Resident where the rows fit this GPU (and streaming was not asked for), else streamed.
 void ShardSearcher::hold(const HostRows& mine, ShardOptions o) {
+  stage_ahead();
   bool stream = o.stream;
   if (!stream) {
     try {
@@ -137,8 +138,13 @@ void ShardSearcher::hold(const HostRows& mine, ShardOptions o) {
 
 ShardSearcher::ShardSearcher(NcclComm& comm, DeviceModel shard, std::int64_t first_row, std::int64_t total_rows)
     : comm_(comm), first_(first_row), rows_(shard.rows), total_(total_rows), stream_s_(cudaStreamNonBlocking) {
+  stage_ahead();
   resident_ = std::make_unique<DeviceModel>(std::move(shard));
 }
+
+// Page-locking memory takes milliseconds: the staging of a few hundred queries' lists is made
+// with the searcher, not in the first query's exchange.
+void ShardSearcher::stage_ahead() { staged_ = PinnedBuffer(std::size_t(64) << 10, "the exchange's lists"); }
 
 ShardSearcher::~ShardSearcher() = default;
 

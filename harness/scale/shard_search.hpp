@@ -63,6 +63,7 @@ class ShardSearcher {
 
  private:
   void hold(const HostRows& mine, ShardOptions o);
+  void stage_ahead();
   // Local lists (global rows) -> all ranks' lists -> merged, with the exchange timed into bd.
   std::vector<std::vector<Hit>> exchange(const std::vector<std::vector<Hit>>& local, int k, Breakdown* bd);
 
