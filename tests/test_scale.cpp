@@ -579,7 +579,6 @@ TEST(Shard, EmulatedRanksEqualOneGpu) {
   }
 }
 
-// The real code path with one rank: NCCL communicator, resident and streamed shards.
 // A rank given only its rows (read alone from a native file, docs/scale.md): rows 7,000-13,999
 // of 20,001, one rank over NCCL; its answers are the search of those rows with global row numbers,
 // and the batch path's the same; a shard outside its model is one error.
@@ -608,6 +607,7 @@ TEST(Shard, ARankGivenOnlyItsRowsAnswersWithGlobalRows) {
   EXPECT_THROW(ShardSearcher(comm, mine, 15000, m.rows, ShardOptions{}), Error);
 }
 
+// The real code path with one rank: NCCL communicator, resident and streamed shards.
 TEST(Shard, OneRankOverNcclEqualsTheResidentSearch) {
   DISTANCIES_REQUIRE_GPU();
   std::string why;
