@@ -287,6 +287,29 @@ def r_scale_shard(c: Ctx):
     return srcs, "\n".join(rows)
 
 
+def r_scale_shard4(c: Ctx):
+    """G = 1, 2 and 4 ranks on one 4 x H200 machine, one build (results/scale/h200x4/)."""
+    srcs = [c.src(f"results/scale/h200x4/shard-g{g}.json") for g in (1, 2, 4)]
+    runs = [c.run(s) for s in srcs]
+    rows = ["| pipeline | B | G = 1 ms | G = 2 ms | G = 4 ms | speed-up 2 | speed-up 4 | G = 4 exchange ms |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for n, b in runs[0].benches.items():
+        m = re.match(r"^shard/([^/]+)/gpus:1/batch:(\d+)$", n)
+        if not m or b.error is not None:
+            continue
+        t = [b.center("real_time")]
+        four = None
+        for g, run in ((2, runs[1]), (4, runs[2])):
+            other = run.get(n.replace("/gpus:1/", f"/gpus:{g}/"))
+            t.append(other.center("real_time") if other else None)
+            if g == 4:
+                four = other
+        rows.append(f"| `{m[1]}` | {thousands(m[2])} | {ms(t[0])} | {ms(t[1])} | {ms(t[2])} | "
+                    f"{ms(t[0] / t[1], 2) if t[1] else '—'} | {ms(t[0] / t[2], 2) if t[2] else '—'} | "
+                    f"{ms(four.center('exchange_ms'), 3) if four else '—'} |")
+    return srcs, "\n".join(rows)
+
+
 def r_scale_merge(c: Ctx):
     """The exchange before (host merge, pageable copies) and after (the device merge from 2^14
     gathered entries, kept page-locked staging): each side the mean of two alternated rounds'
@@ -450,6 +473,7 @@ RENDERERS = {
     "same-run": r_same_run,
     "scale-shard": r_scale_shard,
     "scale-merge": r_scale_merge,
+    "scale-shard4": r_scale_shard4,
     "results-files": r_results_files,
     "goals": r_goals,
     "batch-tiles": r_batch_tiles,
