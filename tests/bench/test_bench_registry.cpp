@@ -1,6 +1,7 @@
-// The registry reaches the fixtures: with the trivial rows of tests/trivial_entry.cpp added
-// (a top-k stage and a pipeline, nowhere else), registering the bench's families gives them
-// their fixtures, named as every other row's, with no other change. Runs on the CPU: fixtures
+// The registry reaches the fixtures: with the trivial rows of tests/trivial_entry.cpp (a top-k
+// stage and a pipeline) and tests/trivial_scan.cpp (a batch scan and a batch pipeline) added,
+// nowhere else, registering the bench's families gives them their fixtures, named as every
+// other row's, with no other change. Runs on the CPU: fixtures
 // are registered here, not run.
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "trivial_entry.hpp"
+#include "trivial_scan.hpp"
 
 using namespace distancies;
 
@@ -28,6 +30,13 @@ TEST(BenchRegistry, AnAddedRowGetsItsFixtures) {
   for (const std::string& want : {"topk/" + stage + "/k:1", "topk/" + stage + "/k:10", "topk/" + stage + "/k:1024",
                                   "topk/" + stage + "/rows:65536/k:100", "pipeline/" + pipe})
     EXPECT_TRUE(has(want)) << want << " was not registered";
+  // The trivial scan's pipeline: a batch fixture at every batch size and a shard fixture; no GEMM
+  // or tile fixtures (it has no GEMM of its own), as for the fused and filtered scans.
+  const std::string batch = distancies::testing::kTrivialBatchPipeline;
+  for (int b : {1, 16, 1024, 8192})
+    EXPECT_TRUE(has("batch/" + batch + "/batch:" + std::to_string(b))) << batch << " at B = " << b;
+  EXPECT_TRUE(has("shard/" + batch + "/gpus:1/batch:1024"));
+  EXPECT_FALSE(has("batch_gemm/" + batch + "/batch:1024"));
   // The built-in rows are named the same way, and the other studies' families are there too.
   EXPECT_TRUE(has("topk/fused_scan_topk/k:10"));
   EXPECT_TRUE(has("pipeline/fused_f16"));
