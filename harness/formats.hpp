@@ -81,7 +81,6 @@ class NativeVocabulary final : public WordSource {
  private:
   std::string path_;
   int dim_ = 0, ld_ = 0;
-  bool normalized_ = false;
   std::uint64_t vectors_at_ = 0;
   std::vector<std::string> words_;
 };

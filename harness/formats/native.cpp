@@ -137,34 +137,33 @@ Header read_header(InFile& file, const std::string& path) {
   return {rows, dim, ld, flags, l};
 }
 
-// Every word, checked (offsets spanning the vocabulary, sorted, unique); `keep(r)` says which
-// rows' words to store, at words[r - first].
-template <class Keep>
-void read_words(InFile& file, const std::string& path, const Header& hd, std::int64_t first, Keep keep,
+// The words of rows [first, last) into words[0, last - first), read alone: their offsets, their
+// bytes, checked increasing within the vocabulary, sorted and unique; from row 0 to the end that
+// is the whole vocabulary, and the offsets must then span it exactly.
+void read_words(InFile& file, const std::string& path, const Header& hd, std::uint64_t first, std::uint64_t last,
                 std::vector<std::string>& words) {
-  const std::uint64_t rows = hd.rows;
   const Layout& l = hd.l;
-  std::vector<std::uint64_t> offsets(rows + 1);
-  file.seek(l.offsets_at);
-  file.read_exact(offsets.data(), l.offsets_size, "vocabulary offsets");
-  std::string blob(l.vocab_size, '\0');
-  file.seek(l.vocab_at);
-  file.read_exact(blob.data(), blob.size(), "vocabulary");
-  if (offsets[0] != 0 || offsets[rows] != l.vocab_size)
-    fail(path, "vocabulary offsets do not span the vocabulary (first " + std::to_string(offsets[0]) + ", last " +
-                   std::to_string(offsets[rows]) + ", size " + std::to_string(l.vocab_size) + ")");
-  std::string_view last;
-  for (std::uint64_t r = 0; r < rows; ++r) {
-    if (offsets[r + 1] < offsets[r]) fail(path, "vocabulary offsets decrease at row " + std::to_string(r + 1));
-    if (offsets[r + 1] > l.vocab_size)
-      fail(path, "vocabulary offset " + std::to_string(offsets[r + 1]) + " at row " + std::to_string(r + 1) +
+  std::vector<std::uint64_t> offsets(last - first + 1);
+  file.seek(l.offsets_at + first * 8);
+  file.read_exact(offsets.data(), offsets.size() * 8, "vocabulary offsets");
+  if ((first == 0 && offsets.front() != 0) || (last == hd.rows && offsets.back() != l.vocab_size))
+    fail(path, "vocabulary offsets do not span the vocabulary (first " + std::to_string(offsets.front()) + ", last " +
+                   std::to_string(offsets.back()) + ", size " + std::to_string(l.vocab_size) + ")");
+  for (std::uint64_t i = 0; i + first < last; ++i) {
+    const std::uint64_t r = first + i;
+    if (offsets[i + 1] < offsets[i]) fail(path, "vocabulary offsets decrease at row " + std::to_string(r + 1));
+    if (offsets[i + 1] > l.vocab_size)
+      fail(path, "vocabulary offset " + std::to_string(offsets[i + 1]) + " at row " + std::to_string(r + 1) +
                      " is past the vocabulary's " + std::to_string(l.vocab_size) + " bytes");
-    const std::string_view w(blob.data() + offsets[r], offsets[r + 1] - offsets[r]);
-    if (r > 0 && !(last < w))
-      fail(path, (last == w ? "duplicated word " : "vocabulary not sorted at word ") + quoted(std::string(w)) +
-                     " (row " + std::to_string(r + 1) + ")");
-    last = w;
-    if (keep(r)) words[static_cast<std::size_t>(r - first)].assign(w);
+  }
+  std::string blob(offsets.back() - offsets.front(), '\0');
+  file.seek(l.vocab_at + offsets.front());
+  file.read_exact(blob.data(), blob.size(), "vocabulary");
+  for (std::uint64_t i = 0; i + first < last; ++i) {
+    words[i].assign(blob, offsets[i] - offsets.front(), offsets[i + 1] - offsets[i]);
+    if (i > 0 && !(words[i - 1] < words[i]))
+      fail(path, (words[i - 1] == words[i] ? "duplicated word " : "vocabulary not sorted at word ") + quoted(words[i]) +
+                     " (row " + std::to_string(first + i + 1) + ")");
   }
 }
 
@@ -182,13 +181,11 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
     fail(path, "rows " + std::to_string(first) + " to " + std::to_string(last) + " asked of a model of " +
                    std::to_string(total) + " rows");
   const std::uint64_t rows = static_cast<std::uint64_t>(last - first);
-  if (rows == 0) {  // a rank with no rows (more ranks than rows): the vocabulary checked, nothing held
+  if (rows == 0) {  // a rank with no rows (more ranks than rows) holds nothing
     Model m;
     m.allocate(0, static_cast<int>(dim));
     m.normalized = (flags & kFlagNormalized) != 0;
     m.format = "native";
-    read_words(
-        file, path, hd, first, [](std::uint64_t) { return false; }, m.words);
     return m;
   }
   using clock = std::chrono::steady_clock;
@@ -216,12 +213,9 @@ Model load_native(const std::string& path, const LoadOptions& opt, LoadReport* r
       if (t.joinable()) t.join();
     }
   } joiner{vectors};
-  read_words(
-      file, path, hd, first,
-      [&](std::uint64_t r) { return static_cast<std::int64_t>(r) >= first && static_cast<std::int64_t>(r) < last; },
-      m.words);
+  read_words(file, path, hd, static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(last), m.words);
   file.seek(l.norms_at + static_cast<std::uint64_t>(first) * 4);
-  if (rows > 0) file.read_exact(m.norms.data(), rows * 4, "norms");
+  file.read_exact(m.norms.data(), rows * 4, "norms");
   vectors.join();
   if (vectors_failed) std::rethrow_exception(vectors_failed);
   m.format = "native";
@@ -286,11 +280,9 @@ NativeVocabulary::NativeVocabulary(const std::string& path) : path_(path) {
   const fmt::Header hd = fmt::read_header(file, path);
   dim_ = static_cast<int>(hd.dim);
   ld_ = static_cast<int>(hd.ld);
-  normalized_ = (hd.flags & fmt::kFlagNormalized) != 0;
   vectors_at_ = hd.l.vectors_at;
   words_.resize(static_cast<std::size_t>(hd.rows));
-  fmt::read_words(
-      file, path, hd, 0, [](std::uint64_t) { return true; }, words_);
+  fmt::read_words(file, path, hd, 0, hd.rows, words_);
 }
 
 std::int64_t NativeVocabulary::find(std::string_view word) const {
