@@ -173,6 +173,11 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
   return out;
 }
 
+// What the scan's own scratch and its binding depend on, for a pass of n queries.
+ScanShape BatchSearcher::scan_shape(const BatchPipeline& p, int n, int kk, int tile) const {
+  return ScanShape{p.input, p.scores, n, model_.dim, model_.ld, kk, BatchPolicy::candidates(kk), tile, model_.rows};
+}
+
 // The filtered scans read the centred copies where the model is centred (device_model.hpp).
 bool BatchSearcher::uses_centre(const BatchPipeline& p) const {
   return p.scan_row && p.scan_row->filters && p.input == GemmInput::F16 && model_.centre().used;
@@ -222,8 +227,7 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   // allocation had room for.
   const std::size_t entries = static_cast<std::size_t>(n) * S * K;
   const std::vector<ScanBuffer> own =
-      scan.scratch ? scan.scratch(ScanShape{p.input, p.scores, n, dim, model_.ld, kk, K, tile, model_.rows})
-                   : std::vector<ScanBuffer>{};
+      scan.scratch ? scan.scratch(scan_shape(p, n, kk, tile)) : std::vector<ScanBuffer>{};
   bool fits = w.input == p.input && w.scores_type == p.scores && w.scan == &scan && w.batch >= n && w.k == kk &&
               w.tile == tile && w.list_entries >= entries && w.scratch.size() == own.size();
   for (std::size_t i = 0; fits && i < own.size(); ++i) fits = w.scratch[i].bytes() >= own[i].bytes;
@@ -315,8 +319,7 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
   a.lists_r = w.lists_r.as<int>();
   a.thresholds = w.thresholds.as<unsigned>();
   a.error_bound = bound;
-  if (scan.bind)
-    scan.bind(ScanShape{p.input, p.scores, n, dim, model_.ld, kk, a.K, tile, model_.rows}, w.scratch_ptrs.data(), a);
+  if (scan.bind) scan.bind(scan_shape(p, n, kk, tile), w.scratch_ptrs.data(), a);
   const bool centred = uses_centre(p);
   if (centred) {
     a.centre_mean = model_.centre().mean.as<float>();

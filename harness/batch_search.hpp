@@ -12,6 +12,8 @@
 
 namespace distancies {
 
+struct ScanShape;  // variants/embeddings/batch_scans.hpp
+
 struct BatchScanArgs;  // variants/embeddings/batch_scan.hpp
 
 // Parsed queries packed for a batch search (batch x dim floats and their norms), and the k each
@@ -68,6 +70,7 @@ class BatchSearcher {
   struct Buffers;
   struct Staging;
   bool uses_centre(const BatchPipeline& p) const;
+  ScanShape scan_shape(const BatchPipeline& p, int n, int kk, int tile) const;
   // The named steps of run_tiles(), in order (batch_search.cu).
   std::optional<Refusal> batch_refusal(const BatchPipeline& p, const DeviceModel::Reduced* red, int kk) const;
   void ensure_pass(const BatchPipeline& p, int n, int kk, int tile);

@@ -84,12 +84,16 @@ std::vector<std::vector<Hit>> merge_on_host(const ShardHit* gathered, int ranks,
     }
   return out;
 }
+
+void check_gathered(const std::vector<ShardHit>& gathered, int ranks, int queries, int k) {
+  if (gathered.size() != static_cast<std::size_t>(ranks) * queries * k)
+    throw Error("merge_gathered: the gathered lists have the wrong size");
+}
 }  // namespace
 
 std::vector<std::vector<Hit>> merge_gathered_on_device(const std::vector<ShardHit>& gathered, int ranks, int queries,
                                                        int k) {
-  if (gathered.size() != static_cast<std::size_t>(ranks) * queries * k)
-    throw Error("merge_gathered: the gathered lists have the wrong size");
+  check_gathered(gathered, ranks, queries, k);
   DeviceBuffer in(std::max<std::size_t>(gathered.size() * sizeof(ShardHit), 16), "gathered lists");
   DeviceBuffer out(std::max<std::size_t>(static_cast<std::size_t>(queries) * k * sizeof(ShardHit), 16), "merged lists");
   std::vector<ShardHit> merged(static_cast<std::size_t>(queries) * k);
@@ -100,8 +104,7 @@ std::vector<std::vector<Hit>> merge_gathered_on_device(const std::vector<ShardHi
 }
 
 std::vector<std::vector<Hit>> merge_gathered(const std::vector<ShardHit>& gathered, int ranks, int queries, int k) {
-  if (gathered.size() != static_cast<std::size_t>(ranks) * queries * k)
-    throw Error("merge_gathered: the gathered lists have the wrong size");
+  check_gathered(gathered, ranks, queries, k);
   return merge_on_host(gathered.data(), ranks, queries, k);
 }
 

@@ -1,7 +1,7 @@
 // Sharded search: the model split by rows over the ranks of a process group (one GPU each);
 // every rank finds its rows' exact top k (resident, or streamed when its shard does not fit),
-// the candidate lists are all-gathered over NCCL, and every rank merges them on its GPU into the
-// same answer, which equals one GPU's bit for bit (docs/scale.md). With one rank it is the same
+// the candidate lists are all-gathered over NCCL, and every rank merges them (on its GPU where there
+// are many) into the same answer, which equals one GPU's bit for bit (docs/scale.md). With one rank it is the same
 // code (the all-gather copies one list), so it runs and is tested on any single GPU.
 #pragma once
 #include <memory>
