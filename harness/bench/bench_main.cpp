@@ -95,8 +95,9 @@ int main(int argc, char** argv) {
   app.add_flag("--no-telemetry", no_telemetry, "No NVML readings (clocks, power, temperature) per sample")
       ->group(measure);
   app.add_option("--inject-slowdown", mc.inject_slowdown_pct,
-                 "Make every sample this many percent slower with a measured GPU busy-wait (calibrating the "
-                 "regression gate only: the JSON context records it and scripts/ci/compare.py refuses such a baseline)")
+                 "Make every sample this many percent slower by running the work that much more often, "
+                 "measured (calibrating the regression gate only: the JSON context records it and "
+                 "scripts/ci/compare.py refuses such a baseline)")
       ->check(CLI::Range(0.0, 1000.0))
       ->group(measure);
 

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -14,8 +13,6 @@
 
 namespace distancies::bench {
 
-void launch_spin(double ms, cudaStream_t stream);  // measure_inject.cu
-
 namespace {
 
 struct Engine {
@@ -23,9 +20,10 @@ struct Engine {
   bool gpu = false;
   cudaStream_t stream{};
   std::unique_ptr<Event> start, stop;
-  std::unique_ptr<Event> mid, pad;   // --inject-slowdown: the work's end, the busy-wait's start
-  std::vector<double> work_history;  // --inject-slowdown: this fixture's un-injected sample times
-  DeviceBuffer flush;                // cold mode: >= 2x the L2, allocated once
+  std::unique_ptr<Event> replay_start, replay_stop;  // --inject-slowdown: the replayed run
+  double replay_credit = 0;                          // --inject-slowdown: replays owed (below)
+  double replay_ms = 0;                              // --inject-slowdown: the last replay's time
+  DeviceBuffer flush;                                // cold mode: >= 2x the L2, allocated once
   std::unique_ptr<Telemetry> telemetry;
   std::string telemetry_status = "off";
   std::optional<GpuSample> last_reading;
@@ -44,16 +42,22 @@ bool cold() { return engine().config.mode == CacheMode::Cold; }
 
 double inject_fraction() { return engine().config.inject_slowdown_pct / 100.0; }
 
-// The injected wait follows the fixture's running median (of its un-injected times), so one slow
-// sample does not lengthen the next one's wait.
-double inject_target_ms() {
-  std::vector<double> h = engine().work_history;
-  if (h.empty()) return 0;
-  const auto mid = h.begin() + static_cast<std::ptrdiff_t>(h.size() / 2);
-  std::nth_element(h.begin(), mid, h.end());
-  double m = *mid;
-  if (h.size() % 2 == 0) m = (m + *std::max_element(h.begin(), mid)) / 2;
-  return inject_fraction() * m;
+// --inject-slowdown: the work itself is run once more every 1 / fraction samples, outside the
+// sample, and every sample is charged the fraction of the last such run's measured time. The card
+// then does that much more work, so a power- or clock-bound kernel slows as a truly slower kernel
+// would (an idle wait lets the clocks recover and understates the slowdown), and a short sample is
+// not lengthened by a launch's overhead (a separate wait inside the sample overstates it).
+// `replay` runs the work once and returns its time in ms; until the first replay a sample is
+// charged the fraction of the fixture's first sample.
+double injected_ms(double own_ms, const std::function<double()>& replay) {
+  Engine& e = engine();
+  if (e.replay_ms <= 0) e.replay_ms = own_ms;
+  e.replay_credit += inject_fraction();
+  if (e.replay_credit >= 1) {
+    e.replay_credit -= 1;
+    e.replay_ms = replay();
+  }
+  return inject_fraction() * e.replay_ms;
 }
 
 // Evicts the L2: writes a buffer twice its size on the stream, outside the timed region.
@@ -131,7 +135,8 @@ bool run(benchmark::State& st, SampleFn sample, WarmFn warm, const ExecOptions& 
   if (!e.gpu && !host) throw Error("the measurement engine has no GPU");
   const int warmups = o.warmups >= 0 ? o.warmups : e.config.warmups;
   if (e.gpu) CUDA_CHECK(cudaDeviceSynchronize());  // the fixture's set-up may be on other streams
-  e.work_history.clear();
+  e.replay_credit = 0;
+  e.replay_ms = 0;
   for (int i = 0; i < warmups; ++i) warm();
   if (e.gpu) CUDA_CHECK(cudaStreamSynchronize(e.stream));
   Tally t;
@@ -199,8 +204,8 @@ void init_measure(const MeasureConfig& c) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&e.stream, cudaStreamDefault));
   e.start = std::make_unique<Event>();
   e.stop = std::make_unique<Event>();
-  e.mid = std::make_unique<Event>();
-  e.pad = std::make_unique<Event>();
+  e.replay_start = std::make_unique<Event>();
+  e.replay_stop = std::make_unique<Event>();
   int mem_khz = 0, bus_bits = 0;  // unknown (0): no refusal
   if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, d.device) != cudaSuccess ||
       cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, d.device) != cudaSuccess) {
@@ -242,8 +247,8 @@ void shutdown_measure() {
   e.flush = DeviceBuffer();
   e.start.reset();
   e.stop.reset();
-  e.mid.reset();
-  e.pad.reset();
+  e.replay_start.reset();
+  e.replay_stop.reset();
   if (e.stream) cudaStreamDestroy(e.stream);
   e.stream = nullptr;
   e.gpu = false;
@@ -269,38 +274,21 @@ std::string stopping_description() {
 
 namespace {
 
-// --inject-slowdown on device work: the busy-wait runs on the engine's stream right after the
-// work, inside the sample's events. Its length comes from the samples before; the first sample
-// (nothing before it) waits for its own work and counts the wait alone, not the host's gap.
-Sample sample_once_injected(const DeviceWork& work) {
+// The device work once more on the engine's stream (its preparation and flush untimed, as a
+// sample's), timed by the replay's own events.
+double replay_device(const DeviceWork& work, const DeviceWork& prepare) {
   Engine& e = engine();
-  e.start->record(e.stream);
+  if (prepare) prepare(e.stream);
+  if (cold()) flush_l2(e.stream);
+  e.replay_start->record(e.stream);
   work(e.stream);
-  e.mid->record(e.stream);
-  const bool first = e.work_history.empty();
-  if (first) CUDA_CHECK(cudaEventSynchronize(e.mid->get()));
-  const double target = first ? inject_fraction() * elapsed_ms(*e.start, *e.mid) : inject_target_ms();
-  e.pad->record(e.stream);
-  launch_spin(target, e.stream);
-  e.stop->record(e.stream);
-  Sample s;
-  s.gpu = read_gpu();
-  const double work_ms = elapsed_ms(*e.start, *e.mid);
-  s.injected_ms = first ? elapsed_ms(*e.pad, *e.stop) : elapsed_ms(*e.mid, *e.stop);
-  s.ms = work_ms + s.injected_ms;
-  e.work_history.push_back(work_ms);
-  return s;
+  e.replay_stop->record(e.stream);
+  return elapsed_ms(*e.replay_start, *e.replay_stop);
 }
 
-// --inject-slowdown after self-timed work: the busy-wait on the engine's stream, timed by the
-// engine's events, is added to the time the work reported.
-void inject_after_timed(Sample& s) {
-  Engine& e = engine();
-  e.work_history.push_back(s.ms);
-  e.pad->record(e.stream);
-  launch_spin(inject_target_ms(), e.stream);
-  e.stop->record(e.stream);
-  s.injected_ms = elapsed_ms(*e.pad, *e.stop);
+void inject(Sample& s, const std::function<double()>& replay) {
+  if (!(inject_fraction() > 0)) return;
+  s.injected_ms = injected_ms(s.ms, replay);
   s.ms += s.injected_ms;
 }
 
@@ -310,21 +298,14 @@ Sample sample_once(const DeviceWork& work, const DeviceWork& prepare) {
   Engine& e = engine();
   if (prepare) prepare(e.stream);
   if (cold()) flush_l2(e.stream);
-  if (inject_fraction() > 0) return sample_once_injected(work);
   e.start->record(e.stream);
   work(e.stream);
   e.stop->record(e.stream);
   Sample s;
   s.gpu = read_gpu();  // while the work runs (just after it, for work shorter than the queries)
   s.ms = elapsed_ms(*e.start, *e.stop);
+  inject(s, [&] { return replay_device(work, prepare); });
   return s;
-}
-
-double inject_host_delay_ms(double ms) {
-  if (!(inject_fraction() > 0 && ms > 0)) return 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(inject_fraction() * ms));
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 Sample sample_once_timed(const TimedWork& work, const DeviceWork& prepare) {
@@ -335,7 +316,12 @@ Sample sample_once_timed(const TimedWork& work, const DeviceWork& prepare) {
   Sample s;
   s.ms = work(e.stream);
   s.gpu = read_gpu();
-  if (inject_fraction() > 0) inject_after_timed(s);
+  inject(s, [&] {
+    if (prepare) prepare(e.stream);
+    if (cold()) flush_l2(e.stream);
+    CUDA_CHECK(cudaStreamSynchronize(e.stream));
+    return work(e.stream);
+  });
   return s;
 }
 
@@ -362,18 +348,16 @@ bool exec_timed(benchmark::State& st, const TimedWork& work, const ExecOptions& 
 
 bool exec_host(benchmark::State& st, const HostWork& work, const ExecOptions& o) {
   if (o.prepare) throw Error("host work has no device preparation");
-  auto sample = [&] {
-    Engine& e = engine();
+  auto timed = [&] {
     const auto t0 = std::chrono::steady_clock::now();
     work();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto sample = [&] {
     Sample s;
-    s.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (e.gpu) s.gpu = read_gpu();
-    if (inject_fraction() > 0) {
-      e.work_history.push_back(s.ms);
-      s.injected_ms = inject_host_delay_ms(inject_target_ms() / inject_fraction());
-      s.ms += s.injected_ms;
-    }
+    s.ms = timed();
+    if (engine().gpu) s.gpu = read_gpu();
+    inject(s, timed);
     return s;
   };
   return run(st, sample, work, o, true);

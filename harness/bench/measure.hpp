@@ -31,8 +31,9 @@ struct MeasureConfig {
   int warmups = 3;
   bool telemetry = true;
   StoppingRule stopping;  // disabled (target_rsd 0): Google Benchmark picks the iteration count
-  // > 0: every sample is made this many percent slower by a measured GPU busy-wait after its
-  // work (the regression gate's calibration, docs/regression.md). Never set in a real run.
+  // > 0: the work is run this many percent more often (a replay every 100 / pct samples, outside
+  // the samples) and every sample is charged that percentage of the last replay's measured time:
+  // the regression gate's calibration (docs/regression.md). Never set in a real run.
   double inject_slowdown_pct = 0;
 };
 
@@ -69,17 +70,12 @@ struct ExecOptions {
 // The engine's core, free of Google Benchmark: one timed sample.
 struct Sample {
   double ms = 0;
-  double injected_ms = 0;        // of ms, the injected busy-wait (--inject-slowdown), as measured
+  double injected_ms = 0;        // of ms, the charge for the replayed work (--inject-slowdown)
   std::optional<GpuSample> gpu;  // the GPU's state while (or just after) the sample ran
 };
 Sample sample_once(const DeviceWork& work, const DeviceWork& prepare = {});
 Sample sample_once_timed(const TimedWork& work, const DeviceWork& prepare = {});
 cudaStream_t measure_stream();
-
-// --inject-slowdown for work the engine does not time (host loops that call SetIterationTime
-// themselves): sleeps the configured percentage of `ms` and returns the sleep as measured (0 when
-// off). Add it to the sample's time.
-double inject_host_delay_ms(double ms);
 
 // Runs the Google Benchmark loop of a fixture on the engine and publishes its counters
 // (docs/methodology.md). Returns false when the figure was refused (the fixture is an error).

@@ -38,6 +38,7 @@ from scripts.lib.bench_json import BenchError, Run, higher_is_better, is_json_na
 
 MIN_SAMPLES = 3    # per side, for the U test
 EXACT_MAX_N = 40   # exact permutation distribution up to this many samples in all
+GRID_MAX_RUNS = 8  # --calibration's grid tries 1 .. this many runs a side, as the cycles allow
 CONTEXT_KEYS = ("gpu", "model_rows", "model_dim", "k", "query", "build_type")
 
 
@@ -452,7 +453,7 @@ def calibration_summary(folders: list, gate: Gate, rule: Rule) -> dict:
     for i in range(len(folders)):
         others = [(own[j], n_cyc[j]) for j in range(len(folders)) if j != i] if cross else [(own[i], n_cyc[i])]
         noise_used.append(_pooled_noise(others))
-    grid_runs = sorted({r for r in (1, 2, 3, 4, rule.runs) if r <= max(len(c) for c in cycles)})
+    grid_runs = sorted({r for r in (*range(1, GRID_MAX_RUNS + 1), rule.runs) if r <= max(len(c) for c in cycles)})
     trials = {r: [_trials(c, gate, rule, noise_used[i], r) for i, c in enumerate(cycles)] for r in grid_runs}
     judged = trials.get(rule.runs, trials[grid_runs[-1]])   # the rule's runs, or all a folder has
     aa = [e for a, _ in judged for e in a]
@@ -465,13 +466,15 @@ def calibration_summary(folders: list, gate: Gate, rule: Rule) -> dict:
                            "runs": [os.path.basename(r.path) for r in runs],
                            "cycles": len(cycles[i]), "false_positive": [f1, n1], "detection": [f2, n2]})
     grid = []
-    for r, k, me in itertools.product(grid_runs, (2.0, 3.0, 4.0), (0.01, 0.015, 0.02, 0.025)):
-        g = Rule(rule.metric, rule.repetitions, r, rule.alpha, me, k, rule.default_noise)
+    for r, a, k, me in itertools.product(grid_runs, sorted({0.01, 0.05, rule.alpha}), (1.5, 2.0, 3.0),
+                                         (0.01, 0.015, 0.02, 0.025)):
+        g = Rule(rule.metric, rule.repetitions, r, a, me, k, rule.default_noise)
         ga = [e for a, _ in trials[r] for e in a]
         gd = [e for _, d in trials[r] for e in d]
         fp, dr = _rate(*rates(ga, g)), _rate(*rates(gd, g))
-        grid.append({"runs": r, "noise_k": k, "min_effect": me, "false_positive_rate": fp, "detection_rate": dr,
-                     "judged": [len(ga), len(gd)], "goals_met": fp < GOAL_FP and dr >= GOAL_DETECT})
+        grid.append({"runs": r, "alpha": a, "noise_k": k, "min_effect": me, "false_positive_rate": fp,
+                     "detection_rate": dr, "judged": [len(ga), len(gd)],
+                     "goals_met": fp < GOAL_FP and dr >= GOAL_DETECT})
     pooled = _pooled_noise(list(zip(own, n_cyc, strict=False)))
     all_runs = [r for _, runs in folders for r in runs]
     return {
@@ -506,9 +509,10 @@ def calibration_markdown(s: dict) -> str:
              f"| false positives (A/A) | {fp['flagged']} / {fp['judged']} | {pct(fp['rate'])} | {fp['goal']} |",
              f"| detection | {dt['flagged']} / {dt['judged']} | {pct(dt['rate'])} | {dt['goal']} |",
              "", f"Median measured shift of the injected runs: {pct(dt['median_injected_shift'])}.", "",
-             "| runs a side | noise_k | min_effect | false positives | detection | both goals |",
-             "|---|---|---|---|---|---|"]
-    lines += [f"| {g['runs']} | {g['noise_k']:g} | {g['min_effect']:.1%} | {pct(g['false_positive_rate'])} | "
+             "| runs a side | alpha | noise_k | min_effect | false positives | detection | both goals |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [f"| {g['runs']} | {g.get('alpha', r['alpha']):g} | {g['noise_k']:g} | {g['min_effect']:.1%} | "
+              f"{pct(g['false_positive_rate'])} | "
               f"{pct(g['detection_rate'])} | {'yes' if g['goals_met'] else 'no'} |" for g in s["grid"]]
     noisy = sorted(s["between_run_noise"].items(), key=lambda kv: -kv[1])[:8]
     if noisy:

@@ -406,6 +406,7 @@ def test_calibration_rates(tmp_path):
     assert s["detection"]["judged"] == 12 and s["detection"]["rate"] >= 0.95
     assert "| false positives" in (folder / "calibration.md").read_text()
     assert any(g["goals_met"] for g in s["grid"]) and {g["runs"] for g in s["grid"]} == {1, 2, 3, 4}
+    assert {g["alpha"] for g in s["grid"]} == {0.01, 0.05}
     assert set(json.loads((folder / "noise.json").read_text())) == set(s["between_run_noise"])
 
 
