@@ -24,8 +24,9 @@ class MeasureGpu : public ::testing::Test {
     buf_ = DeviceBuffer(kBytes, "test buffer");
   }
   void TearDown() override { shutdown_measure(); }
-  void init(CacheMode mode, double target_rsd = 0) {
+  void init(CacheMode mode, double target_rsd = 0, double inject_pct = 0) {
     MeasureConfig c;
+    c.inject_slowdown_pct = inject_pct;
     c.mode = mode;
     c.stopping.target_rsd = target_rsd;
     c.stopping.min_samples = 5;
@@ -138,6 +139,45 @@ TEST_F(MeasureGpu, SelfTimedWorkReportsItsOwnTime) {
   ASSERT_FALSE(failed(r, 0)) << message(r, 0);
   EXPECT_NEAR(r.GetAdjustedRealTime(), 2.5e6, 1.0);  // ns: manual time, 2.5 ms a sample
   EXPECT_EQ(r.counters.at("samples").value, 4);
+}
+
+// --inject-slowdown on device work and on self-timed work: the work runs a quarter more often
+// (its preparation with it), and every sample carries the charge.
+TEST_F(MeasureGpu, InjectedSlowdownReplaysDeviceAndSelfTimedWork) {
+  init(CacheMode::Cold, 0, 25);
+  int runs = 0, prepared = 0;
+  auto counted = [&](cudaStream_t s) {
+    ++runs;
+    memset_work()(s);
+  };
+  const auto r = run_one(
+      "measure_test/inject_device",
+      [&](benchmark::State& st) {
+        ExecOptions o;
+        o.prepare = [&](cudaStream_t) { ++prepared; };
+        exec(st, counted, o);
+      },
+      40);
+  ASSERT_FALSE(failed(r, 0)) << message(r, 0);
+  EXPECT_EQ(runs, 3 + 40 + 10);  // warm-ups, samples, replays
+  EXPECT_EQ(prepared, runs);
+  EXPECT_GT(r.counters.at("injected_ms").value, 0.0);
+
+  runs = 0;
+  const auto t = run_one(
+      "measure_test/inject_timed",
+      [&](benchmark::State& st) {
+        exec_timed(st, [&](cudaStream_t s) {
+          counted(s);
+          CUDA_CHECK(cudaStreamSynchronize(s));
+          return 2.0;
+        });
+      },
+      40);
+  ASSERT_FALSE(failed(t, 0)) << message(t, 0);
+  EXPECT_EQ(runs, 3 + 40 + 10);
+  EXPECT_DOUBLE_EQ(t.counters.at("injected_ms").value, 0.5);  // a quarter of the replays' 2 ms
+  EXPECT_NEAR(t.GetAdjustedRealTime(), 2.5e6, 1.0);
 }
 
 }  // namespace
