@@ -383,7 +383,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
   // with the last rows' norms (the stream's chunk slots are such views).
   launch_inverse_norms(model_.d_norms(), rows, buf_->inv_norms.as<float>(), stream_);
   const bool centred = uses_centre(p);
-  const DeviceModel::Reduced* red = centred ? &model_.centred_f16()
+  const DeviceModel::Reduced* red = centred ? &model_.centred(Storage::F16)
                                     : p.input == GemmInput::BF16 || p.input == GemmInput::F16
                                         ? &model_.reduced(gemm_storage(p.input))
                                         : nullptr;

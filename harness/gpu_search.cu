@@ -97,7 +97,7 @@ GpuSearcher::~GpuSearcher() = default;
 struct GpuSearcher::Call {
   Plan plan;
   const DeviceModel::Reduced* reduced = nullptr;  // the pipeline's 16-bit copy, if it uses one
-  bool centred = false;                           // ... the centred fp16 copy (device_model.hpp)
+  bool centred = false;                           // ... the centred copy (device_model.hpp)
   bool pinned = false;
   int n = 0, dim = 0, k = 0, kk = 0;  // kk: results that exist (fewer rows than k)
   const float* vectors = nullptr;     // the model this call reads (resident, or V1's fresh copy)
@@ -279,9 +279,9 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
   c.kk = std::min(k, c.n);
   c.plan = make_plan(p, c.n, c.dim, k);
   c.pinned = c.plan.habits.pinned_host && !opt_.force_pageable;
-  // The fp16 copy is the centred one where the model is centred (its bound shrinks with rho).
-  c.centred = p.storage == Storage::F16 && model_.centre().used;
-  c.reduced = p.storage == Storage::F32 ? nullptr : c.centred ? &model_.centred_f16() : &model_.reduced(p.storage);
+  // A reduced copy is the centred one where the model is centred (its bound shrinks with rho).
+  c.centred = p.storage != Storage::F32 && model_.centre().used;
+  c.reduced = p.storage == Storage::F32 ? nullptr : c.centred ? &model_.centred(p.storage) : &model_.reduced(p.storage);
 
   if (const auto refused = refusal(p, c.reduced, query, query_norm)) {
     if (!c.plan.fallback) throw Error(std::string(p.name) + ": " + refused->why);

@@ -42,7 +42,7 @@ DeviceModel DeviceModel::view(const float* vectors, const float* norms, std::int
 
 void DeviceModel::rows_changed() {
   have_f16_ = have_bf16_ = have_i8_ = have_tiled_i8_ = false;
-  have_centre_ = have_centred_f16_ = have_centred_tiled_i8_ = false;
+  have_centre_ = have_centred_f16_ = have_centred_bf16_ = have_centred_i8_ = have_centred_tiled_i8_ = false;
 }
 
 NormRange host_norm_range(const float* norms, std::int64_t rows) {
@@ -136,29 +136,30 @@ const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
   Reduced& r = s == Storage::F16 ? f16_ : s == Storage::BF16 ? bf16_ : i8_;
   bool& have = s == Storage::F16 ? have_f16_ : s == Storage::BF16 ? have_bf16_ : have_i8_;
   if (have) return r;
-  if (s == Storage::I8) {
-    Reduced fresh;
-    const int rld = storage_leading_dim(s, dim);
-    fresh.data = reuse_or_allocate(std::move(r.data), static_cast<std::size_t>(rows) * rld, "the model's int8 copy");
-    fresh.scale =
-        reuse_or_allocate(std::move(r.scale), static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * sizeof(float),
-                          "the int8 row scales");
-    if (rows > 0) {
-      const int warps = 8;
-      quantize_i8_kernel<signed char><<<static_cast<unsigned>((rows + warps - 1) / warps), warps * 32>>>(
-          d_vectors(), rows, dim, ld, rld, fresh.data.as<signed char>(), fresh.scale.as<float>());
-      CUDA_CHECK_LAUNCH();
-      CUDA_CHECK(cudaStreamSynchronize(0));  // this stream only: not a streamed chunk's copy in flight
-    }
-    fresh.min_norm = norm_range().min_norm;
-    fresh.max_norm = norm_range().max_norm;
-    r = std::move(fresh);
-    have = true;
-    return r;
-  }
-  r = convert_16bit(s, std::move(r), nullptr);
+  r = s == Storage::I8 ? quantize_i8(std::move(r), nullptr) : convert_16bit(s, std::move(r), nullptr);
   have = true;
   return r;
+}
+
+// The int8 copy with its row scales, of the rows (mean null) or of the centred rows, re-filling
+// `old`'s buffers where their size fits. Filled in, then returned: a throw part-way keeps nothing.
+DeviceModel::Reduced DeviceModel::quantize_i8(Reduced old, const float* mean) const {
+  Reduced fresh;
+  const int rld = storage_leading_dim(Storage::I8, dim);
+  fresh.data = reuse_or_allocate(std::move(old.data), static_cast<std::size_t>(rows) * rld, "the model's int8 copy");
+  fresh.scale =
+      reuse_or_allocate(std::move(old.scale), static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * sizeof(float),
+                        "the int8 row scales");
+  if (rows > 0) {
+    const int warps = 8;
+    quantize_i8_kernel<signed char><<<static_cast<unsigned>((rows + warps - 1) / warps), warps * 32>>>(
+        d_vectors(), rows, dim, ld, rld, fresh.data.as<signed char>(), fresh.scale.as<float>(), d_norms(), mean);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaStreamSynchronize(0));  // this stream only: not a streamed chunk's copy in flight
+  }
+  fresh.min_norm = norm_range().min_norm;
+  fresh.max_norm = norm_range().max_norm;
+  return fresh;
 }
 
 // The 16-bit copy of the rows (mean null) or of the centred rows, re-filling `old`'s buffers

@@ -55,8 +55,9 @@ struct DeviceModel {
   const TiledI8& tiled_i8() const;
 
   // The centred copies (kernels/embeddings/centre.cuh; docs/batch.md, "Centred copies"): mu, the
-  // mean of the normalised rows, and the fp16 and tiled int8 copies of y = x - |x| mu, which the
-  // filtered batch scans read in place of the plain ones where `used`. Made on first use, kept.
+  // mean of the normalised rows, and the fp16, bf16, int8 and tiled int8 copies of y = x - |x| mu,
+  // which the reduced one-query scans and the filtered batch scans read in place of the plain ones
+  // where `used`. Made on first use, kept.
   struct Centre {
     DeviceBuffer mean;             // dim floats
     std::vector<float> mean_host;  // the same, on the host (a query's shift)
@@ -67,7 +68,7 @@ struct DeviceModel {
     std::string why;         // why not used, or why used
   };
   const Centre& centre() const;
-  const Reduced& centred_f16() const;
+  const Reduced& centred(Storage s) const;  // F16, BF16 or I8
   const TiledI8& centred_tiled_i8() const;
 
   // Smallest positive and largest row norm, and whether all are finite: computed on first use
@@ -91,12 +92,14 @@ struct DeviceModel {
   mutable NormRange range_;
   mutable bool have_range_ = false;
   mutable Centre centre_;
-  mutable Reduced centred_f16_;
+  mutable Reduced centred_f16_, centred_bf16_, centred_i8_;
   mutable TiledI8 centred_tiled_i8_;
-  mutable bool have_centre_ = false, have_centred_f16_ = false, have_centred_tiled_i8_ = false;
+  mutable bool have_centre_ = false, have_centred_f16_ = false, have_centred_bf16_ = false, have_centred_i8_ = false,
+               have_centred_tiled_i8_ = false;
   bool is_view_ = false;  // a streamed chunk: its rows change, so it is never centred
   const TiledI8& build_tiled_i8(TiledI8& slot, const float* mean, bool projected) const;
   Reduced convert_16bit(Storage s, Reduced old, const float* mean) const;
+  Reduced quantize_i8(Reduced old, const float* mean) const;
   const float* centred_mean() const;  // the centre's mean; Error where the model is not centred
 };
 

@@ -98,12 +98,15 @@ const float* DeviceModel::centred_mean() const {
   return c.mean.as<float>();
 }
 
-const DeviceModel::Reduced& DeviceModel::centred_f16() const {
-  if (have_centred_f16_) return centred_f16_;
+const DeviceModel::Reduced& DeviceModel::centred(Storage s) const {
+  if (s == Storage::F32) throw Error("centred(): f32 is the model itself");
+  Reduced& r = s == Storage::F16 ? centred_f16_ : s == Storage::BF16 ? centred_bf16_ : centred_i8_;
+  bool& have = s == Storage::F16 ? have_centred_f16_ : s == Storage::BF16 ? have_centred_bf16_ : have_centred_i8_;
+  if (have) return r;
   const float* mean = centred_mean();
-  centred_f16_ = convert_16bit(Storage::F16, std::move(centred_f16_), mean);
-  have_centred_f16_ = true;
-  return centred_f16_;
+  r = s == Storage::I8 ? quantize_i8(std::move(r), mean) : convert_16bit(s, std::move(r), mean);
+  have = true;
+  return r;
 }
 
 const DeviceModel::TiledI8& DeviceModel::centred_tiled_i8() const {

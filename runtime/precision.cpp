@@ -52,7 +52,9 @@ float reduced_error_bound(Storage s, int dim, const float* query, float query_no
     const double grow = 1 + root / 254.0;
     const double split = root * s_q * (1.0 / 508 + std::ldexp(1.0, -20)) * grow / qn;
     const double steps = 8 * eps * (1 + root * s_q / qn) * grow * (1 + eps);
-    const double i8 = split + steps + gamma + flushed + 16 * eps;
+    // The centred copy holds y = x - |x| mu (|y| <= rho |x|): x~ is y~, and |y~| <= rho n (1 +
+    // sqrt(D) / 254) scales the split's and the steps' terms; the fp32 path's own do not.
+    const double i8 = (split + steps) * rho + gamma + flushed + 16 * eps;
     return static_cast<float>(i8 * (1 + 1e-6));
   }
   // The copy's rounding and the 16-bit path's accumulation are of sum |q_j||y_j| <= rho |q||x|.

@@ -32,7 +32,7 @@ bool batch_query_in_range(float query_norm, const NormRange& r);
 // rows score 0 on both paths.
 // I8: the part of the bound that is the same for every row (the fp32 arithmetic of both paths);
 // the quantisation error is per row, s_i * i8_row_bound_factor / n_i, added to the row's key.
-// `rho` (16-bit copies): >= |y| / |x| for every row where the copy holds the centred rows y
+// `rho`: >= |y| / |x| for every row where the copy holds the centred rows y
 // (kernels/embeddings/centre.cuh); the copy's terms scale with it, the fp32 scan's do not.
 float reduced_error_bound(Storage s, int dim, const float* query, float query_norm, float min_norm, float rho = 1.0f);
 // >= |q|_1 / (2 |q|) with a margin for the rounding of x_j / s_i and of the key's own arithmetic.

@@ -1,7 +1,8 @@
 // The centred copies (kernels/embeddings/centre.cuh; docs/batch.md, "Centred copies"): the
-// identity they rest on and its rounding, emulated on the host; the policy; every int8 score of
-// the centred tiled copy within its bound; and the filtered batches exact on anisotropic data,
-// planted near-ties included, with fewer fallbacks than the plain copies. GPU tests skip,
+// identity they rest on and its rounding, and the centred int8 keys, emulated on the host; the
+// policy; every int8 score of the centred tiled copy within its bound; and the filtered batches
+// and the one-query reduced scans exact on anisotropic data, planted near-ties included, with
+// fewer fallbacks than the plain copies. GPU tests skip,
 // visibly, without a GPU.
 #include <gtest/gtest.h>
 
@@ -9,11 +10,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "batch_check.hpp"
+#include "fp_emulation.hpp"
 #include "gpu_skip.hpp"
 #include "harness/batch_search.hpp"
 #include "harness/synthetic.hpp"
@@ -93,6 +96,87 @@ TEST(CentredCopy, SlackCoversTheRoundingOfTheIdentity) {
     }
   }
   RecordProperty("worst_over_slack", std::to_string(worst));
+}
+
+// The centred int8 copy (quantize_i8_kernel with the mean; i8_scan_topk_kernel reads it as it
+// reads the plain one), emulated bit for bit: the row's key plus the query's shift plus the global
+// bound (reduced_error_bound with rho, with the centre's slack) bounds every row's fp32 similarity
+// from above, and its approximate similarity less both bounds from below. On anisotropic rows the
+// centred keys leave far fewer rows above the k-th similarity than the plain ones.
+TEST(CentredCopy, Int8KeysOfTheResidualBoundTheSimilarity) {
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (const char* family : {"aniso:0.95", "aniso:0.98", "dirs:0.7"}) {
+    for (int dim : {50, 300}) {
+      SCOPED_TRACE(std::string(family) + ", D = " + std::to_string(dim));
+      Model m = make_synthetic_model(3000, dim, seed, make_family(family, dim));
+      // mu as DeviceModel::centre() makes it (double sums of x / |x|), and rho rounded up.
+      std::vector<double> sum(static_cast<std::size_t>(dim), 0.0);
+      for (std::int64_t r = 0; r < m.rows; ++r)
+        for (int j = 0; j < dim; ++j) sum[j] += double(m.row(r)[j]) / m.norms[r];
+      std::vector<float> mu(static_cast<std::size_t>(dim));
+      for (int j = 0; j < dim; ++j) mu[j] = static_cast<float>(sum[j] / double(m.rows));
+      // Rows that are n mu itself and its opposite (y ~ 0, and |y| ~ 2 |x|).
+      for (int e = 0; e < 2; ++e) {
+        float* v = m.vectors.data() + (10 + e) * m.ld;
+        for (int j = 0; j < dim; ++j) v[j] = (e ? -3.0f : 3.0f) * mu[j];
+        m.norms[10 + e] = vector_norm(v, dim);
+      }
+      std::vector<std::vector<float>> y(static_cast<std::size_t>(m.rows), std::vector<float>(dim));
+      double rho = 0;
+      for (std::int64_t r = 0; r < m.rows; ++r) {
+        double yy = 0;
+        for (int j = 0; j < dim; ++j) {
+          y[r][j] = std::fmaf(-m.norms[r], mu[j], m.row(r)[j]);
+          yy += double(y[r][j]) * y[r][j];
+        }
+        rho = std::max(rho, std::sqrt(yy) / m.norms[r]);
+      }
+      const float rho_up = static_cast<float>(rho * (1 + 1e-6));
+      const NormRange range = host_norm_range(m.norms.data(), m.rows);
+      int fewer = 0;
+      for (int qi = 0; qi < 4; ++qi) {
+        std::vector<float> q(m.row(100 + 37 * qi), m.row(100 + 37 * qi) + dim);
+        q[qi % dim] += 0.01f;
+        const float qn = vector_norm(q.data(), dim);
+        double qm = 0;
+        for (int j = 0; j < dim; ++j) qm += double(q[j]) * mu[j];
+        const float shift = static_cast<float>(qm / qn);
+        const float global =
+            with_centre_slack(reduced_error_bound(Storage::I8, dim, q.data(), qn, range.min_norm, rho_up), rho_up);
+        const float plain_global = reduced_error_bound(Storage::I8, dim, q.data(), qn, range.min_norm);
+        const float factor = i8_row_bound_factor(dim, q.data(), qn);
+        const emu::I8Query split = emu::i8_split_query(q.data(), dim);
+        std::vector<float> exact(static_cast<std::size_t>(m.rows)), key(exact.size()), plain_key(exact.size());
+        std::vector<float> codes;
+        for (std::int64_t r = 0; r < m.rows; ++r) {
+          const float n = m.norms[r];
+          exact[r] = emu::cosine_from_dot(emu::fused_dot(q.data(), m.row(r), dim), qn, n);
+          const float s = emu::i8_quantize(y[r].data(), dim, &codes);
+          const float approx = emu::cosine_from_dot(emu::i8_dot(split, codes.data(), dim, s), qn, n);
+          const float b = s * factor / n;
+          key[r] = approx + b;
+          ASSERT_LE(exact[r], key[r] + shift + global) << "row " << r;
+          ASSERT_GE(exact[r], approx - b + shift - global) << "row " << r;
+          const float sp = emu::i8_quantize(m.row(r), dim, &codes);
+          plain_key[r] = emu::cosine_from_dot(emu::i8_dot(split, codes.data(), dim, sp), qn, n) + sp * factor / n;
+        }
+        std::vector<float> sorted = exact;
+        std::nth_element(sorted.begin(), sorted.begin() + 9, sorted.end(), std::greater<float>());
+        const float kth = sorted[9];
+        long long centred_left = 0, plain_left = 0;
+        for (std::int64_t r = 0; r < m.rows; ++r) {
+          centred_left += key[r] + shift + global >= kth;
+          plain_left += plain_key[r] + plain_global >= kth;
+        }
+        fewer += centred_left < plain_left;
+        RecordProperty(
+            std::string(family) + "_D" + std::to_string(dim) + "_q" + std::to_string(qi) + "_rows_left_plain_centred",
+            std::to_string(plain_left) + "/" + std::to_string(centred_left));
+      }
+      if (std::string(family).rfind("aniso", 0) == 0) EXPECT_EQ(fewer, 4);
+    }
+  }
 }
 
 TEST(CentredCopy, OperandTermsScaleWithRho) {
@@ -285,36 +369,52 @@ TEST(CentredCopy, FilteredBatchesExactWithFewerFallbacks) {
   }
 }
 
-// The one-query fp16 scan reads the centred copy too: exact (the oracle, and fused bit for bit),
-// at k = 10 and at k = 100 (the large-k re-rank's certificate), with fewer queries uncertified.
-TEST(CentredCopy, OneQueryFp16ExactWithFewerFallbacks) {
+// The one-query reduced scans (fp16, bf16, int8) read the centred copies too: exact (the oracle,
+// and fused bit for bit), at k = 10 and at k = 100 (the large-k re-rank's certificate), planted
+// near-ties included, with fewer queries uncertified; the int8 scan, which certifies nothing on
+// such rows without the centre, then certifies most.
+TEST(CentredCopy, OneQueryReducedScansExactWithFewerFallbacks) {
   DISTANCIES_REQUIRE_GPU();
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Model m = make_synthetic_model(30011, 300, seed, make_family("aniso:0.98", 300));
-  const Batch b = rows_as_queries(m, 12, seed, 0.02f);
-  long long uncertified[2] = {0, 0};
-  for (int centred = 0; centred < 2; ++centred) {
-    const CentreSetting setting(centred ? "auto" : "off");
-    const DeviceModel dm = upload_model(m);
-    ASSERT_EQ(dm.centre().used, centred == 1) << dm.centre().why;
-    GpuSearcher searcher(dm, &m);
-    for (int k : {10, 100}) {
-      SCOPED_TRACE("k = " + std::to_string(k) + (centred ? ", centred" : ", plain"));
-      for (std::size_t i = 0; i < b.norms.size(); ++i) {
-        const float* q = b.q.data() + i * m.dim;
-        const auto got = searcher.search(pipeline("fused_f16"), q, b.norms[i], k);
-        expect_matches_oracle(m, q, got, k);
-        const auto ref = searcher.search(pipeline("fused"), q, b.norms[i], k);
-        ASSERT_EQ(got.size(), ref.size());
-        for (std::size_t r = 0; r < ref.size(); ++r) {
-          EXPECT_EQ(got[r].row, ref[r].row) << "query " << i << ", rank " << r;
-          EXPECT_EQ(got[r].sim, ref[r].sim) << "query " << i << ", rank " << r;
+  Model m = make_synthetic_model(30011, 300, seed, make_family("aniso:0.98", 300));
+  for (int i = 0; i < 12; ++i) {  // near-ties of row 5 (and an exact copy), as in the batch test
+    float* v = m.vectors.data() + (1000 + i) * m.ld;
+    std::memcpy(v, m.row(5), m.dim * sizeof(float));
+    if (i > 0) v[i % m.dim] += std::pow(10.0f, -7.0f + 4.0f * (i - 1) / 10.0f);
+    m.norms[1000 + i] = vector_norm(v, m.dim);
+  }
+  Batch b = rows_as_queries(m, 12, seed, 0.02f);
+  std::memcpy(b.q.data(), m.row(5), m.dim * sizeof(float));
+  b.norms[0] = m.norms[5];
+  for (const char* name : {"fused_f16", "fused_bf16", "fused_i8"}) {
+    SCOPED_TRACE(name);
+    long long uncertified[2] = {0, 0}, certified[2] = {0, 0};
+    for (int centred = 0; centred < 2; ++centred) {
+      const CentreSetting setting(centred ? "auto" : "off");
+      const DeviceModel dm = upload_model(m);
+      ASSERT_EQ(dm.centre().used, centred == 1) << dm.centre().why;
+      GpuSearcher searcher(dm, &m);
+      for (int k : {10, 100}) {
+        SCOPED_TRACE("k = " + std::to_string(k) + (centred ? ", centred" : ", plain"));
+        for (std::size_t i = 0; i < b.norms.size(); ++i) {
+          const float* q = b.q.data() + i * m.dim;
+          const auto got = searcher.search(pipeline(name), q, b.norms[i], k);
+          expect_matches_oracle(m, q, got, k);
+          const auto ref = searcher.search(pipeline("fused"), q, b.norms[i], k);
+          ASSERT_EQ(got.size(), ref.size());
+          for (std::size_t r = 0; r < ref.size(); ++r) {
+            EXPECT_EQ(got[r].row, ref[r].row) << "query " << i << ", rank " << r;
+            EXPECT_EQ(got[r].sim, ref[r].sim) << "query " << i << ", rank " << r;
+          }
         }
       }
+      uncertified[centred] = searcher.certificate_counts().uncertified;
+      certified[centred] = searcher.certificate_counts().certified;
     }
-    uncertified[centred] = searcher.certificate_counts().uncertified;
+    EXPECT_LE(uncertified[1], uncertified[0]);
+    if (std::string(name) == "fused_i8") EXPECT_GT(certified[1], certified[0]);
+    RecordProperty(std::string(name) + "_uncertified_plain_centred",
+                   std::to_string(uncertified[0]) + "/" + std::to_string(uncertified[1]));
   }
-  EXPECT_LE(uncertified[1], uncertified[0]);
-  RecordProperty("uncertified_plain_centred", std::to_string(uncertified[0]) + "/" + std::to_string(uncertified[1]));
 }

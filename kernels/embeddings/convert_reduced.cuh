@@ -41,17 +41,22 @@ __global__ void convert_reduced_kernel(const float* v, long long rows, int dim, 
 // zero row stores s = 0 and zeros; a row with a NaN or Inf, or whose largest value is below
 // kSmallestMax (s would be subnormal and x_j / s inexact), stores s = NaN and zeros, so its
 // approximate similarity is NaN and it stays a candidate (approx_rank_key).
+// With `mean`, the centred copy: y = x - norms[row] mean (centre.cuh) in place of x.
 template <class Int8>
-__global__ void quantize_i8_kernel(const float* v, long long rows, int dim, int ld, int rld, Int8* out, float* scale) {
+__global__ void quantize_i8_kernel(const float* v, long long rows, int dim, int ld, int rld, Int8* out, float* scale,
+                                   const float* norms = nullptr, const float* mean = nullptr) {
   const long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
   const float* x = v + row * ld;
+  const float n = mean ? norms[row] : 0.0f;
+  auto value = [&](int j) { return mean ? centred_value(x[j], n, mean[j]) : x[j]; };
   float m = 0.0f;
   bool finite = true;
   for (int j = lane; j < dim; j += 32) {
-    m = fmaxf(m, fabsf(x[j]));
-    finite = finite && isfinite(x[j]);
+    const float xj = value(j);
+    m = fmaxf(m, fabsf(xj));
+    finite = finite && isfinite(xj);
   }
   for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
   finite = __all_sync(0xffffffffu, finite);
@@ -61,7 +66,7 @@ __global__ void quantize_i8_kernel(const float* v, long long rows, int dim, int 
   Int8* o = out + row * rld;
   for (int j = lane; j < rld; j += 32) {
     float q = 0.0f;
-    if (usable && s > 0.0f && j < dim) q = fminf(127.0f, fmaxf(-127.0f, rintf(x[j] / s)));
+    if (usable && s > 0.0f && j < dim) q = fminf(127.0f, fmaxf(-127.0f, rintf(value(j) / s)));
     o[j] = static_cast<Int8>(q);
   }
   if (lane == 0) scale[row] = s;
