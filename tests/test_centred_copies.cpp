@@ -212,7 +212,7 @@ TEST(CentredCopy, PolicyTakesOnlyACommonDirectionOut) {
     const CentreSetting off("off");
     const DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("aniso:0.95", 300)));
     EXPECT_FALSE(dm.centre().used);
-    EXPECT_THROW(dm.centred_f16(), Error);
+    EXPECT_THROW(dm.centred(Storage::F16), Error);
   }
   {
     Model m = make_synthetic_model(2000, 300, 3, make_family("aniso:0.95", 300));
