@@ -150,10 +150,15 @@ DeviceModel::Reduced DeviceModel::quantize_i8(Reduced old, const float* mean) co
   fresh.scale =
       reuse_or_allocate(std::move(old.scale), static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * sizeof(float),
                         "the int8 row scales");
+  if (mean)
+    fresh.correction = reuse_or_allocate(std::move(old.correction),
+                                         static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * sizeof(float),
+                                         "the int8 row corrections");
   if (rows > 0) {
     const int warps = 8;
     quantize_i8_kernel<signed char><<<static_cast<unsigned>((rows + warps - 1) / warps), warps * 32>>>(
-        d_vectors(), rows, dim, ld, rld, fresh.data.as<signed char>(), fresh.scale.as<float>(), d_norms(), mean);
+        d_vectors(), rows, dim, ld, rld, fresh.data.as<signed char>(), fresh.scale.as<float>(), d_norms(), mean,
+        mean ? fresh.correction.as<float>() : nullptr);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaStreamSynchronize(0));  // this stream only: not a streamed chunk's copy in flight
   }

@@ -27,6 +27,7 @@ struct DeviceModel {
   struct Reduced {
     DeviceBuffer data;          // rows * storage_leading_dim(s, dim) elements, padding zero
     DeviceBuffer scale;         // I8: per row s_i = max_j |x_ij| / 127 (NaN for a non-finite row)
+    DeviceBuffer correction;    // I8, centred: per row c_i = mu . (y_i - s_i codes_i) (fp64, rounded)
     DeviceBuffer flag;          // 16-bit: the conversion's out-of-range flag (kept: freeing it would
                                 // wait for the whole device, a streamed chunk's copy included)
     float min_norm = 0;         // smallest non-zero row norm (for the error bound)

@@ -18,7 +18,8 @@ bool batch_query_in_range(float query_norm, const NormRange& r) {
          query_norm <= 0x1p100;
 }
 
-float reduced_error_bound(Storage s, int dim, const float* query, float query_norm, float min_norm, float rho) {
+float reduced_error_bound(Storage s, int dim, const float* query, float query_norm, float min_norm, float rho,
+                          float correction) {
   // Unit roundoff of the storage format (round to nearest), and half of its smallest
   // subnormal spacing: the absolute error of values that underflow.
   const double u = s == Storage::F16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
@@ -54,7 +55,10 @@ float reduced_error_bound(Storage s, int dim, const float* query, float query_no
     const double steps = 8 * eps * (1 + root * s_q / qn) * grow * (1 + eps);
     // The centred copy holds y = x - |x| mu (|y| <= rho |x|): x~ is y~, and |y~| <= rho n (1 +
     // sqrt(D) / 254) scales the split's and the steps' terms; the fp32 path's own do not.
-    const double i8 = (split + steps) * rho + gamma + flushed + 16 * eps;
+    // With the row corrections the dot is fma(w, c_i, dot): one more rounding of at most
+    // sum |q~_j||y~_j| + |w c_i|, where |c_i| <= |mu|_1 s_i / 2 <= |mu|_1 rho n / 254.
+    const double fma_step = correction > 0 ? steps / 8 + 2 * eps * double(correction) / 254 / qn : 0.0;
+    const double i8 = (split + steps + fma_step) * rho + gamma + flushed + 16 * eps;
     return static_cast<float>(i8 * (1 + 1e-6));
   }
   // The copy's rounding and the 16-bit path's accumulation are of sum |q_j||y_j| <= rho |q||x|.
@@ -74,9 +78,14 @@ bool i8_query_in_range(int dim, const float* query) {
   return m >= kI8SmallestMax && std::isfinite(m);
 }
 
-float i8_row_bound_factor(int dim, const float* query, float query_norm) {
-  double l1 = 0;
-  for (int j = 0; j < dim; ++j) l1 += std::fabs(query[j]);
+float i8_row_bound_factor(int dim, const float* query, float query_norm, const float* mean, float weight) {
+  double l1 = 0, mean_l1 = 0;
+  for (int j = 0; j < dim; ++j) {
+    l1 += std::fabs(mean ? double(query[j]) - double(weight) * mean[j] : double(query[j]));
+    if (mean) mean_l1 += std::fabs(double(mean[j]));
+  }
+  // c_i's rounding: 2^-24 of |c_i| <= |mu|_1 s_i / 2, and 2^-50 for its fp64 sum: 2^-22 holds both.
+  if (mean) l1 += std::fabs(double(weight)) * mean_l1 * std::ldexp(1.0, -22);
   // x_j / s_i is rounded before rint (relative 2^-24 of at most 127.5: < 2^-16 of a step) and
   // the key's s_i * factor / n_i is rounded twice more: 2^-10 covers all of it.
   return static_cast<float>(l1 / (2.0 * query_norm) * (1 + std::ldexp(1.0, -10)));

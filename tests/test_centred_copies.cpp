@@ -54,6 +54,92 @@ Batch rows_as_queries(const Model& m, int batch, std::uint32_t seed, float jitte
   return b;
 }
 
+// mu as DeviceModel::centre() makes it (fp64 sums of x / |x|), the rows y = x - |x| mu (fma),
+// and rho rounded up; two rows planted first: n mu itself and its opposite (y ~ 0, |y| ~ 2 |x|).
+struct CentredRows {
+  std::vector<float> mu;
+  std::vector<std::vector<float>> y;
+  float rho = 0;
+  double mean_norm2 = 0, mean_l1 = 0;
+};
+CentredRows centre_rows(Model& m) {
+  const int dim = m.dim;
+  CentredRows c;
+  std::vector<double> sum(static_cast<std::size_t>(dim), 0.0);
+  for (std::int64_t r = 0; r < m.rows; ++r)
+    for (int j = 0; j < dim; ++j) sum[j] += double(m.row(r)[j]) / m.norms[r];
+  c.mu.resize(static_cast<std::size_t>(dim));
+  for (int j = 0; j < dim; ++j) {
+    c.mu[j] = static_cast<float>(sum[j] / double(m.rows));
+    c.mean_norm2 += double(c.mu[j]) * c.mu[j];
+    c.mean_l1 += std::fabs(double(c.mu[j]));
+  }
+  for (int e = 0; e < 2; ++e) {
+    float* v = m.vectors.data() + (10 + e) * m.ld;
+    for (int j = 0; j < dim; ++j) v[j] = (e ? -3.0f : 3.0f) * c.mu[j];
+    m.norms[10 + e] = vector_norm(v, dim);
+  }
+  double rho = 0;
+  c.y.assign(static_cast<std::size_t>(m.rows), std::vector<float>(static_cast<std::size_t>(dim)));
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    double yy = 0;
+    for (int j = 0; j < dim; ++j) {
+      c.y[r][j] = std::fmaf(-m.norms[r], c.mu[j], m.row(r)[j]);
+      yy += double(c.y[r][j]) * c.y[r][j];
+    }
+    rho = std::max(rho, std::sqrt(yy) / m.norms[r]);
+  }
+  c.rho = static_cast<float>(rho * (1 + 1e-6));
+  return c;
+}
+
+// One query against every row, plain and centred int8 copies emulated bit for bit (asserting
+// each centred key's bounds): how many rows each leaves at or above the fp32 10th best.
+struct RowsLeft {
+  long long plain = 0, centred = 0;
+};
+RowsLeft int8_rows_left(const Model& m, const CentredRows& c, const std::vector<float>& q) {
+  const int dim = m.dim;
+  const float qn = vector_norm(q.data(), dim);
+  double qm = 0;
+  for (int j = 0; j < dim; ++j) qm += double(q[j]) * c.mu[j];
+  const float shift = static_cast<float>(qm / qn);
+  const float w = static_cast<float>(qm / static_cast<float>(c.mean_norm2));
+  const float correction = static_cast<float>(std::fabs(double(w)) * c.mean_l1 * (1 + 0x1p-20));
+  const NormRange range = host_norm_range(m.norms.data(), m.rows);
+  const float global =
+      with_centre_slack(reduced_error_bound(Storage::I8, dim, q.data(), qn, range.min_norm, c.rho, correction), c.rho);
+  const float plain_global = reduced_error_bound(Storage::I8, dim, q.data(), qn, range.min_norm);
+  const float factor = i8_row_bound_factor(dim, q.data(), qn, c.mu.data(), w);
+  const float plain_factor = i8_row_bound_factor(dim, q.data(), qn);
+  const emu::I8Query split = emu::i8_split_query(q.data(), dim);
+  std::vector<float> exact(static_cast<std::size_t>(m.rows)), key(exact.size()), plain_key(exact.size());
+  std::vector<float> codes;
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    const float n = m.norms[r];
+    exact[r] = emu::cosine_from_dot(emu::fused_dot(q.data(), m.row(r), dim), qn, n);
+    const float s = emu::i8_quantize(c.y[r].data(), dim, &codes);
+    double cr = 0;  // quantize_i8_kernel's correction: mu . (y - s codes) in fp64, rounded once
+    for (int j = 0; j < dim; ++j) cr += double(c.mu[j]) * (double(c.y[r][j]) - double(s) * codes[j]);
+    const float dot = std::fmaf(w, static_cast<float>(cr), emu::i8_dot(split, codes.data(), dim, s));
+    const float approx = emu::cosine_from_dot(dot, qn, n);
+    const float b = s * factor / n;
+    key[r] = approx + b;
+    EXPECT_LE(exact[r], key[r] + shift + global) << "row " << r;
+    EXPECT_GE(exact[r], approx - b + shift - global) << "row " << r;
+    const float sp = emu::i8_quantize(m.row(r), dim, &codes);
+    plain_key[r] = emu::cosine_from_dot(emu::i8_dot(split, codes.data(), dim, sp), qn, n) + sp * plain_factor / n;
+  }
+  std::vector<float> sorted = exact;
+  std::nth_element(sorted.begin(), sorted.begin() + 9, sorted.end(), std::greater<float>());
+  RowsLeft left;
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    left.centred += key[r] + shift + global >= sorted[9];
+    left.plain += plain_key[r] + plain_global >= sorted[9];
+  }
+  return left;
+}
+
 }  // namespace
 
 // q . x / (Q n) = q . y / (Q n) + q . mu / Q with y_j = fma(-n, mu_j, x_j) in fp32 and the shift
@@ -99,10 +185,11 @@ TEST(CentredCopy, SlackCoversTheRoundingOfTheIdentity) {
 }
 
 // The centred int8 copy (quantize_i8_kernel with the mean; i8_scan_topk_kernel reads it as it
-// reads the plain one), emulated bit for bit: the row's key plus the query's shift plus the global
-// bound (reduced_error_bound with rho, with the centre's slack) bounds every row's fp32 similarity
-// from above, and its approximate similarity less both bounds from below. On anisotropic rows the
-// centred keys leave far fewer rows above the k-th similarity than the plain ones.
+// reads the plain one, adding w c_i to each row's dot), emulated bit for bit: the row's key plus
+// the query's shift plus the global bound (reduced_error_bound with rho and the correction, with
+// the centre's slack) bounds every row's fp32 similarity from above, and its approximate
+// similarity less both bounds from below. On anisotropic rows the centred keys leave far fewer
+// rows above the k-th similarity than the plain ones.
 TEST(CentredCopy, Int8KeysOfTheResidualBoundTheSimilarity) {
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -110,69 +197,16 @@ TEST(CentredCopy, Int8KeysOfTheResidualBoundTheSimilarity) {
     for (int dim : {50, 300}) {
       SCOPED_TRACE(std::string(family) + ", D = " + std::to_string(dim));
       Model m = make_synthetic_model(3000, dim, seed, make_family(family, dim));
-      // mu as DeviceModel::centre() makes it (double sums of x / |x|), and rho rounded up.
-      std::vector<double> sum(static_cast<std::size_t>(dim), 0.0);
-      for (std::int64_t r = 0; r < m.rows; ++r)
-        for (int j = 0; j < dim; ++j) sum[j] += double(m.row(r)[j]) / m.norms[r];
-      std::vector<float> mu(static_cast<std::size_t>(dim));
-      for (int j = 0; j < dim; ++j) mu[j] = static_cast<float>(sum[j] / double(m.rows));
-      // Rows that are n mu itself and its opposite (y ~ 0, and |y| ~ 2 |x|).
-      for (int e = 0; e < 2; ++e) {
-        float* v = m.vectors.data() + (10 + e) * m.ld;
-        for (int j = 0; j < dim; ++j) v[j] = (e ? -3.0f : 3.0f) * mu[j];
-        m.norms[10 + e] = vector_norm(v, dim);
-      }
-      std::vector<std::vector<float>> y(static_cast<std::size_t>(m.rows), std::vector<float>(dim));
-      double rho = 0;
-      for (std::int64_t r = 0; r < m.rows; ++r) {
-        double yy = 0;
-        for (int j = 0; j < dim; ++j) {
-          y[r][j] = std::fmaf(-m.norms[r], mu[j], m.row(r)[j]);
-          yy += double(y[r][j]) * y[r][j];
-        }
-        rho = std::max(rho, std::sqrt(yy) / m.norms[r]);
-      }
-      const float rho_up = static_cast<float>(rho * (1 + 1e-6));
-      const NormRange range = host_norm_range(m.norms.data(), m.rows);
+      const CentredRows c = centre_rows(m);
       int fewer = 0;
       for (int qi = 0; qi < 4; ++qi) {
         std::vector<float> q(m.row(100 + 37 * qi), m.row(100 + 37 * qi) + dim);
         q[qi % dim] += 0.01f;
-        const float qn = vector_norm(q.data(), dim);
-        double qm = 0;
-        for (int j = 0; j < dim; ++j) qm += double(q[j]) * mu[j];
-        const float shift = static_cast<float>(qm / qn);
-        const float global =
-            with_centre_slack(reduced_error_bound(Storage::I8, dim, q.data(), qn, range.min_norm, rho_up), rho_up);
-        const float plain_global = reduced_error_bound(Storage::I8, dim, q.data(), qn, range.min_norm);
-        const float factor = i8_row_bound_factor(dim, q.data(), qn);
-        const emu::I8Query split = emu::i8_split_query(q.data(), dim);
-        std::vector<float> exact(static_cast<std::size_t>(m.rows)), key(exact.size()), plain_key(exact.size());
-        std::vector<float> codes;
-        for (std::int64_t r = 0; r < m.rows; ++r) {
-          const float n = m.norms[r];
-          exact[r] = emu::cosine_from_dot(emu::fused_dot(q.data(), m.row(r), dim), qn, n);
-          const float s = emu::i8_quantize(y[r].data(), dim, &codes);
-          const float approx = emu::cosine_from_dot(emu::i8_dot(split, codes.data(), dim, s), qn, n);
-          const float b = s * factor / n;
-          key[r] = approx + b;
-          ASSERT_LE(exact[r], key[r] + shift + global) << "row " << r;
-          ASSERT_GE(exact[r], approx - b + shift - global) << "row " << r;
-          const float sp = emu::i8_quantize(m.row(r), dim, &codes);
-          plain_key[r] = emu::cosine_from_dot(emu::i8_dot(split, codes.data(), dim, sp), qn, n) + sp * factor / n;
-        }
-        std::vector<float> sorted = exact;
-        std::nth_element(sorted.begin(), sorted.begin() + 9, sorted.end(), std::greater<float>());
-        const float kth = sorted[9];
-        long long centred_left = 0, plain_left = 0;
-        for (std::int64_t r = 0; r < m.rows; ++r) {
-          centred_left += key[r] + shift + global >= kth;
-          plain_left += plain_key[r] + plain_global >= kth;
-        }
-        fewer += centred_left < plain_left;
+        const RowsLeft left = int8_rows_left(m, c, q);
+        fewer += left.centred < left.plain;
         RecordProperty(
             std::string(family) + "_D" + std::to_string(dim) + "_q" + std::to_string(qi) + "_rows_left_plain_centred",
-            std::to_string(plain_left) + "/" + std::to_string(centred_left));
+            std::to_string(left.plain) + "/" + std::to_string(left.centred));
       }
       if (std::string(family).rfind("aniso", 0) == 0) EXPECT_EQ(fewer, 4);
     }

@@ -41,10 +41,13 @@ __global__ void convert_reduced_kernel(const float* v, long long rows, int dim, 
 // zero row stores s = 0 and zeros; a row with a NaN or Inf, or whose largest value is below
 // kSmallestMax (s would be subnormal and x_j / s inexact), stores s = NaN and zeros, so its
 // approximate similarity is NaN and it stays a candidate (approx_rank_key).
-// With `mean`, the centred copy: y = x - norms[row] mean (centre.cuh) in place of x.
+// With `mean`, the centred copy: y = x - norms[row] mean (centre.cuh) in place of x, and
+// correction[row] = mu . (y - s codes), the quantisation error along mu, summed in fp64 (within
+// 2^-50 of it relative to sum |mu_j| |y_j - s c_j|) and rounded once to fp32.
 template <class Int8>
 __global__ void quantize_i8_kernel(const float* v, long long rows, int dim, int ld, int rld, Int8* out, float* scale,
-                                   const float* norms = nullptr, const float* mean = nullptr) {
+                                   const float* norms = nullptr, const float* mean = nullptr,
+                                   float* correction = nullptr) {
   const long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
@@ -64,10 +67,16 @@ __global__ void quantize_i8_kernel(const float* v, long long rows, int dim, int 
   const bool usable = finite && (m == 0.0f || m >= kSmallestMax);
   const float s = usable ? m / 127.0f : __int_as_float(0x7fc00000);
   Int8* o = out + row * rld;
+  double c = 0.0;
   for (int j = lane; j < rld; j += 32) {
     float q = 0.0f;
     if (usable && s > 0.0f && j < dim) q = fminf(127.0f, fmaxf(-127.0f, rintf(value(j) / s)));
     o[j] = static_cast<Int8>(q);
+    if (mean && usable && j < dim) c += static_cast<double>(mean[j]) * (static_cast<double>(value(j)) - double(s) * q);
+  }
+  if (correction) {
+    for (int off = 16; off > 0; off /= 2) c += __shfl_xor_sync(0xffffffffu, c, off);
+    if (lane == 0) correction[row] = static_cast<float>(c);
   }
   if (lane == 0) scale[row] = s;
 }

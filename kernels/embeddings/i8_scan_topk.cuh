@@ -5,6 +5,9 @@
 // fp32 arithmetic comes after the sums. A row is ranked by its approximate similarity plus its
 // own error bound,
 //   key_i = cos~_i + s_i * row_bound_factor / n_i,   row_bound_factor >= |q|_1 / (2 |q|),
+// With `correction` (the centred copy), w c_i is added to each row's dot first: c_i is the row's
+// quantisation error along mu, so only the query's part off mu, q - w mu, meets the rest of it
+// and row_bound_factor >= |q - w mu|_1 / (2 |q|) (plus c_i's own rounding; runtime/precision.hpp).
 // an upper bound of its fp32 similarity less the global term (the split query's residual and
 // the roundings), which the re-rank's certificate adds: keeping the K best keys keeps every row
 // whose fp32 similarity could reach them, so exact_rerank_block's certificate holds as for the
@@ -92,7 +95,7 @@ template <int kWarps, int kSegs, int kMinBlocksPerSm, bool kAllKeys = false>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
     i8_scan_topk_kernel(const uint4* vec16, const float* scale, int rld, const float* query, int dim, float query_norm,
                         float row_bound_factor, const float* norms, int rows, int K, float* cand_s, int* cand_r,
-                        int* status) {
+                        int* status, const float* correction = nullptr, float weight = 0.0f) {
   constexpr int kLanes = 8, kGroupRows = 4, kGroups = 32 / kLanes;
   constexpr int kRowsPerWarp = kGroups * kGroupRows;
   static_assert(kRowsPerWarp == kI8RowsPerWarp, "the host counts rows by kI8RowsPerWarp");
@@ -160,10 +163,11 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   const int my_offset = group * kGroupRows + gl / 2;
   const bool key_lane = (gl % 2) == 0;
   auto in_rows = [&](long long b) { return key_lane && b + my_offset < rows; };
-  float next_norm = 0.0f, next_sc = 0.0f;
+  float next_norm = 0.0f, next_sc = 0.0f, next_c = 0.0f;
   auto load_facts = [&](long long b) {
     next_norm = in_rows(b) ? __ldg(norms + b + my_offset) : 0.0f;
     next_sc = in_rows(b) ? __ldg(scale + b + my_offset) : 0.0f;
+    if (correction) next_c = in_rows(b) ? __ldg(correction + b + my_offset) : 0.0f;
   };
   long long base = gw * kRowsPerWarp;
   if (base < rows) {
@@ -172,7 +176,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   }
   for (; base < rows; base += step) {
     const bool mine = in_rows(base);
-    const float norm = next_norm, sc = next_sc;
+    const float norm = next_norm, sc = next_sc, cr = next_c;
     int x[2 * kGroupRows];  // hi and lo of each of the group's rows: x[2r], x[2r + 1]
 #pragma unroll
     for (int i = 0; i < 2 * kGroupRows; ++i) x[i] = 0;
@@ -198,7 +202,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
       const float sum = static_cast<float>(hi_total) + static_cast<float>(lo_total) / 254.0f;
       // A zero row is exact (s = 0, no error); a NaN scale ranks as +inf.
       const float bound = norm > 0.0f ? sc * row_bound_factor / norm : 0.0f;
-      key = approx_rank_key(cosine_from_dot(sc * (s_q * sum), query_norm, norm) + bound);
+      float dot = sc * (s_q * sum);
+      if (correction) dot = fmaf(weight, cr, dot);
+      key = approx_rank_key(cosine_from_dot(dot, query_norm, norm) + bound);
       row = static_cast<int>(base + my_offset);
     }
     if constexpr (kAllKeys) {

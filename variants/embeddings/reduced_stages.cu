@@ -117,9 +117,9 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
     // The split query (2 x rld bytes) and the lists.
     const std::size_t smem8 = 2u * s.model.reduced_ld + lists_bytes(ScanI8::kWarps, l.K);
     auto launch = [&](auto kernel) {
-      kernel<<<blocks, ScanI8::kWarps * 32, smem8, stream>>>(vec8, s.model.row_scale, s.model.reduced_ld, a.query,
-                                                             a.dim, a.query_norm, s.model.row_bound_factor, a.norms,
-                                                             s.n, l.K, l.lists_s, l.lists_r, s.status);
+      kernel<<<blocks, ScanI8::kWarps * 32, smem8, stream>>>(
+          vec8, s.model.row_scale, s.model.reduced_ld, a.query, a.dim, a.query_norm, s.model.row_bound_factor, a.norms,
+          s.n, l.K, l.lists_s, l.lists_r, s.status, s.model.row_correction, s.model.correction_weight);
     };
     if (all_keys)
       launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kSegs, ScanI8::kBlocksPerSm, true>);

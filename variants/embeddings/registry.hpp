@@ -55,6 +55,10 @@ struct ModelInputs {
   const float* row_scale = nullptr;  // I8: s_i per row
   float row_bound_factor = 0;        // I8: >= |q|_1 / (2 |q|), the per-row bound is s_i * it / n_i
   float shift = 0;  // the centred 16-bit copy (kernels/embeddings/centre.cuh): q . mu / |q|, added to the keys' last
+  // I8, centred: c_i = mu . (y_i - s_i codes_i) per row and the weight w of the query's mean part:
+  // the scan adds w c_i to each row's dot, so its per-row bound meets only q - w mu.
+  const float* row_correction = nullptr;
+  float correction_weight = 0;
 };
 
 // A stage's whole input. `model` is left empty for stages that do not declare reads_model
