@@ -91,7 +91,9 @@ __device__ __forceinline__ uint4 ld_stream_pf256(const uint4* p) {
                : "l"(p));
   return v;
 }
-template <int kWarps, int kSegs, int kMinBlocksPerSm, bool kAllKeys = false>
+// kCorrected: the centred copy's rows carry `correction` (a template flag, so the plain copy's
+// scan keeps its registers and epilogue as they were).
+template <int kWarps, int kSegs, int kMinBlocksPerSm, bool kAllKeys = false, bool kCorrected = false>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
     i8_scan_topk_kernel(const uint4* vec16, const float* scale, int rld, const float* query, int dim, float query_norm,
                         float row_bound_factor, const float* norms, int rows, int K, float* cand_s, int* cand_r,
@@ -167,7 +169,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   auto load_facts = [&](long long b) {
     next_norm = in_rows(b) ? __ldg(norms + b + my_offset) : 0.0f;
     next_sc = in_rows(b) ? __ldg(scale + b + my_offset) : 0.0f;
-    if (correction) next_c = in_rows(b) ? __ldg(correction + b + my_offset) : 0.0f;
+    if constexpr (kCorrected) next_c = in_rows(b) ? __ldg(correction + b + my_offset) : 0.0f;
   };
   long long base = gw * kRowsPerWarp;
   if (base < rows) {
@@ -203,7 +205,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
       // A zero row is exact (s = 0, no error); a NaN scale ranks as +inf.
       const float bound = norm > 0.0f ? sc * row_bound_factor / norm : 0.0f;
       float dot = sc * (s_q * sum);
-      if (correction) dot = fmaf(weight, cr, dot);
+      if constexpr (kCorrected) dot = fmaf(weight, cr, dot);
       key = approx_rank_key(cosine_from_dot(dot, query_norm, norm) + bound);
       row = static_cast<int>(base + my_offset);
     }

@@ -121,10 +121,12 @@ void run_reduced_scan(TopkState& s, cudaStream_t stream) {
           vec8, s.model.row_scale, s.model.reduced_ld, a.query, a.dim, a.query_norm, s.model.row_bound_factor, a.norms,
           s.n, l.K, l.lists_s, l.lists_r, s.status, s.model.row_correction, s.model.correction_weight);
     };
-    if (all_keys)
-      launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kSegs, ScanI8::kBlocksPerSm, true>);
-    else
-      launch(i8_scan_topk_kernel<ScanI8::kWarps, ScanI8::kSegs, ScanI8::kBlocksPerSm>);
+    constexpr int kW = ScanI8::kWarps, kS = ScanI8::kSegs, kB = ScanI8::kBlocksPerSm;
+    const bool corrected = s.model.row_correction != nullptr;
+    if (all_keys && corrected) launch(i8_scan_topk_kernel<kW, kS, kB, true, true>);
+    if (all_keys && !corrected) launch(i8_scan_topk_kernel<kW, kS, kB, true>);
+    if (!all_keys && corrected) launch(i8_scan_topk_kernel<kW, kS, kB, false, true>);
+    if (!all_keys && !corrected) launch(i8_scan_topk_kernel<kW, kS, kB>);
   } else {
     auto launch = [&](auto kernel) {
       kernel<<<blocks, kWarps * 32, smem, stream>>>(vec8, s.model.reduced_ld, a.query, a.dim, a.query_norm, a.norms,
