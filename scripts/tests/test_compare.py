@@ -397,15 +397,15 @@ def calibrate(*folders, out=None):
 
 
 def test_calibration_rates(tmp_path):
-    folder = calibration_folder(tmp_path / "cal", random.Random(7))
+    folder = calibration_folder(tmp_path / "cal", random.Random(7), cycles=6)
     s = calibrate(folder)
-    assert s["rule"]["runs"] == 3 and s["folders"][0]["cycles"] == 4
+    assert s["rule"]["runs"] == 5 and s["folders"][0]["cycles"] == 6
     assert "in-sample" in s["noise_source"]
-    # 2 windows of 3 cycles, a->b and b->a: 4 A/A comparisons of 3 fixtures; a->i and b->i likewise.
+    # 2 windows of 5 cycles, a->b and b->a: 4 A/A comparisons of 3 fixtures; a->i and b->i likewise.
     assert s["false_positive"]["judged"] == 12 and s["false_positive"]["flagged"] == 0
     assert s["detection"]["judged"] == 12 and s["detection"]["rate"] >= 0.95
     assert "| false positives" in (folder / "calibration.md").read_text()
-    assert any(g["goals_met"] for g in s["grid"]) and {g["runs"] for g in s["grid"]} == {1, 2, 3, 4}
+    assert any(g["goals_met"] for g in s["grid"]) and {g["runs"] for g in s["grid"]} == {1, 2, 3, 4, 5, 6}
     assert {g["alpha"] for g in s["grid"]} == {0.01, 0.05}
     assert set(json.loads((folder / "noise.json").read_text())) == set(s["between_run_noise"])
 
