@@ -48,11 +48,10 @@ void run_host_sort(TopkState& s, cudaStream_t stream) {
 const TopkStage& trivial_stage =
     add_topk_stage({kTrivialStage, "test-only: std::stable_sort on the host", "beyond the study",
                     StageData::Similarities, StageData::TopK, nullptr, no_scratch, run_host_sort});
-const Pipeline& trivial_pipeline = add_pipeline({kTrivialPipeline,
-                                                 "test-only: V4's dot, then the host sort",
-                                                 "beyond the study",
-                                                 "warp_shuffle_dot",
-                                                 {kTrivialStage},
-                                                 MemoryHabits(MemoryHabits::kPinnedHost)});
+const Pipeline& trivial_pipeline =
+    add_pipeline(Pipeline{kTrivialPipeline, "test-only: V4's dot, then the host sort", "beyond the study"}
+                     .scored_by("warp_shuffle_dot")
+                     .ranked_by({kTrivialStage})
+                     .with_habits(MemoryHabits(MemoryHabits::kPinnedHost)));
 
 }  // namespace distancies::testing

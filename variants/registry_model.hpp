@@ -6,6 +6,7 @@
 #pragma once
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,6 +33,11 @@ class Table {
  public:
   Table(const char* study, const char* family, const char* what, std::initializer_list<Row> rows)
       : study_(study), family_(family), what_(what), rows_(rows) {}
+  Table(const char* study, const char* family, const char* what, std::vector<Row> rows)
+      : study_(study),
+        family_(family),
+        what_(what),
+        rows_(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end())) {}
 
   const std::deque<Row>& rows() const { return rows_; }
   auto begin() const { return rows_.begin(); }

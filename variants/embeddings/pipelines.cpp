@@ -1,6 +1,8 @@
 // Pipelines: the study's versions V1-V4 and beyond, one line each. A pipeline is data: a dot
 // variant, top-k stages, and the memory habits of its version.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "runtime/error.hpp"
 #include "variants/embeddings/batch_scans.hpp"
@@ -22,89 +24,84 @@ void link(Pipeline& p) {
   for (const char* s : p.topk) p.stages.push_back(topk_stages().find(s));
 }
 
+// The study's versions, in the order `sequence/` replays them.
+std::vector<Pipeline> study_pipelines() {
+  using P = Pipeline;
+  const std::vector<const char*> study_topk{"first_merge", "botched_merge_sort"};
+  return {
+      P{"V1", "model copied host->device on every query; 1-thread dot; two-kernel top-k", "V1"}
+          .scored_by("thread_per_row_dot")
+          .ranked_by(study_topk)
+          .with_habits(MemoryHabits(kCopyModel | kScratch | kSync))
+          .in_study_sequence(),
+      P{"V2", "model resident; pinned buffers; 1-thread dot; per-query allocation", "V2"}
+          .scored_by("thread_per_row_dot")
+          .ranked_by(study_topk)
+          .with_habits(MemoryHabits(kScratch | kSync | kPinned))
+          .in_study_sequence(),
+      P{"V3", "8 threads/row, shared-memory reduction", "V3"}
+          .scored_by("shared_reduce_dot")
+          .ranked_by(study_topk)
+          .with_habits(MemoryHabits(kScratch | kSync | kPinned))
+          .in_study_sequence(),
+      P{"V4", "8 threads/row, warp shuffles; no per-query allocation or needless sync", "V4"}
+          .scored_by("warp_shuffle_dot")
+          .ranked_by(study_topk)
+          .with_habits(MemoryHabits(kPinned))
+          .in_study_sequence(),
+  };
+}
+
+// Beyond the study: other top-k stages after V4's dot, the fused scan, and the reduced copies
+// with their exact re-rank (each falls back to `fused` where it cannot certify).
+std::vector<Pipeline> later_pipelines() {
+  using P = Pipeline;
+  const char* beyond = "beyond the study";
+  const MemoryHabits pinned(kPinned);
+  const std::vector<const char*> reduced{"reduced_scan_topk", "exact_rerank"};
+  return {
+      P{"V4_cub_sort", "V4's dot, then CUB's stable radix sort of every row as the top-k", beyond}
+          .scored_by("warp_shuffle_dot")
+          .ranked_by({"cub_radix_sort"})
+          .with_habits(pinned),
+      P{"V4_warp_select", "V4's dot, then per-warp top-k lists and a one-block select", beyond}
+          .scored_by("warp_shuffle_dot")
+          .ranked_by({"warp_select"})
+          .with_habits(pinned),
+      P{"V4_radix_select", "V4's dot, then a radix select of the k-th similarity and a one-block order", beyond}
+          .scored_by("warp_shuffle_dot")
+          .ranked_by({"radix_select"})
+          .with_habits(pinned),
+      P{"fused", "one pass: 16-byte warp dot + per-warp top-k in shared memory, one-block select", beyond}
+          .ranked_by({"fused_scan_topk"})
+          .with_habits(pinned),
+      P{"fused_f16", "fused scan of an fp16 copy (half the bytes), exact fp32 re-rank; falls back to fused", beyond}
+          .ranked_by(reduced)
+          .with_habits(pinned)
+          .reads(Storage::F16)
+          .falls_back_to("fused"),
+      P{"fused_bf16", "fused scan of a bf16 copy (half the bytes), exact fp32 re-rank; falls back to fused", beyond}
+          .ranked_by(reduced)
+          .with_habits(pinned)
+          .reads(Storage::BF16)
+          .falls_back_to("fused"),
+      P{"fused_i8",
+        "fused scan of an int8 copy with a per-row scale (a quarter of the bytes), rows ranked by similarity plus "
+        "their own error bound; exact fp32 re-rank; falls back to fused",
+        beyond}
+          .ranked_by(reduced)
+          .with_habits(pinned)
+          .reads(Storage::I8)
+          .falls_back_to("fused"),
+  };
+}
+
 Table<Pipeline>& pipeline_table() {
-  // name, description, origin, dot, top-k stages, memory habits, storage, fallback
-  static Table<Pipeline> table(
-      "embeddings", "pipeline", "pipeline",
-      {
-          Pipeline{"V1",
-                   "model copied host->device on every query; 1-thread dot; two-kernel top-k",
-                   "V1",
-                   "thread_per_row_dot",
-                   {"first_merge", "botched_merge_sort"},
-                   MemoryHabits(kCopyModel | kScratch | kSync)}
-              .in_study_sequence(),
-          Pipeline{"V2",
-                   "model resident; pinned buffers; 1-thread dot; per-query allocation",
-                   "V2",
-                   "thread_per_row_dot",
-                   {"first_merge", "botched_merge_sort"},
-                   MemoryHabits(kScratch | kSync | kPinned)}
-              .in_study_sequence(),
-          Pipeline{"V3",
-                   "8 threads/row, shared-memory reduction",
-                   "V3",
-                   "shared_reduce_dot",
-                   {"first_merge", "botched_merge_sort"},
-                   MemoryHabits(kScratch | kSync | kPinned)}
-              .in_study_sequence(),
-          Pipeline{"V4",
-                   "8 threads/row, warp shuffles; no per-query allocation or needless sync",
-                   "V4",
-                   "warp_shuffle_dot",
-                   {"first_merge", "botched_merge_sort"},
-                   MemoryHabits(kPinned)}
-              .in_study_sequence(),
-          {"V4_cub_sort",
-           "V4's dot, then CUB's stable radix sort of every row as the top-k",
-           "beyond the study",
-           "warp_shuffle_dot",
-           {"cub_radix_sort"},
-           MemoryHabits(kPinned)},
-          {"V4_warp_select",
-           "V4's dot, then per-warp top-k lists and a one-block select",
-           "beyond the study",
-           "warp_shuffle_dot",
-           {"warp_select"},
-           MemoryHabits(kPinned)},
-          {"V4_radix_select",
-           "V4's dot, then a radix select of the k-th similarity and a one-block order",
-           "beyond the study",
-           "warp_shuffle_dot",
-           {"radix_select"},
-           MemoryHabits(kPinned)},
-          {"fused",
-           "one pass: 16-byte warp dot + per-warp top-k in shared memory, one-block select",
-           "beyond the study",
-           nullptr,
-           {"fused_scan_topk"},
-           MemoryHabits(kPinned)},
-          {"fused_f16",
-           "fused scan of an fp16 copy (half the bytes), exact fp32 re-rank; falls back to fused",
-           "beyond the study",
-           nullptr,
-           {"reduced_scan_topk", "exact_rerank"},
-           MemoryHabits(kPinned),
-           Storage::F16,
-           "fused"},
-          {"fused_bf16",
-           "fused scan of a bf16 copy (half the bytes), exact fp32 re-rank; falls back to fused",
-           "beyond the study",
-           nullptr,
-           {"reduced_scan_topk", "exact_rerank"},
-           MemoryHabits(kPinned),
-           Storage::BF16,
-           "fused"},
-          {"fused_i8",
-           "fused scan of an int8 copy with a per-row scale (a quarter of the bytes), rows ranked by similarity plus "
-           "their own error bound; exact fp32 re-rank; falls back to fused",
-           "beyond the study",
-           nullptr,
-           {"reduced_scan_topk", "exact_rerank"},
-           MemoryHabits(kPinned),
-           Storage::I8,
-           "fused"},
-      });
+  static Table<Pipeline> table("embeddings", "pipeline", "pipeline", [] {
+    std::vector<Pipeline> rows = study_pipelines();
+    for (Pipeline& p : later_pipelines()) rows.push_back(std::move(p));
+    return rows;
+  }());
   static const bool linked = [] {
     for (const Pipeline& p : table.rows()) link(const_cast<Pipeline&>(p));
     for (const Pipeline& p : table.rows())

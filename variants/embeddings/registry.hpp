@@ -113,10 +113,10 @@ struct MemoryHabits {
 };
 
 struct Pipeline {
-  const char* name;
-  const char* description;
-  const char* origin;
-  const char* dot;                // a dot_variants() name, or nullptr when a stage scans the model
+  const char* name = nullptr;
+  const char* description = nullptr;
+  const char* origin = nullptr;
+  const char* dot = nullptr;      // a dot_variants() name; none when a stage scans the model
   std::vector<const char*> topk;  // topk_stages() names, run in order
   MemoryHabits habits;
   Storage storage = Storage::F32;  // which copy of the vectors its stages read
@@ -129,9 +129,22 @@ struct Pipeline {
   std::vector<const TopkStage*> stages{};
   const Pipeline* fallback_pipeline = nullptr;
 
-  Pipeline in_study_sequence() const {
+  // A row is its name, description and origin, then the rest by name:
+  // Pipeline{...}.scored_by("warp_shuffle_dot").ranked_by({"first_merge"}).with_habits(...).
+  Pipeline scored_by(const char* dot_name) const { return with(&Pipeline::dot, dot_name); }
+  Pipeline ranked_by(std::vector<const char*> stage_names) const {
+    return with(&Pipeline::topk, std::move(stage_names));
+  }
+  Pipeline with_habits(MemoryHabits h) const { return with(&Pipeline::habits, h); }
+  Pipeline reads(Storage s) const { return with(&Pipeline::storage, s); }
+  Pipeline falls_back_to(const char* pipeline) const { return with(&Pipeline::fallback, pipeline); }
+  Pipeline in_study_sequence() const { return with(&Pipeline::study_sequence, true); }
+
+ private:
+  template <class T, class V>
+  Pipeline with(T Pipeline::*field, V value) const {
     Pipeline p = *this;
-    p.study_sequence = true;
+    p.*field = std::move(value);
     return p;
   }
 };
