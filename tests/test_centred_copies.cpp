@@ -140,6 +140,23 @@ RowsLeft int8_rows_left(const Model& m, const CentredRows& c, const std::vector<
   return left;
 }
 
+// Rows 100 ... 299 of an aniso model: one nearly the mean direction, one opposite it, and norms
+// from 1e-10 to 1e10.
+void plant_extreme_rows(Model& m) {
+  for (long long r = 100; r < 300; ++r) {
+    float* v = m.vectors.data() + r * m.ld;
+    if (r == 100)
+      for (int j = 0; j < m.dim; ++j) v[j] = m.row(0)[j] + m.row(1)[j];
+    else if (r == 101)
+      for (int j = 0; j < m.dim; ++j) v[j] = -m.row(0)[j];
+    else {
+      const float scale = std::pow(10.0f, -10.0f + 20.0f * static_cast<float>(r - 102) / 197.0f);
+      for (int j = 0; j < m.dim; ++j) v[j] *= scale;
+    }
+    m.norms[r] = vector_norm(v, m.dim);
+  }
+}
+
 }  // namespace
 
 // q . x / (Q n) = q . y / (Q n) + q . mu / Q with y_j = fma(-n, mu_j, x_j) in fp32 and the shift
@@ -273,19 +290,7 @@ TEST(CentredCopy, EveryInt8ScoreWithinItsBound) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int dim : {50, 300}) {
     Model m = make_synthetic_model(3001, dim, seed, make_family("aniso:0.98", dim));
-    // A row that is nearly the mean direction, one opposite it, and norms from 1e-10 to 1e10.
-    for (long long r = 100; r < 300; ++r) {
-      float* v = m.vectors.data() + r * m.ld;
-      if (r == 100)
-        for (int j = 0; j < dim; ++j) v[j] = m.row(0)[j] + m.row(1)[j];
-      else if (r == 101)
-        for (int j = 0; j < dim; ++j) v[j] = -m.row(0)[j];
-      else {
-        const float scale = std::pow(10.0f, -10.0f + 20.0f * static_cast<float>(r - 102) / 197.0f);
-        for (int j = 0; j < dim; ++j) v[j] *= scale;
-      }
-      m.norms[r] = vector_norm(v, dim);
-    }
+    plant_extreme_rows(m);
     double widest[2] = {0, 0};      // [projected]
     std::vector<double> bounds[2];  // every (query, tile) bound
     for (int projected = 0; projected < 2; ++projected) {

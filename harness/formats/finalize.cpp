@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 #include "harness/formats/internal.hpp"
 #include "harness/formats/io.hpp"
@@ -32,6 +33,31 @@ struct Key {
 std::string where(const std::string& path, const std::vector<std::int64_t>& lines, std::size_t i) {
   if (!lines.empty()) return path + ":" + std::to_string(lines[i]) + ": ";
   return path + ": row " + std::to_string(i + 1) + ": ";
+}
+
+// The rows' indices in (word, index) order, each word once: equal words stay in file order, so
+// skipping keeps the first; a duplicate is an error unless skipping.
+std::vector<std::uint32_t> sorted_unique_rows(std::vector<Key> order, const std::vector<std::string>& words,
+                                              const std::vector<std::int64_t>& lines, const std::string& path,
+                                              const LoadOptions& opt, LoadReport& rep) {
+  if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());  // native input is sorted
+  std::vector<std::uint32_t> kept;
+  kept.reserve(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k > 0 && order[k].word == order[k - 1].word) {
+      std::uint32_t i = order[k].index;
+      if (!opt.skip_bad_rows) {
+        std::size_t first = order[k - 1].index;
+        std::string at = lines.empty() ? "row " + std::to_string(first + 1) : "line " + std::to_string(lines[first]);
+        throw Error(where(path, lines, i) + "duplicated word " + quoted(words[i]) + " (first at " + at +
+                    "; use --skip-bad-rows to keep the first)");
+      }
+      ++rep.skipped_duplicates;
+      continue;
+    }
+    kept.push_back(order[k].index);
+  }
+  return kept;
 }
 
 // Kept row indices in sorted word order; throws on the first bad row unless skipping.
@@ -100,25 +126,7 @@ std::vector<std::uint32_t> plan(const std::vector<std::string>& words, const std
     order.emplace_back(words[i], static_cast<std::uint32_t>(i));
   }
 
-  // (word, index) order: equal words stay in file order, so skipping keeps the first.
-  if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());  // native input is sorted
-  std::vector<std::uint32_t> kept;
-  kept.reserve(order.size());
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    if (k > 0 && order[k].word == order[k - 1].word) {
-      std::uint32_t i = order[k].index;
-      if (!opt.skip_bad_rows) {
-        std::size_t first = order[k - 1].index;
-        std::string at = lines.empty() ? "row " + std::to_string(first + 1) : "line " + std::to_string(lines[first]);
-        throw Error(where(path, lines, i) + "duplicated word " + quoted(words[i]) + " (first at " + at +
-                    "; use --skip-bad-rows to keep the first)");
-      }
-      ++rep.skipped_duplicates;
-      continue;
-    }
-    kept.push_back(order[k].index);
-  }
-  return kept;
+  return sorted_unique_rows(std::move(order), words, lines, path, opt, rep);
 }
 
 void gather(Model& out, const std::vector<std::uint32_t>& kept, const std::vector<const float*>& rows,

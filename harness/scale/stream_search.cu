@@ -147,6 +147,44 @@ void StreamSearcher::feed(Feeder& f) {
   }
 }
 
+namespace {
+
+// Runs `fn` when the scope ends, however it ends.
+struct OnExit {
+  std::function<void()> fn;
+  ~OnExit() { fn(); }
+};
+
+// A chunk search's stages added into the run's, summed by name; returns their total.
+float add_by_name(const std::vector<StageTime>& stages, std::vector<StageTime>& into) {
+  float total = 0;
+  for (const StageTime& st : stages) {
+    total += st.ms;
+    auto it = std::find_if(into.begin(), into.end(), [&](const StageTime& x) { return x.name == st.name; });
+    if (it == into.end())
+      into.push_back(st);
+    else
+      it->ms += st.ms;
+  }
+  return total;
+}
+
+// The chunk copies, the chunk searches' stages summed over chunks, and the host's share of the
+// chunk searches (merging, bookkeeping). Copies and searches overlap: overhead_ms() < 0 says by how much.
+void fill_stream_breakdown(Breakdown& bd, float copy_ms, const std::vector<StageTime>& inner, float host_ms,
+                           float total_ms, double wall_ms) {
+  bd.stages.push_back({"chunk_h2d", true, copy_ms});
+  for (StageTime st : inner) {
+    st.name = "chunk_" + st.name;
+    bd.stages.push_back(st);
+  }
+  bd.stages.push_back({"chunk_host", false, host_ms});
+  bd.total_ms = total_ms;
+  bd.wall_ms = wall_ms;
+}
+
+}  // namespace
+
 std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown* bd, void* ctx, ChunkSearch scan) {
   const auto wall0 = clock_type::now();
   if (bd) *bd = Breakdown{};
@@ -162,19 +200,14 @@ std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown*
   CUDA_CHECK(cudaGetDevice(&f.device));
   f.released = std::min<std::int64_t>(l.buffers, l.chunks);
   std::thread feeder([&] { feed(f); });
-  // Whatever happens below, the feeder is told to stop and joined before its state goes.
-  struct Join {
-    Feeder& f;
-    std::thread& t;
-    ~Join() {
-      {
-        std::lock_guard<std::mutex> lk(f.mu);
-        f.stop = true;
-      }
-      f.cv.notify_all();
-      t.join();
+  const OnExit join{[&] {  // the feeder told to stop and joined before its state goes
+    {
+      std::lock_guard<std::mutex> lk(f.mu);
+      f.stop = true;
     }
-  } join{f, feeder};
+    f.cv.notify_all();
+    feeder.join();
+  }};
   float search_ms = 0, inner_ms = 0;
   std::vector<StageTime> inner_stages;  // the chunk searches' own stages, summed by name
   Breakdown inner;
@@ -193,16 +226,7 @@ std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown*
     inner = Breakdown{};
     auto part = scan(ctx, s, tail, bd ? &inner : nullptr);
     search_ms += std::chrono::duration<float, std::milli>(clock_type::now() - t0).count();
-    if (bd)
-      for (const StageTime& st : inner.stages) {
-        inner_ms += st.ms;
-        auto it = std::find_if(inner_stages.begin(), inner_stages.end(),
-                               [&](const StageTime& x) { return x.name == st.name; });
-        if (it == inner_stages.end())
-          inner_stages.push_back(st);
-        else
-          it->ms += st.ms;
-      }
+    if (bd) inner_ms += add_by_name(inner.stages, inner_stages);
     for (int q = 0; q < queries; ++q) {
       offset_rows(part[q], rows_.first + c * l.chunk_rows);
       merge_top_k(acc[q], part[q], k);
@@ -216,18 +240,9 @@ std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown*
   }
   end.record(copy_);
   stats_.total_ms = elapsed_ms(start, end);
-  if (bd) {
-    // The chunk copies, the chunk searches' stages summed over chunks, and the host's share of the
-    // chunk searches (merging, bookkeeping). Copies and searches overlap: overhead_ms() < 0 says by how much.
-    bd->stages.push_back({"chunk_h2d", true, stats_.copy_ms});
-    for (StageTime st : inner_stages) {
-      st.name = "chunk_" + st.name;
-      bd->stages.push_back(st);
-    }
-    bd->stages.push_back({"chunk_host", false, std::max(0.0f, search_ms - inner_ms)});
-    bd->total_ms = stats_.total_ms;
-    bd->wall_ms = std::chrono::duration<double, std::milli>(clock_type::now() - wall0).count();
-  }
+  if (bd)
+    fill_stream_breakdown(*bd, stats_.copy_ms, inner_stages, std::max(0.0f, search_ms - inner_ms), stats_.total_ms,
+                          std::chrono::duration<double, std::milli>(clock_type::now() - wall0).count());
   return acc;
 }
 

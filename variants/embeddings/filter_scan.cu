@@ -240,6 +240,110 @@ int filter_scan_queries(int batch) { return std::min(batch, filter_scan_max_quer
 
 namespace {
 
+// What every query group of one filtered scan shares (filter_scan_tiles).
+struct FilterPlan {
+  int rank = 0;          // the thresholds bound the k-th best, not the K-th
+  bool gemm = false;     // the wgmma walk
+  bool refined = false;  // a refine pass raises the seeds before the last pass
+  Sample sm;
+  bool seeded = false;
+  int tiles = 0, units = 0;
+  Walk walk{};
+  std::size_t smem = 0;
+  float margin = 0;  // what a seed is lowered by
+};
+
+FilterPlan plan_filter(const BatchScanArgs& a, bool i8) {
+  FilterPlan p;
+  // The thresholds bound the k-th best similarity, not the K-th: every row of the true top k is
+  // still appended, and a row left out scores below the k-th, so a query that appends fewer than
+  // K candidates is answered by those it appended (docs/batch.md, "Thresholds at the k-th").
+  p.rank = a.k;
+  // The wgmma walk's refine pass follows the sample: then a sample of sqrt(k rows) rows is enough
+  // (it seeds the refine, which sets the thresholds), 2.5 x fewer keys written and selected than
+  // sqrt(K rows) at k = 10 (the sample and its seed: 0.16 ms at B = 1,024; docs/batch.md).
+  p.gemm = gemm_walk(a.batch, a.ldg);
+  // The int8 scan refines on the fp16 walk at every batch size: its last pass needs thresholds
+  // near the k-th (a pass seeded from the sample alone would append k rows / sampled rows a query).
+  p.refined = (i8 || p.gemm) && refine_stride() > 1;
+  p.sm = sample_for(a.exact.rows, p.refined ? p.rank : a.K);
+  // Worth it only with a finite bound to lower the seed by.
+  p.seeded = p.sm.groups > 0 && std::isfinite(a.error_bound) && a.error_bound >= 0;
+  p.tiles = tiles_for(a.batch, a.exact.dim);
+  p.units = units_for(p.tiles);
+  p.walk = walk_for(p.tiles, a.exact.dim);
+  p.smem = p.walk == Walk::Shared
+               ? filter_scan::shared_ring_smem(a.ldg)
+               : filter_scan::query_smem(p.tiles, chunks_of(a.exact.dim)) +
+                     (p.walk == Walk::Rows ? filter_scan::rows_ring_smem(a.ldg) : filter_scan::ring_smem(p.units));
+  // Twice the error bound, a little more for the subtraction's rounding.
+  p.margin = 2.0f * a.error_bound * (1.0f + 0x1p-20f);
+  return p;
+}
+
+constexpr int kSelect = Policy::kSelectThreads;
+
+// One query group's thresholds: seeded from a sample (or zero), then refined where planned.
+void seed_thresholds(const BatchScanArgs& a, const FilterPlan& p, const FilterScanArgs& f, unsigned* thresholds,
+                     cudaStream_t s) {
+  if (p.seeded) {
+    FilterScanArgs sample = f;
+    sample.groups = p.sm.groups;
+    sample.stride = p.sm.stride;
+    launch_scan(kernel_of<true>(p.tiles, p.units, p.walk), sample, p.smem, s);
+    const std::size_t seed_smem = filter_scan::select_smem(p.sm.groups * 16);
+    allow_dynamic_smem(seed_from_sample_kernel<kSelect>, seed_smem, "seed_from_sample_kernel");
+    seed_from_sample_kernel<kSelect>
+        <<<f.nq, kSelect, seed_smem, s>>>(a.candidates, a.capacity, p.sm.groups * 16, p.rank, p.margin, thresholds);
+    CUDA_CHECK_LAUNCH();
+  } else {
+    CUDA_CHECK(cudaMemsetAsync(thresholds, 0, f.nq * sizeof(unsigned), s));
+  }
+  if (p.refined && p.seeded) {
+    // The wgmma walk's refinement: a filter pass over every refine_stride-th tile raises each
+    // threshold to the k-th best it found (refine_seed_kernel), so that the whole pass appends
+    // about k refine_stride candidates a query instead of k rows / sampled rows.
+    CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
+    filter_gemm_scan(f, refine_stride(), s);
+    const std::size_t refine_smem = filter_scan::select_smem(a.capacity);
+    allow_dynamic_smem(refine_seed_kernel<kSelect>, refine_smem, "refine_seed_kernel");
+    refine_seed_kernel<kSelect>
+        <<<f.nq, kSelect, refine_smem, s>>>(a.candidates, a.capacity, a.counts, p.rank, p.margin, thresholds);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
+// One query group's last pass over every row (fp16, or `i8` the int8 copy) and its selection
+// into the group's slice lists.
+void last_pass(const BatchScanArgs& a, const FilterPlan& p, FilterScanArgs f, int q0, bool i8, cudaStream_t s) {
+  f.groups = ceil_div(a.exact.rows, 16ll);
+  f.stride = 1;
+  const std::size_t first = static_cast<std::size_t>(q0) * a.K;
+  const SliceLists out{a.lists_s + first, a.lists_r + first, 1, a.K};
+  const std::size_t select_bytes = filter_scan::select_smem(a.capacity);
+  if (i8) {  // its counts are per block part, in seg_counts (select_segments_kernel gathers them)
+    FilterScanArgs g = f;
+    g.ldg = a.i8.ldg;
+    const I8FilterArgs x{a.i8.order,      a.i8.tiles, a.i8.query_bounds + q0, p.margin / 2,
+                         a.i8.fp32_bound, 0,          a.i8.seg_counts};
+    const int parts = filter_gemm_scan_i8(
+        g, x, a.i8.codes, static_cast<const signed char*>(a.i8.queries) + static_cast<std::size_t>(q0) * a.i8.ldg, s);
+    allow_dynamic_smem(select_segments_kernel<kSelect>, select_bytes, "select_segments_kernel");
+    select_segments_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(
+        a.candidates, a.capacity, a.i8.seg_counts, parts, a.capacity / parts, a.K, out, a.status + q0, a.i8.order);
+  } else {
+    CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
+    if (p.gemm)
+      filter_gemm_scan(f, 1, s);
+    else
+      launch_scan(kernel_of<false>(p.tiles, p.units, p.walk), f, p.smem, s);
+    allow_dynamic_smem(select_candidates_kernel<kSelect>, select_bytes, "select_candidates_kernel");
+    select_candidates_kernel<kSelect>
+        <<<f.nq, kSelect, select_bytes, s>>>(a.candidates, a.capacity, a.counts, a.K, out, a.status + q0);
+  }
+  CUDA_CHECK_LAUNCH();
+}
+
 // Every query scored against every row by mma_filter_scan_kernel (sample, seed, filter; `i8`: the
 // last pass on the int8 copy), then each query's best K candidates written as its one slice list
 // for batch_rerank; a query whose buffer overflowed gets status 1.
@@ -247,32 +351,9 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s, bool i8) {
   if (a.batch == 0) return;
   if (a.input != GemmInput::F16) throw Error("the filtered scan reads the fp16 copy");
   if (const auto no = batch_scan_refusal(*a.scan, a.exact.dim, a.K, device_status().props.major)) throw Error(no->why);
-  const long long rows = a.exact.rows;
-  if (a.capacity < (i8 ? filter_scan_i8_capacity(rows, a.K) : filter_scan_capacity(rows, a.K)))
+  if (a.capacity < (i8 ? filter_scan_i8_capacity(a.exact.rows, a.K) : filter_scan_capacity(a.exact.rows, a.K)))
     throw Error("filtered scan: candidate buffers too small");
-  // The thresholds bound the k-th best similarity, not the K-th: every row of the true top k is
-  // still appended, and a row left out scores below the k-th, so a query that appends fewer than
-  // K candidates is answered by those it appended (docs/batch.md, "Thresholds at the k-th").
-  const int rank = a.k;
-  // The wgmma walk's refine pass follows the sample: then a sample of sqrt(k rows) rows is enough
-  // (it seeds the refine, which sets the thresholds), 2.5 x fewer keys written and selected than
-  // sqrt(K rows) at k = 10 (the sample and its seed: 0.16 ms at B = 1,024; docs/batch.md).
-  const bool gemm = gemm_walk(a.batch, a.ldg);
-  // The int8 scan refines on the fp16 walk at every batch size: its last pass needs thresholds
-  // near the k-th (a pass seeded from the sample alone would append k rows / sampled rows a query).
-  const bool refined = (i8 || gemm) && refine_stride() > 1;
-  const Sample sm = sample_for(rows, refined ? rank : a.K);
-  // Worth it only with a finite bound to lower the seed by.
-  const bool seeded = sm.groups > 0 && std::isfinite(a.error_bound) && a.error_bound >= 0;
-  const int tiles = tiles_for(a.batch, a.exact.dim), units = units_for(tiles);
-  const Walk walk = walk_for(tiles, a.exact.dim);
-  const std::size_t smem = walk == Walk::Shared ? filter_scan::shared_ring_smem(a.ldg)
-                                                : filter_scan::query_smem(tiles, chunks_of(a.exact.dim)) +
-                                                      (walk == Walk::Rows ? filter_scan::rows_ring_smem(a.ldg)
-                                                                          : filter_scan::ring_smem(units));
-  constexpr int kSelect = Policy::kSelectThreads;
-  // What a seed is lowered by: twice the error bound, a little more for the subtraction's rounding.
-  const float margin = 2.0f * a.error_bound * (1.0f + 0x1p-20f);
+  const FilterPlan p = plan_filter(a, i8);
   for (int q0 = 0; q0 < a.batch; q0 += Policy::kMaxQueries) {
     FilterScanArgs f;
     f.model = static_cast<const __half*>(a.model);
@@ -282,63 +363,13 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s, bool i8) {
     f.queries = static_cast<const __half*>(a.queries_g) + static_cast<std::size_t>(q0) * a.ldg;
     f.nq = std::min(Policy::kMaxQueries, a.batch - q0);
     f.chunks = chunks_of(a.exact.dim);
-    f.qgroups = ceil_div(f.nq, 16 * tiles);
+    f.qgroups = ceil_div(f.nq, 16 * p.tiles);
     f.thresholds = a.thresholds + q0;
     f.cand = a.candidates;
     f.capacity = a.capacity;
     f.counts = a.counts;
-    unsigned* thresholds = a.thresholds + q0;
-    if (seeded) {
-      FilterScanArgs sample = f;
-      sample.groups = sm.groups;
-      sample.stride = sm.stride;
-      launch_scan(kernel_of<true>(tiles, units, walk), sample, smem, s);
-      const std::size_t seed_smem = filter_scan::select_smem(sm.groups * 16);
-      allow_dynamic_smem(seed_from_sample_kernel<kSelect>, seed_smem, "seed_from_sample_kernel");
-      seed_from_sample_kernel<kSelect>
-          <<<f.nq, kSelect, seed_smem, s>>>(a.candidates, a.capacity, sm.groups * 16, rank, margin, thresholds);
-      CUDA_CHECK_LAUNCH();
-    } else {
-      CUDA_CHECK(cudaMemsetAsync(thresholds, 0, f.nq * sizeof(unsigned), s));
-    }
-    if (refined && seeded) {
-      // The wgmma walk's refinement: a filter pass over every refine_stride-th tile raises each
-      // threshold to the k-th best it found (refine_seed_kernel), so that the whole pass appends
-      // about k refine_stride candidates a query instead of k rows / sampled rows.
-      CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
-      filter_gemm_scan(f, refine_stride(), s);
-      const std::size_t refine_smem = filter_scan::select_smem(a.capacity);
-      allow_dynamic_smem(refine_seed_kernel<kSelect>, refine_smem, "refine_seed_kernel");
-      refine_seed_kernel<kSelect>
-          <<<f.nq, kSelect, refine_smem, s>>>(a.candidates, a.capacity, a.counts, rank, margin, thresholds);
-      CUDA_CHECK_LAUNCH();
-    }
-    f.groups = ceil_div(rows, 16ll);
-    f.stride = 1;
-    const std::size_t first = static_cast<std::size_t>(q0) * a.K;
-    const SliceLists out{a.lists_s + first, a.lists_r + first, 1, a.K};
-    const std::size_t select_bytes = filter_scan::select_smem(a.capacity);
-    if (i8) {  // its counts are per block part, in seg_counts (select_segments_kernel gathers them)
-      FilterScanArgs g = f;
-      g.ldg = a.i8.ldg;
-      const I8FilterArgs x{a.i8.order,      a.i8.tiles, a.i8.query_bounds + q0, margin / 2,
-                           a.i8.fp32_bound, 0,          a.i8.seg_counts};
-      const int parts = filter_gemm_scan_i8(
-          g, x, a.i8.codes, static_cast<const signed char*>(a.i8.queries) + static_cast<std::size_t>(q0) * a.i8.ldg, s);
-      allow_dynamic_smem(select_segments_kernel<kSelect>, select_bytes, "select_segments_kernel");
-      select_segments_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(
-          a.candidates, a.capacity, a.i8.seg_counts, parts, a.capacity / parts, a.K, out, a.status + q0, a.i8.order);
-    } else {
-      CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
-      if (gemm)
-        filter_gemm_scan(f, 1, s);
-      else
-        launch_scan(kernel_of<false>(tiles, units, walk), f, smem, s);
-      allow_dynamic_smem(select_candidates_kernel<kSelect>, select_bytes, "select_candidates_kernel");
-      select_candidates_kernel<kSelect>
-          <<<f.nq, kSelect, select_bytes, s>>>(a.candidates, a.capacity, a.counts, a.K, out, a.status + q0);
-    }
-    CUDA_CHECK_LAUNCH();
+    seed_thresholds(a, p, f, a.thresholds + q0, s);
+    last_pass(a, p, f, q0, i8, s);
   }
 }
 
