@@ -157,6 +157,21 @@ void plant_extreme_rows(Model& m) {
   }
 }
 
+// Near-ties planted in rows 1000 ... 1011: copies of row 5 nudged by 1e-7 ... 1e-3 in one
+// coordinate (and one exact copy); then `batch` queries, the first row 5 itself.
+Batch near_ties_of_row_5(Model& m, int batch, std::uint32_t seed) {
+  for (int i = 0; i < 12; ++i) {
+    float* v = m.vectors.data() + (1000 + i) * m.ld;
+    std::memcpy(v, m.row(5), m.dim * sizeof(float));
+    if (i > 0) v[i % m.dim] += std::pow(10.0f, -7.0f + 4.0f * (i - 1) / 10.0f);
+    m.norms[1000 + i] = vector_norm(v, m.dim);
+  }
+  Batch b = rows_as_queries(m, batch, seed, 0.02f);
+  std::memcpy(b.q.data(), m.row(5), m.dim * sizeof(float));
+  b.norms[0] = m.norms[5];
+  return b;
+}
+
 }  // namespace
 
 // q . x / (Q n) = q . y / (Q n) + q . mu / Q with y_j = fma(-n, mu_j, x_j) in fp32 and the shift
@@ -374,16 +389,7 @@ TEST(CentredCopy, FilteredBatchesExactWithFewerFallbacks) {
   for (const char* family : {"aniso:0.95", "aniso:0.98", "dirs:0.7"}) {
     SCOPED_TRACE(family);
     Model m = make_synthetic_model(30011, 300, seed, make_family(family, 300));
-    // Near-ties: copies of row 5 nudged by 1e-7 ... 1e-3 in one coordinate (and one exact copy).
-    for (int i = 0; i < 12; ++i) {
-      float* v = m.vectors.data() + (1000 + i) * m.ld;
-      std::memcpy(v, m.row(5), m.dim * sizeof(float));
-      if (i > 0) v[i % m.dim] += std::pow(10.0f, -7.0f + 4.0f * (i - 1) / 10.0f);
-      m.norms[1000 + i] = vector_norm(v, m.dim);
-    }
-    Batch b = rows_as_queries(m, 48, seed, 0.02f);
-    std::memcpy(b.q.data(), m.row(5), m.dim * sizeof(float));
-    b.norms[0] = m.norms[5];
+    const Batch b = near_ties_of_row_5(m, 48, seed);
     int plain_fallbacks[2] = {0, 0}, centred_fallbacks[2] = {0, 0};
     for (int centred = 0; centred < 2; ++centred) {
       const CentreSetting setting(centred ? "auto" : "off");
@@ -417,15 +423,7 @@ TEST(CentredCopy, OneQueryReducedScansExactWithFewerFallbacks) {
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   Model m = make_synthetic_model(30011, 300, seed, make_family("aniso:0.98", 300));
-  for (int i = 0; i < 12; ++i) {  // near-ties of row 5 (and an exact copy), as in the batch test
-    float* v = m.vectors.data() + (1000 + i) * m.ld;
-    std::memcpy(v, m.row(5), m.dim * sizeof(float));
-    if (i > 0) v[i % m.dim] += std::pow(10.0f, -7.0f + 4.0f * (i - 1) / 10.0f);
-    m.norms[1000 + i] = vector_norm(v, m.dim);
-  }
-  Batch b = rows_as_queries(m, 12, seed, 0.02f);
-  std::memcpy(b.q.data(), m.row(5), m.dim * sizeof(float));
-  b.norms[0] = m.norms[5];
+  const Batch b = near_ties_of_row_5(m, 12, seed);
   for (const char* name : {"fused_f16", "fused_bf16", "fused_i8"}) {
     SCOPED_TRACE(name);
     long long uncertified[2] = {0, 0}, certified[2] = {0, 0};
