@@ -46,8 +46,10 @@ void run_host_sort(TopkState& s, cudaStream_t stream) {
 
 // Registered during static initialisation, before any suite asks the tables for their rows.
 const TopkStage& trivial_stage =
-    add_topk_stage({kTrivialStage, "test-only: std::stable_sort on the host", "beyond the study",
-                    StageData::Similarities, StageData::TopK, nullptr, no_scratch, run_host_sort});
+    add_topk_stage(TopkStage{kTrivialStage, "test-only: std::stable_sort on the host", "beyond the study"}
+                       .takes(StageData::Similarities)
+                       .leaves(StageData::TopK)
+                       .launched_by(run_host_sort, no_scratch));
 const Pipeline& trivial_pipeline =
     add_pipeline(Pipeline{kTrivialPipeline, "test-only: V4's dot, then the host sort", "beyond the study"}
                      .scored_by("warp_shuffle_dot")

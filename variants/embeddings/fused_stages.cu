@@ -112,28 +112,24 @@ void run_warp_select(TopkState& s, cudaStream_t stream) {
 
 // Registered in topk_stages() (topk_stages.cu) through these entries.
 TopkStage fused_scan_topk_stage() {
-  return {"fused_scan_topk",
-          "dot + per-warp top-k in one pass over the model, then a one-block select (k > 128: every similarity, then "
-          "the large-k radix select)",
-          "beyond the study",
-          StageData::Model,
-          StageData::TopK,
-          nullptr,
-          fused_temp,
-          run_fused,
-          true};
+  return TopkStage{"fused_scan_topk",
+                   "dot + per-warp top-k in one pass over the model, then a one-block select (k > 128: every "
+                   "similarity, then the large-k radix select)",
+                   "beyond the study"}
+      .takes(StageData::Model)
+      .leaves(StageData::TopK)
+      .launched_by(run_fused, fused_temp)
+      .reading_the_model();
 }
 
 TopkStage warp_select_stage() {
-  return {"warp_select",
-          "per-warp top-k lists in shared memory over the similarity array, one-block select (k > 128: the large-k "
-          "radix select)",
-          "beyond the study",
-          StageData::Similarities,
-          StageData::TopK,
-          nullptr,
-          select_temp,
-          run_warp_select};
+  return TopkStage{"warp_select",
+                   "per-warp top-k lists in shared memory over the similarity array, one-block select (k > 128: the "
+                   "large-k radix select)",
+                   "beyond the study"}
+      .takes(StageData::Similarities)
+      .leaves(StageData::TopK)
+      .launched_by(run_warp_select, select_temp);
 }
 
 }  // namespace distancies

@@ -66,15 +66,13 @@ void run_radix_select(TopkState& s, cudaStream_t stream) {
 }  // namespace
 
 TopkStage radix_select_stage() {
-  return {"radix_select",
-          "4 x 8-bit histogram passes find the k-th key; CUB DeviceSelect + one block order the rest (k > 128: ranked "
-          "over many blocks)",
-          "beyond the study",
-          StageData::Similarities,
-          StageData::TopK,
-          nullptr,
-          radix_temp,
-          run_radix_select};
+  return TopkStage{"radix_select",
+                   "4 x 8-bit histogram passes find the k-th key; CUB DeviceSelect + one block order the rest (k > "
+                   "128: ranked over many blocks)",
+                   "beyond the study"}
+      .takes(StageData::Similarities)
+      .leaves(StageData::TopK)
+      .launched_by(run_radix_select, radix_temp);
 }
 
 }  // namespace distancies

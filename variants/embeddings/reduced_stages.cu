@@ -191,29 +191,26 @@ void run_exact_rerank(TopkState& s, cudaStream_t stream) {
 }  // namespace
 
 TopkStage reduced_scan_topk_stage() {
-  return {"reduced_scan_topk",
-          "fused scan of the 16-bit or int8 model (fp32 accumulation), best K candidates per block; k > 32: every "
-          "row's key (int8: ranked by similarity plus the row's own bound)",
-          "beyond the study",
-          StageData::Model,
-          StageData::CandidateLists,
-          nullptr,
-          reduced_temp,
-          run_reduced_scan,
-          true};
+  return TopkStage{"reduced_scan_topk",
+                   "fused scan of the 16-bit or int8 model (fp32 accumulation), best K candidates per block; k > 32: "
+                   "every row's key (int8: ranked by similarity plus the row's own bound)",
+                   "beyond the study"}
+      .takes(StageData::Model)
+      .leaves(StageData::CandidateLists)
+      .launched_by(run_reduced_scan, reduced_temp)
+      .reading_the_model();
 }
 
 TopkStage exact_rerank_stage() {
-  return {"exact_rerank",
-          "one block: best K of the scan's lists, their fp32 re-rank (bit-identical to the fused scan); certifies the "
-          "top k; k > 32: a radix select of K keys and a many-block re-rank",
-          "beyond the study",
-          StageData::CandidateLists,
-          StageData::TopK,
-          "reduced_scan_topk",
-          reduced_temp,
-          run_exact_rerank,
-          true};
+  return TopkStage{"exact_rerank",
+                   "one block: best K of the scan's lists, their fp32 re-rank (bit-identical to the fused scan); "
+                   "certifies the top k; k > 32: a radix select of K keys and a many-block re-rank",
+                   "beyond the study"}
+      .takes(StageData::CandidateLists)
+      .leaves(StageData::TopK)
+      .follows("reduced_scan_topk")
+      .launched_by(run_exact_rerank, reduced_temp)
+      .reading_the_model();
 }
 
 }  // namespace distancies

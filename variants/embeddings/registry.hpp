@@ -79,16 +79,36 @@ enum class StageData {
 const char* stage_data_name(StageData d);
 
 struct TopkStage {
-  const char* name;
-  const char* description;
-  const char* origin;
-  StageData input;
-  StageData output;
-  const char* after;                        // the stage that makes its input (checked), or nullptr
-  std::size_t (*temp_bytes)(int n, int k);  // scratch it needs
-  void (*run)(TopkState&, cudaStream_t);    // reads `input`, leaves `output`
-  bool reads_model = false;                 // reads the model: a scan, or a re-rank of candidate rows
-                                            // (gets TopkState::model)
+  using Run = void (*)(TopkState&, cudaStream_t);
+  using Scratch = std::size_t (*)(int n, int k);
+  const char* name = nullptr;
+  const char* description = nullptr;
+  const char* origin = nullptr;
+  StageData input = StageData::Similarities;
+  StageData output = StageData::TopK;
+  const char* after = nullptr;   // the stage that makes its input (checked); none when it needs none
+  Scratch temp_bytes = nullptr;  // scratch it needs
+  Run run = nullptr;             // reads `input`, leaves `output`
+  bool reads_model = false;      // reads the model: a scan, or a re-rank of candidate rows
+                                 // (gets TopkState::model)
+
+  // A row is its name, description and origin, then the rest by name:
+  // TopkStage{...}.takes(StageData::Similarities).leaves(StageData::TopK).launched_by(run, scratch).
+  TopkStage takes(StageData d) const { return with(&TopkStage::input, d); }
+  TopkStage leaves(StageData d) const { return with(&TopkStage::output, d); }
+  TopkStage follows(const char* stage) const { return with(&TopkStage::after, stage); }
+  TopkStage launched_by(Run fn, Scratch scratch) const {
+    return with(&TopkStage::run, fn).with(&TopkStage::temp_bytes, scratch);
+  }
+  TopkStage reading_the_model() const { return with(&TopkStage::reads_model, true); }
+
+ private:
+  template <class T, class V>
+  TopkStage with(T TopkStage::*field, V value) const {
+    TopkStage s = *this;
+    s.*field = value;
+    return s;
+  }
 };
 
 // How a pipeline treats memory, the study's versions' habits by name (no positional bools).

@@ -78,16 +78,23 @@ namespace {
 using D = StageData;
 
 Table<TopkStage>& stage_table() {
-  // name, description, origin, input, output, after, scratch, run[, scans the model]
+  using S = TopkStage;
   static Table<TopkStage> table(
       "embeddings", "topk", "top-k stage",
       {
-          {"first_merge", "insertion-sort every chunk of k in place (1 thread/chunk)", "V1-V4", D::Similarities,
-           D::SortedChunks, nullptr, no_temp, run_first_merge},
-          {"botched_merge_sort", "merge pairs of sorted k-chunks until one is left", "V1-V4", D::SortedChunks, D::TopK,
-           "first_merge", no_temp, run_botched_merge_sort},
-          {"cub_radix_sort", "CUB DeviceRadixSort::SortPairsDescending of all rows (stable)", "beyond the study",
-           D::Similarities, D::TopK, nullptr, cub_sort_temp, run_cub_radix_sort},
+          S{"first_merge", "insertion-sort every chunk of k in place (1 thread/chunk)", "V1-V4"}
+              .takes(D::Similarities)
+              .leaves(D::SortedChunks)
+              .launched_by(run_first_merge, no_temp),
+          S{"botched_merge_sort", "merge pairs of sorted k-chunks until one is left", "V1-V4"}
+              .takes(D::SortedChunks)
+              .leaves(D::TopK)
+              .follows("first_merge")
+              .launched_by(run_botched_merge_sort, no_temp),
+          S{"cub_radix_sort", "CUB DeviceRadixSort::SortPairsDescending of all rows (stable)", "beyond the study"}
+              .takes(D::Similarities)
+              .leaves(D::TopK)
+              .launched_by(run_cub_radix_sort, cub_sort_temp),
           fused_scan_topk_stage(),
           warp_select_stage(),
           radix_select_stage(),
