@@ -213,23 +213,20 @@ void GpuSearcher::run_stages(Call& c, const Pipeline& p, const float* query, flo
     model.reduced = c.reduced->data.get();
     model.storage = p.storage;
     model.reduced_ld = storage_leading_dim(p.storage, c.dim);
-    if (p.storage == Storage::I8) {
-      model.row_scale = c.reduced->scale.as<float>();
-      model.row_bound_factor = i8_row_bound_factor(c.dim, query, query_norm);
-    }
+    if (p.storage == Storage::I8) model.row_scale = c.reduced->scale.as<float>();
     if (!c.centred) {
       model.error_bound = reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm);
+      if (p.storage == Storage::I8) model.row_bound_factor = i8_row_bound_factor(c.dim, query, query_norm);
     } else {
       const DeviceModel::Centre& centre = model_.centre();
       const float rho = centre.rho;
-      double qm = 0, mean_l1 = 0;  // q . mu / |q| from double, as centre_shift_kernel computes it for a batch
-      for (int j = 0; j < c.dim; ++j) {
-        qm += static_cast<double>(query[j]) * centre.mean_host[j];
-        mean_l1 += std::fabs(static_cast<double>(centre.mean_host[j]));
-      }
+      double qm = 0;  // q . mu / |q| from double, as centre_shift_kernel computes it for a batch
+      for (int j = 0; j < c.dim; ++j) qm += static_cast<double>(query[j]) * centre.mean_host[j];
       model.shift = static_cast<float>(qm / query_norm);
       float correction = 0;
       if (p.storage == Storage::I8) {  // the query's part along mu meets only the rows' corrections
+        double mean_l1 = 0;
+        for (int j = 0; j < c.dim; ++j) mean_l1 += std::fabs(static_cast<double>(centre.mean_host[j]));
         const float w = centre.mean_norm2 > 0 ? static_cast<float>(qm / centre.mean_norm2) : 0.0f;
         model.row_correction = c.reduced->correction.as<float>();
         model.correction_weight = w;

@@ -69,10 +69,11 @@ __global__ void quantize_i8_kernel(const float* v, long long rows, int dim, int 
   Int8* o = out + row * rld;
   double c = 0.0;
   for (int j = lane; j < rld; j += 32) {
+    const float yj = j < dim ? value(j) : 0.0f;
     float q = 0.0f;
-    if (usable && s > 0.0f && j < dim) q = fminf(127.0f, fmaxf(-127.0f, rintf(value(j) / s)));
+    if (usable && s > 0.0f && j < dim) q = fminf(127.0f, fmaxf(-127.0f, rintf(yj / s)));
     o[j] = static_cast<Int8>(q);
-    if (mean && usable && j < dim) c += static_cast<double>(mean[j]) * (static_cast<double>(value(j)) - double(s) * q);
+    if (mean && usable && j < dim) c += static_cast<double>(mean[j]) * (static_cast<double>(yj) - double(s) * q);
   }
   if (correction) {
     for (int off = 16; off > 0; off /= 2) c += __shfl_xor_sync(0xffffffffu, c, off);
