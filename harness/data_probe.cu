@@ -66,6 +66,19 @@ DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int 
     }
     rates.batch.push_back(rate);
   }
+  // The per-query loops: one query's time through each, its copy made first, its fallbacks in it.
+  const int nl = std::min(n, kProbeLoopQueries);
+  for (const BatchPipeline& p : batch_pipelines()) {
+    if (!p.per_query_pipeline) continue;
+    bs.search(p, q.q.data(), q.norms.data(), nl, k);
+    double best = std::numeric_limits<double>::infinity();
+    for (int rep = 0; rep < 2; ++rep) {
+      Breakdown bd;
+      bs.search(p, q.q.data(), q.norms.data(), nl, k, &bd);
+      best = std::min<double>(best, bd.total_ms);
+    }
+    rates.loops.push_back({&p, best / nl});
+  }
   GpuSearcher one(dm, nullptr);
   const Pipeline& f16 = pipeline("fused_f16");
   for (int i = 0; i < n; ++i) one.search(f16, q.q.data() + static_cast<std::size_t>(i) * dm.dim, q.norms[i], k);

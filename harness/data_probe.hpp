@@ -15,6 +15,7 @@ namespace distancies {
 
 constexpr int kProbeQueries = 64;
 constexpr int kProbeLargeQueries = 512;  // the large probe batch (the same rule's first 512 rows)
+constexpr int kProbeLoopQueries = 16;    // the per-query loops' timed rows (their time is linear in them)
 
 // The vectors of rows (i * 104729) mod rows, i < n, packed, and their norms: the rule the
 // benchmarks' batches and the peers use for their queries.
@@ -24,9 +25,10 @@ struct RowQueries {
 };
 RowQueries model_rows_as_queries(const DeviceModel& dm, int n);
 
-// And `fused_f16` once per row for the one-query plan. Rows (i * 104729) mod rows, i < min(queries, rows), the
-// benchmarks' rule. Pipelines whose scan refuses the model or the device, the per-query loops, and every pipeline when
-// k is beyond the batch certificate are not asked (their rate stays 0: the table alone decides).
+// And `fused_f16` once per row for the one-query plan, and every per-query loop (DataRates::loops)
+// timed over the first kProbeLoopQueries rows. Rows (i * 104729) mod rows, i < min(queries, rows),
+// the benchmarks' rule. Pipelines whose scan refuses the model or the device are not asked as a
+// batch, and nothing is when k is beyond the batch certificate (the table alone decides).
 DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int cc_major, int queries = kProbeQueries);
 
 }  // namespace distancies

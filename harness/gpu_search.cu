@@ -225,13 +225,12 @@ void GpuSearcher::run_stages(Call& c, const Pipeline& p, const float* query, flo
       model.shift = static_cast<float>(qm / query_norm);
       float correction = 0;
       if (p.storage == Storage::I8) {  // the query's part along mu meets only the rows' corrections
-        double mean_l1 = 0;
-        for (int j = 0; j < c.dim; ++j) mean_l1 += std::fabs(static_cast<double>(centre.mean_host[j]));
         const float w = centre.mean_norm2 > 0 ? static_cast<float>(qm / centre.mean_norm2) : 0.0f;
+        const I8CentredBound b = i8_centred_bound(c.dim, query, query_norm, centre.mean_host.data(), w);
         model.row_correction = c.reduced->correction.as<float>();
         model.correction_weight = w;
-        model.row_bound_factor = i8_row_bound_factor(c.dim, query, query_norm, centre.mean_host.data(), w);
-        correction = static_cast<float>(std::fabs(double(w)) * mean_l1 * (1 + 0x1p-20));
+        model.row_bound_factor = b.row_bound_factor;
+        correction = b.correction;
       }
       model.error_bound = with_centre_slack(
           reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm, rho, correction), rho);

@@ -78,17 +78,30 @@ bool i8_query_in_range(int dim, const float* query) {
   return m >= kI8SmallestMax && std::isfinite(m);
 }
 
-float i8_row_bound_factor(int dim, const float* query, float query_norm, const float* mean, float weight) {
+namespace {
+// l1 / (2 |q|) with the margin: x_j / s_i is rounded before rint (relative 2^-24 of at most 127.5:
+// < 2^-16 of a step) and the key's s_i * factor / n_i is rounded twice more: 2^-10 covers all of it.
+float row_bound_factor_of(double l1, float query_norm) {
+  return static_cast<float>(l1 / (2.0 * query_norm) * (1 + std::ldexp(1.0, -10)));
+}
+}  // namespace
+
+float i8_row_bound_factor(int dim, const float* query, float query_norm) {
+  double l1 = 0;
+  for (int j = 0; j < dim; ++j) l1 += std::fabs(double(query[j]));
+  return row_bound_factor_of(l1, query_norm);
+}
+
+I8CentredBound i8_centred_bound(int dim, const float* query, float query_norm, const float* mean, float weight) {
   double l1 = 0, mean_l1 = 0;
   for (int j = 0; j < dim; ++j) {
-    l1 += std::fabs(mean ? double(query[j]) - double(weight) * mean[j] : double(query[j]));
-    if (mean) mean_l1 += std::fabs(double(mean[j]));
+    l1 += std::fabs(double(query[j]) - double(weight) * mean[j]);
+    mean_l1 += std::fabs(double(mean[j]));
   }
+  const double w = std::fabs(double(weight));
   // c_i's rounding: 2^-24 of |c_i| <= |mu|_1 s_i / 2, and 2^-50 for its fp64 sum: 2^-22 holds both.
-  if (mean) l1 += std::fabs(double(weight)) * mean_l1 * std::ldexp(1.0, -22);
-  // x_j / s_i is rounded before rint (relative 2^-24 of at most 127.5: < 2^-16 of a step) and
-  // the key's s_i * factor / n_i is rounded twice more: 2^-10 covers all of it.
-  return static_cast<float>(l1 / (2.0 * query_norm) * (1 + std::ldexp(1.0, -10)));
+  l1 += w * mean_l1 * std::ldexp(1.0, -22);
+  return {row_bound_factor_of(l1, query_norm), static_cast<float>(w * mean_l1 * (1 + 0x1p-20))};
 }
 
 float centre_slack(float rho) {

@@ -39,11 +39,15 @@ bool batch_query_in_range(float query_norm, const NormRange& r);
 float reduced_error_bound(Storage s, int dim, const float* query, float query_norm, float min_norm, float rho = 1.0f,
                           float correction = 0.0f);
 // >= |q|_1 / (2 |q|) with a margin for the rounding of x_j / s_i and of the key's own arithmetic.
-// With `mean` (the centred int8 copy, whose rows carry c_i = mu . (y_i - s_i codes_i)) and the
-// weight w the scan gives c_i: >= (|q - w mu|_1 + |w| |mu|_1 2^-22) / (2 |q|), the second term
-// for c_i's own rounding.
-float i8_row_bound_factor(int dim, const float* query, float query_norm, const float* mean = nullptr,
-                          float weight = 0.0f);
+float i8_row_bound_factor(int dim, const float* query, float query_norm);
+// The centred int8 copy, whose rows carry c_i = mu . (y_i - s_i codes_i), scanned with the weight
+// w on c_i: the row-bound factor >= (|q - w mu|_1 + |w| |mu|_1 2^-22) / (2 |q|) (the second term
+// for c_i's own rounding), and reduced_error_bound's `correction`, |w| |mu|_1 (1 + 2^-20).
+struct I8CentredBound {
+  float row_bound_factor;
+  float correction;
+};
+I8CentredBound i8_centred_bound(int dim, const float* query, float query_norm, const float* mean, float weight);
 // The int8 scan splits the query in steps of s_q = max |q_j| / 127: s_q must be a normal fp32
 // (max |q_j| >= kI8SmallestMax) for the split's error to be the bound's; a zero query has nothing
 // to split and is refused by the norm guard already.

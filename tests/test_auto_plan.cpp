@@ -109,6 +109,45 @@ TEST(AutoPlan, RedoneQueriesCountAgainstAPipeline) {
   }
 }
 
+// The per-query loops' time is linear in the batch: where the probe timed them on the model, the
+// measured time a query decides (the table need not list them); where it did not, the table does.
+TEST(AutoPlan, AMeasuredLoopDecidesTheSmallBatches) {
+  const BatchPipeline& i8_loop = batch_pipeline("batch_i8_loop");
+  for (int b : {1, 16, 1024}) EXPECT_NE(auto_batch(b, 10, true, 300, 9).many, &i8_loop) << "table alone, B = " << b;
+  DataRates r;
+  r.probe_queries = 64;
+  for (const auto& p : batch_pipelines())
+    if (!p.per_query_pipeline) r.batch.push_back({&p, 0.0});
+  r.loops.push_back({&batch_pipeline("batch_fused_loop"), auto_table_ms("batch_fused_loop", 1)});
+  r.loops.push_back({&i8_loop, 0.01});  // far below any batch scan's time for one query
+  const AutoChoice one = auto_batch(1, 10, true, 300, 9, &r);
+  EXPECT_EQ(one.many, &i8_loop) << one.why;
+  EXPECT_NE(one.why.find("0.010 ms a query measured"), std::string::npos) << one.why;
+  // 1,024 queries at 0.01 ms is 10 ms: the batch scans are faster there.
+  EXPECT_NE(auto_batch(1024, 10, true, 300, 9, &r).many, &i8_loop);
+  // A loop measured slower than the batch scans is not taken.
+  r.loops.back().ms_per_query = 50.0;
+  EXPECT_NE(auto_batch(1, 10, true, 300, 9, &r).many, &i8_loop);
+}
+
+TEST(AutoPlan, OneQueryTakesTheFastestMeasuredLoop) {
+  DataRates r;
+  r.probe_queries = 64;
+  const double fused = auto_table_ms("batch_fused_loop", 1);
+  ASSERT_TRUE(std::isfinite(fused));
+  r.loops.push_back({&batch_pipeline("batch_fused_loop"), fused});
+  r.loops.push_back({&batch_pipeline("batch_i8_loop"), fused / 4});
+  const AutoChoice c = auto_one_query(10, 1000, true, &r);
+  EXPECT_STREQ(c.one->name, "fused_i8");
+  EXPECT_NE(c.why.find("measured"), std::string::npos) << c.why;
+  // Slower than what the table predicts for fused_f16 (priced on the same scale): the table's choice stays.
+  r.loops.back().ms_per_query = fused * 0.99;
+  EXPECT_STREQ(auto_one_query(10, 1000, true, &r).one->name, "fused_f16");
+  // A single query without the copies: `fused` unless a measured loop beats it.
+  r.loops.back().ms_per_query = fused * 2;
+  EXPECT_STREQ(auto_one_query(10, 1, false, &r).one->name, "fused");
+}
+
 TEST(AutoPlan, RatesOfUnlistedPipelinesAreZero) {
   DataRates r;
   EXPECT_EQ(r.redone(batch_pipeline("batch_i8_filter")), 0.0);

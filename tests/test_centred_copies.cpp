@@ -105,12 +105,14 @@ RowsLeft int8_rows_left(const Model& m, const CentredRows& c, const std::vector<
   for (int j = 0; j < dim; ++j) qm += double(q[j]) * c.mu[j];
   const float shift = static_cast<float>(qm / qn);
   const float w = static_cast<float>(qm / static_cast<float>(c.mean_norm2));
-  const float correction = static_cast<float>(std::fabs(double(w)) * c.mean_l1 * (1 + 0x1p-20));
+  const I8CentredBound centred = i8_centred_bound(dim, q.data(), qn, c.mu.data(), w);
+  const float correction = centred.correction;
+  EXPECT_GE(double(correction), std::fabs(double(w)) * c.mean_l1);  // the fma's rounding of w c_i is covered
   const NormRange range = host_norm_range(m.norms.data(), m.rows);
   const float global =
       with_centre_slack(reduced_error_bound(Storage::I8, dim, q.data(), qn, range.min_norm, c.rho, correction), c.rho);
   const float plain_global = reduced_error_bound(Storage::I8, dim, q.data(), qn, range.min_norm);
-  const float factor = i8_row_bound_factor(dim, q.data(), qn, c.mu.data(), w);
+  const float factor = centred.row_bound_factor;
   const float plain_factor = i8_row_bound_factor(dim, q.data(), qn);
   const emu::I8Query split = emu::i8_split_query(q.data(), dim);
   std::vector<float> exact(static_cast<std::size_t>(m.rows)), key(exact.size()), plain_key(exact.size());

@@ -193,6 +193,14 @@ TEST_P(FamilyTest, ProbeMeasuresEveryPipelineAutoMayChoose) {
   }
   EXPECT_GE(r.one_query_f16, 0.0);
   EXPECT_LE(r.one_query_f16, 1.0);
+  // Every per-query loop timed, each time finite and positive.
+  int loops = 0;
+  for (const auto& p : batch_pipelines()) loops += p.per_query_pipeline != nullptr;
+  ASSERT_EQ(static_cast<int>(r.loops.size()), loops);
+  for (const auto& l : r.loops) {
+    EXPECT_TRUE(std::isfinite(l.ms_per_query) && l.ms_per_query > 0) << l.pipeline->name;
+    EXPECT_EQ(r.loop_ms(*l.pipeline), l.ms_per_query) << l.pipeline->name;
+  }
   // The plan made with them is a registered pipeline whose predicted time counts the redo.
   const AutoChoice c = auto_batch(1024, 10, true, 300, cc, &r);
   ASSERT_NE(c.many, nullptr);

@@ -16,6 +16,15 @@
 
 namespace distancies::registry {
 
+// A copy of `row` with one field set: what a row's named setters return
+// (Pipeline{...}.falls_back_to("fused")), so that no row is built from positional placeholders.
+template <class Row, class T, class V>
+Row with_field(const Row& row, T Row::*field, V&& value) {
+  Row r = row;
+  r.*field = std::forward<V>(value);
+  return r;
+}
+
 // The columns every row has, as the catalog shows them.
 struct EntryView {
   std::string name;

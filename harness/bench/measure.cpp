@@ -38,6 +38,14 @@ Engine& engine() {
   return e;
 }
 
+// The engine with its stream and events: device timing before init_measure (or without a GPU) is
+// an error, never a null event.
+Engine& device_engine() {
+  Engine& e = engine();
+  if (!e.start) throw Error("device work timed before init_measure, or without a GPU");
+  return e;
+}
+
 bool cold() { return engine().config.mode == CacheMode::Cold; }
 
 double inject_fraction() { return engine().config.inject_slowdown_pct / 100.0; }
@@ -277,7 +285,7 @@ namespace {
 // The device work once more on the engine's stream (its preparation and flush untimed, as a
 // sample's), timed by the replay's own events.
 double replay_device(const DeviceWork& work, const DeviceWork& prepare) {
-  Engine& e = engine();
+  Engine& e = device_engine();
   if (prepare) prepare(e.stream);
   if (cold()) flush_l2(e.stream);
   e.replay_start->record(e.stream);
@@ -295,7 +303,7 @@ void inject(Sample& s, const std::function<double()>& replay) {
 }  // namespace
 
 Sample sample_once(const DeviceWork& work, const DeviceWork& prepare) {
-  Engine& e = engine();
+  Engine& e = device_engine();
   if (prepare) prepare(e.stream);
   if (cold()) flush_l2(e.stream);
   e.start->record(e.stream);
@@ -365,9 +373,9 @@ bool exec_host(benchmark::State& st, const HostWork& work, const ExecOptions& o)
 
 double reference_ms(const DeviceWork& work, int reps, int warmups, Pick pick) {
   if (reps < 1) throw Error("reference_ms: at least one sample");
-  for (int i = 0; i < warmups; ++i) work(engine().stream);
+  Engine& e = device_engine();
+  for (int i = 0; i < warmups; ++i) work(e.stream);
   // Never slowed by --inject-slowdown: the references are what the fixtures are compared with.
-  Engine& e = engine();
   std::vector<double> ms;
   for (int i = 0; i < reps; ++i) {
     e.start->record(e.stream);

@@ -11,6 +11,7 @@
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
+#include "harness/bench/measure.hpp"
 #include "trivial_entry.hpp"
 #include "trivial_scan.hpp"
 
@@ -22,6 +23,7 @@ TEST(BenchRegistry, AnAddedRowGetsItsFixtures) {
   bench::BenchConfig c;
   c.rows = 1000;  // a small model: only the names matter here
   c.dim = 8;
+  bench::init_measure(bench::MeasureConfig{});  // the state times its floors on a GPU
   bench::init_bench_state(c);
   bench::register_fixtures(true);  // the GPU families too: registering them needs no GPU
   const auto& names = bench::registered_fixtures();

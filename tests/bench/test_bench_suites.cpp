@@ -11,6 +11,7 @@
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
+#include "harness/bench/measure.hpp"
 #include "harness/bench/suite_run.hpp"
 #include "harness/bench/suites.hpp"
 #include "runtime/error.hpp"
@@ -24,6 +25,7 @@ const std::vector<std::string>& every_fixture() {
     bench::BenchConfig c;
     c.rows = 1000;  // a small model: only the names matter here
     c.dim = 8;
+    bench::init_measure(bench::MeasureConfig{});  // the state times its floors on a GPU
     bench::init_bench_state(c);
     bench::fixture_selection() = [](const std::string& n) { return bench::in_suite(bench::find_suite("main"), n); };
     bench::register_fixtures(true);  // the GPU families too

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <limits>
 
+#include "harness/bench/measure.hpp"
 #include "harness/bench/measure_stats.hpp"
+#include "runtime/error.hpp"
 #include "runtime/telemetry.hpp"
 
 namespace distancies::bench {
@@ -154,3 +156,10 @@ TEST(MeasureTelemetry, ReadingsOrAReason) {
 
 }  // namespace
 }  // namespace distancies::bench
+
+// Device timing before init_measure (this binary never calls it) is one clear error, not a null
+// event: the bench tests once built their state, whose floors are timed, without it.
+TEST(MeasureEngine, DeviceTimingBeforeInitIsAnError) {
+  EXPECT_THROW(distancies::bench::reference_ms([](cudaStream_t) {}, 1, 0, distancies::bench::Pick::Median),
+               distancies::Error);
+}

@@ -84,12 +84,41 @@ double redo_ms(const BatchPipeline& p, double queries, const DataRates& rates, i
   return ms + redo_ms(*fb, queries * rates.redone(*fb), rates, depth + 1);
 }
 
+// The probe timed the per-query loops on this model (their copies made, their fallbacks in the
+// time): the table's choice `c` against the fastest of them. `c` is priced on the same scale,
+// its table time times the measured `fused` loop's over the table's `fused`.
+void prefer_measured_loop(AutoChoice& c, const DataRates& rates, double redone_f16, bool copy_made) {
+  double fused = std::numeric_limits<double>::quiet_NaN();
+  const DataRates::Loop* best = nullptr;
+  for (const DataRates::Loop& l : rates.loops) {
+    if (!(l.ms_per_query > 0)) continue;
+    if (l.pipeline->per_query_pipeline == &exact_pipeline()) fused = l.ms_per_query;
+    if (!best || l.ms_per_query < best->ms_per_query) best = &l;
+  }
+  if (!best) return;
+  const double scale = std::isfinite(fused) ? fused / kOneQuery.fused_ms : 1.0;
+  double chosen = kOneQuery.fused_ms * scale;
+  if (c.one != &exact_pipeline())
+    chosen = (kOneQuery.fused_f16_ms + redone_f16 * kOneQuery.fused_ms) * scale + (copy_made ? 0.0 : copy_ms());
+  if (best->pipeline->per_query_pipeline == c.one || !(best->ms_per_query < chosen)) return;
+  c.why = fmt("measured %.3f ms a query on the model's own rows (its fallbacks included), against %.3f ms for ",
+              best->ms_per_query, chosen) +
+          c.one->name;
+  c.one = best->pipeline->per_query_pipeline;
+}
+
 }  // namespace
 
 double DataRates::redone(const BatchPipeline& p) const {
   for (const Rate& r : batch)
     if (r.pipeline == &p) return r.redone;
   return 0;
+}
+
+double DataRates::loop_ms(const BatchPipeline& p) const {
+  for (const Loop& l : loops)
+    if (l.pipeline == &p && l.ms_per_query > 0) return l.ms_per_query;
+  return std::numeric_limits<double>::quiet_NaN();
 }
 
 void DataRates::observe(const BatchPipeline& p, long long redone, long long queries) {
@@ -138,6 +167,7 @@ AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made, con
     c.why =
         fmt("%.0f queries x %.3f ms saved < the 16-bit copy (%.3f ms)", double(expected_queries), saving, copy_ms());
   }
+  if (rates && !rates->loops.empty()) prefer_measured_loop(c, *rates, redone, copy_made);
   return c;
 }
 
@@ -148,10 +178,11 @@ AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major, c
     // Above the candidates a batch certificate keeps, everything but the per-query loop falls back.
     if (k > BatchPolicy::kMaxK && !p.per_query_pipeline) continue;
     if (dim > 0 && p.scan_row && batch_scan_refusal(*p.scan_row, dim, BatchPolicy::candidates(k), cc_major)) continue;
-    double ms = predicted_ms(p.name, std::max(batch, 1));
+    const double loop = rates && p.per_query_pipeline ? rates->loop_ms(p) : std::nan("");
+    double ms = std::isfinite(loop) ? loop * std::max(batch, 1) : predicted_ms(p.name, std::max(batch, 1));
     if (!std::isfinite(ms)) continue;  // not in the measured table
     if (needs_16bit_copy(p) && !copy_made) ms += copy_ms();
-    if (rates && rates->probe_queries > 0)
+    if (rates && rates->probe_queries > 0 && !std::isfinite(loop))
       ms = ms * rates->scale(p, batch) + redo_ms(p, rates->redone(p) * batch, *rates);
     if (ms < best) {
       best = ms;
@@ -165,7 +196,10 @@ AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major, c
   }
   c.why = fmt("predicted %.3f ms for %.0f queries", best, double(batch)) +
           (needs_16bit_copy(*c.many) && !copy_made ? " (16-bit copy included)" : "");
-  if (rates && rates->probe_queries > 0)
+  if (rates && std::isfinite(rates->loop_ms(*c.many)))
+    c.why +=
+        fmt(", %.3f ms a query measured on the model's own rows (its fallbacks included)", rates->loop_ms(*c.many));
+  else if (rates && rates->probe_queries > 0)
     c.why += fmt(", %.0f %% redone on its fallback, the table's times x %.2f (measured on %.0f of the model's rows)",
                  100.0 * rates->redone(*c.many), rates->scale(*c.many, batch), double(rates->probe_queries));
   return c;

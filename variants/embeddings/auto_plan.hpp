@@ -36,6 +36,15 @@ struct DataRates {
     int large_batch = 0;
   };
   std::vector<Rate> batch;
+  // The per-query loops (a one-query pipeline once a query, `batch_fused_loop`, `batch_i8_loop`),
+  // timed on this model's own rows with their fallbacks: a loop's time is its per-query time
+  // times the batch, so the measurement replaces the table (which need not list the loop).
+  struct Loop {
+    const BatchPipeline* pipeline;
+    double ms_per_query;
+  };
+  std::vector<Loop> loops;
+  double loop_ms(const BatchPipeline& p) const;  // NaN where not measured
   double one_query_f16 = 0;  // the share `fused_f16` could not certify (answered by `fused` after it)
   int probe_queries = 0;     // 0: not measured (the table alone decides)
   double redone(const BatchPipeline& p) const;
@@ -57,13 +66,15 @@ double auto_table_ms(std::string_view pipeline, int batch);
 // The 16-bit pipeline is chosen when its saving over the queries pays for making the copy, and
 // k is within what its certificate covers.
 // With `rates`, the 16-bit pipeline's saving counts the queries it could not certify on this
-// model's own rows (each then costs its scan plus `fused`'s).
+// model's own rows (each then costs its scan plus `fused`'s); where the rates timed the per-query
+// loops, the one-query pipeline of the fastest loop is taken when it beats that choice.
 AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made, const DataRates* rates = nullptr);
 
 // A batch of `batch` queries: the pipeline with the smallest predicted time (medians
 // interpolated log-log between the measured batch sizes, plus the 16-bit copy when it does not
 // exist yet, plus the predicted time of redoing its measured share of queries down its fallback
-// chain when `rates` are given), among those whose certificate covers k and whose scan runs a
+// chain when `rates` are given; a per-query loop the rates timed: its measured time a query
+// times the batch), among those whose certificate covers k and whose scan runs a
 // model of `dim` columns on a device of compute capability `cc_major` (0: not known, not
 // checked; a refused scan would hand the whole batch to its fallback).
 AutoChoice auto_batch(int batch, int k, bool copy_made, int dim = 0, int cc_major = 0,

@@ -129,6 +129,11 @@ Table<BatchPipeline>& batch_table() {
           B{"batch_fused_loop", "the one-query `fused` pipeline once per query (the baseline batching must beat)",
             "beyond the study", GemmInput::F32}
               .per_query_by("fused"),
+          B{"batch_i8_loop",
+            "the one-query `fused_i8` pipeline once per query (one read of the int8 copy a query: a batch of one or "
+            "two needs no more)",
+            "beyond the study", GemmInput::F32}
+              .per_query_by("fused_i8"),
           B{"batch_sgemm", "fp32 SGEMM tiles + per-query top-K after each tile + exact fp32 re-rank",
             "beyond the study", GemmInput::F32},
           B{"batch_tf32", "TF32 tensor-core tiles + per-query top-K + exact fp32 re-rank", "beyond the study",

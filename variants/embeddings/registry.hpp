@@ -94,21 +94,13 @@ struct TopkStage {
 
   // A row is its name, description and origin, then the rest by name:
   // TopkStage{...}.takes(StageData::Similarities).leaves(StageData::TopK).launched_by(run, scratch).
-  TopkStage takes(StageData d) const { return with(&TopkStage::input, d); }
-  TopkStage leaves(StageData d) const { return with(&TopkStage::output, d); }
-  TopkStage follows(const char* stage) const { return with(&TopkStage::after, stage); }
+  TopkStage takes(StageData d) const { return registry::with_field(*this, &TopkStage::input, d); }
+  TopkStage leaves(StageData d) const { return registry::with_field(*this, &TopkStage::output, d); }
+  TopkStage follows(const char* stage) const { return registry::with_field(*this, &TopkStage::after, stage); }
   TopkStage launched_by(Run fn, Scratch scratch) const {
-    return with(&TopkStage::run, fn).with(&TopkStage::temp_bytes, scratch);
+    return registry::with_field(registry::with_field(*this, &TopkStage::run, fn), &TopkStage::temp_bytes, scratch);
   }
-  TopkStage reading_the_model() const { return with(&TopkStage::reads_model, true); }
-
- private:
-  template <class T, class V>
-  TopkStage with(T TopkStage::*field, V value) const {
-    TopkStage s = *this;
-    s.*field = value;
-    return s;
-  }
+  TopkStage reading_the_model() const { return registry::with_field(*this, &TopkStage::reads_model, true); }
 };
 
 // How a pipeline treats memory, the study's versions' habits by name (no positional bools).
@@ -136,9 +128,9 @@ struct Pipeline {
   const char* name = nullptr;
   const char* description = nullptr;
   const char* origin = nullptr;
-  const char* dot = nullptr;      // a dot_variants() name; none when a stage scans the model
-  std::vector<const char*> topk;  // topk_stages() names, run in order
-  MemoryHabits habits;
+  const char* dot = nullptr;        // a dot_variants() name; none when a stage scans the model
+  std::vector<const char*> topk{};  // topk_stages() names, run in order
+  MemoryHabits habits{};
   Storage storage = Storage::F32;  // which copy of the vectors its stages read
   const char* fallback = nullptr;  // pipeline to rerun when a stage cannot certify its result
 
@@ -151,22 +143,16 @@ struct Pipeline {
 
   // A row is its name, description and origin, then the rest by name:
   // Pipeline{...}.scored_by("warp_shuffle_dot").ranked_by({"first_merge"}).with_habits(...).
-  Pipeline scored_by(const char* dot_name) const { return with(&Pipeline::dot, dot_name); }
+  Pipeline scored_by(const char* dot_name) const { return registry::with_field(*this, &Pipeline::dot, dot_name); }
   Pipeline ranked_by(std::vector<const char*> stage_names) const {
-    return with(&Pipeline::topk, std::move(stage_names));
+    return registry::with_field(*this, &Pipeline::topk, std::move(stage_names));
   }
-  Pipeline with_habits(MemoryHabits h) const { return with(&Pipeline::habits, h); }
-  Pipeline reads(Storage s) const { return with(&Pipeline::storage, s); }
-  Pipeline falls_back_to(const char* pipeline) const { return with(&Pipeline::fallback, pipeline); }
-  Pipeline in_study_sequence() const { return with(&Pipeline::study_sequence, true); }
-
- private:
-  template <class T, class V>
-  Pipeline with(T Pipeline::*field, V value) const {
-    Pipeline p = *this;
-    p.*field = std::move(value);
-    return p;
+  Pipeline with_habits(MemoryHabits h) const { return registry::with_field(*this, &Pipeline::habits, h); }
+  Pipeline reads(Storage s) const { return registry::with_field(*this, &Pipeline::storage, s); }
+  Pipeline falls_back_to(const char* pipeline) const {
+    return registry::with_field(*this, &Pipeline::fallback, pipeline);
   }
+  Pipeline in_study_sequence() const { return registry::with_field(*this, &Pipeline::study_sequence, true); }
 };
 
 // Batched search: the tensor cores score tiles of the model against all B queries; a per-query
@@ -192,17 +178,15 @@ struct BatchPipeline {
 
   // A row is its name, description, origin and GEMM input, then what differs from the defaults by
   // name: BatchPipeline{...}.falls_back_to("batch_sgemm").scores_as(Storage::F16).
-  BatchPipeline falls_back_to(const char* pipeline) const { return with(&BatchPipeline::fallback, pipeline); }
-  BatchPipeline per_query_by(const char* pipeline) const { return with(&BatchPipeline::per_query, pipeline); }
-  BatchPipeline scores_as(Storage s) const { return with(&BatchPipeline::scores, s); }
-  BatchPipeline scanned_by(const char* scan_name) const { return with(&BatchPipeline::scan, scan_name); }
-
- private:
-  template <class T, class V>
-  BatchPipeline with(T BatchPipeline::*field, V value) const {
-    BatchPipeline b = *this;
-    b.*field = value;
-    return b;
+  BatchPipeline falls_back_to(const char* pipeline) const {
+    return registry::with_field(*this, &BatchPipeline::fallback, pipeline);
+  }
+  BatchPipeline per_query_by(const char* pipeline) const {
+    return registry::with_field(*this, &BatchPipeline::per_query, pipeline);
+  }
+  BatchPipeline scores_as(Storage s) const { return registry::with_field(*this, &BatchPipeline::scores, s); }
+  BatchPipeline scanned_by(const char* scan_name) const {
+    return registry::with_field(*this, &BatchPipeline::scan, scan_name);
   }
 };
 
