@@ -80,7 +80,7 @@ DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int 
     rates.loops.push_back({&p, best / nl});
   }
   GpuSearcher one(dm, nullptr);
-  const Pipeline& f16 = pipeline("fused_f16");
+  const Pipeline& f16 = f16_one_query_pipeline();
   for (int i = 0; i < n; ++i) one.search(f16, q.q.data() + static_cast<std::size_t>(i) * dm.dim, q.norms[i], k);
   const auto& counts = one.certificate_counts();
   rates.one_query_f16 = double(counts.uncertified + counts.refused) / n;

@@ -40,6 +40,15 @@ TEST(Registry, ReferencesAreResolvedWhenTheTablesAreBuilt) {
   EXPECT_EQ(batch_pipeline("batch_fused_loop").per_query_pipeline, &pipeline("fused"));
 }
 
+// The rows code relies on by role are checked with the tables and are the rows of those names.
+TEST(Registry, TheRolesAreTheirRows) {
+  EXPECT_TRUE(role_problems().empty());
+  EXPECT_EQ(&exact_pipeline(), &pipeline("fused"));
+  EXPECT_EQ(&f16_one_query_pipeline(), &pipeline("fused_f16"));
+  EXPECT_EQ(&exact_batch_loop(), &batch_pipeline("batch_fused_loop"));
+  EXPECT_EQ(&all_rows_dot(), &dot_variant("float4_warp_dot"));
+}
+
 TEST(Registry, AnUncertifiedQueryClimbsTheCopiesBeforeFp32) {
   // int8 -> fp16 filter -> fp16 tensor-core tiles -> fp32: each step a wider bound, never a
   // slower path than needed (docs/data.md).

@@ -105,7 +105,18 @@ void dot_fixture(benchmark::State& st, const DotVariant* v) {
 // Each sample restores the stage's input (untimed): the study's stages work in place.
 // rows: the first `rows` rows of the model (0: all). A stage that raises its fallback flag on
 // this case (it cannot certify it alone, e.g. the 16-bit scan beyond its largest k) is skipped.
-void topk_fixture(benchmark::State& st, const TopkStage* stage, int k, int rows) {
+// `before`: the stage that makes `stage`'s input (its `after`), and `input_dot` the similarities'
+// dot, both resolved at registration.
+struct TopkCase {
+  const TopkStage* stage;
+  const TopkStage* before;
+  const DotVariant* input_dot;
+  int k, rows;
+};
+
+void topk_fixture(benchmark::State& st, TopkCase c) {
+  const TopkStage* stage = c.stage;
+  const int k = c.k, rows = c.rows;
   const BenchState& s = bench_state();
   const int n = rows > 0 ? std::min(rows, static_cast<int>(s.host.rows)) : static_cast<int>(s.host.rows);
   Workspace ws;
@@ -114,10 +125,10 @@ void topk_fixture(benchmark::State& st, const TopkStage* stage, int k, int rows)
   upload_query(ws, s.query);
   DotArgs args = dot_args(s, ws);
   args.rows = n;
-  dot_variant("warp_shuffle_dot").launch(args, nullptr);
+  c.input_dot->launch(args, nullptr);
   TopkState input = ws.topk_state();
   // Stages that scan the model themselves time the whole pass; 16-bit ones read the fp16 copy.
-  const bool model_read = stage->reads_model || (stage->after && topk_stage(stage->after).reads_model);
+  const bool model_read = stage->reads_model || (c.before && c.before->reads_model);
   auto attach_model = [&](TopkState& t) {
     if (model_read) {
       const auto& half = s.device->reduced(Storage::F16);
@@ -130,7 +141,7 @@ void topk_fixture(benchmark::State& st, const TopkStage* stage, int k, int rows)
     }
   };
   attach_model(input);
-  if (stage->after) topk_stage(stage->after).run(input, nullptr);
+  if (c.before) c.before->run(input, nullptr);
   const std::size_t bytes = ws.capacity * sizeof(float);
   DeviceBuffer keep_s(bytes, "pristine sims"), keep_i(bytes, "pristine indices");
   CUDA_CHECK(cudaMemcpy(keep_s.get(), input.sims, bytes, cudaMemcpyDeviceToDevice));
@@ -342,13 +353,16 @@ void register_fixtures(bool gpu) {
     timed(add("floor/read_model_16bit", floor_fixture, Storage::F16));
     timed(add("floor/read_model_8bit", floor_fixture, Storage::I8));
     for (const DotVariant& v : dot_variants()) timed(add("dot/" + std::string(v.name), dot_fixture, &v));
+    const DotVariant* input_dot = &dot_variant("warp_shuffle_dot");  // the stages' input, resolved here
     for (const TopkStage& t : topk_stages()) {
+      const TopkStage* before = t.after ? &topk_stage(t.after) : nullptr;
       for (int k : kTopkKs)
-        timed(add("topk/" + std::string(t.name) + "/k:" + std::to_string(k), topk_fixture, &t, k, 0));
+        timed(add("topk/" + std::string(t.name) + "/k:" + std::to_string(k), topk_fixture,
+                  TopkCase{&t, before, input_dot, k, 0}));
       for (int rows : kTopkRowCounts)
         for (int k : {10, 100})
           timed(add("topk/" + std::string(t.name) + "/rows:" + std::to_string(rows) + "/k:" + std::to_string(k),
-                    topk_fixture, &t, k, rows));
+                    topk_fixture, TopkCase{&t, before, input_dot, k, rows}));
     }
     register_list_fixtures();
     for (const Pipeline& p : pipelines()) {

@@ -266,7 +266,7 @@ void register_scale_fixtures() {
   for (int mb : kSweepChunkMb)
     for (int n : kSweepBuffers) {
       StreamCase c;
-      c.one = &pipeline("fused");
+      c.one = &exact_pipeline();
       c.chunk_mb = mb;
       c.buffers = n;
       timed(add("stream_sweep/fused/chunk_mb:" + std::to_string(mb) + "/buffers:" + std::to_string(n), stream_fixture,
@@ -276,7 +276,7 @@ void register_scale_fixtures() {
     const std::string rows = std::to_string(s.config.stream_rows);
     StreamCase c;
     c.large = true;
-    c.one = &pipeline("fused");
+    c.one = &exact_pipeline();
     timed(add("stream/fused/rows:" + rows, stream_fixture, c))->Iterations(3);
     c.one = nullptr;
     c.many = &batch_pipeline("batch_f16_h");

@@ -50,7 +50,7 @@ Session::Session(const SearchOptions& o) : o_(o) {
     throw Error("--device must be gpu, cpu or auto, not '" + o.device + "'");
   auto_ = o.variant.empty() || o.variant == "auto";
   if (auto_)
-    one_ = &pipeline("fused");  // chosen again per query on the GPU; on the CPU, one query at a time
+    one_ = &exact_pipeline();  // chosen again per query on the GPU; on the CPU, one query at a time
   else
     resolve_variant(o.variant, one_, many_);  // an unknown name fails before the model loads
   if (o.device == "gpu") require_device();
@@ -217,7 +217,7 @@ void Session::choose_one() {
   // Streamed or sharded: no 16-bit copy is kept (a chunk's is made per chunk), so count it unmade.
   const long long seen = dm_ ? ++queries_seen_ : 0;
   AutoChoice c = auto_one_query(o_.k, seen, dm_ && dm_->has_reduced(Storage::F16), rates_ ? &*rates_ : nullptr);
-  if (dm_ && !rates_ && c.one == &pipeline("fused_f16")) {  // before relying on the copy, ask the data
+  if (dm_ && !rates_ && c.one == &f16_one_query_pipeline()) {  // before relying on the copy, ask the data
     measure_rates();
     c = auto_one_query(o_.k, seen, dm_->has_reduced(Storage::F16), &*rates_);
   }

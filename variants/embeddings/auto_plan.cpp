@@ -152,18 +152,18 @@ AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made, con
   const double redone = rates && rates->probe_queries > 0 ? rates->one_query_f16 : 0.0;
   const double saving = kOneQuery.fused_ms - kOneQuery.fused_f16_ms - redone * kOneQuery.fused_ms;
   if (k > kReducedMaxK) {
-    c.one = &pipeline("fused");
+    c.one = &exact_pipeline();
     c.why = "k = " + std::to_string(k) + " is beyond the 16-bit certificate (" + std::to_string(kReducedMaxK) + ")";
   } else if (saving <= 0) {
-    c.one = &pipeline("fused");
+    c.one = &exact_pipeline();
     c.why = fmt("the 16-bit certificate failed for %.0f %% of the model's own rows", 100.0 * redone);
   } else if (copy_made || saving * double(expected_queries) > copy_ms()) {
-    c.one = &pipeline("fused_f16");
+    c.one = &f16_one_query_pipeline();
     c.why = copy_made ? std::string("the 16-bit copy exists")
                       : fmt("%.0f queries x %.3f ms saved > the 16-bit copy (%.3f ms)", double(expected_queries),
                             saving, copy_ms());
   } else {
-    c.one = &pipeline("fused");
+    c.one = &exact_pipeline();
     c.why =
         fmt("%.0f queries x %.3f ms saved < the 16-bit copy (%.3f ms)", double(expected_queries), saving, copy_ms());
   }
@@ -190,7 +190,7 @@ AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major, c
     }
   }
   if (!c.many) {  // nothing measured: the exact per-query loop
-    c.many = &batch_pipeline("batch_fused_loop");
+    c.many = &exact_batch_loop();
     c.why = "no measured batch figures apply";
     return c;
   }

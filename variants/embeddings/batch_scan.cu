@@ -48,7 +48,8 @@ int BatchPolicy::candidates(int k) { return static_cast<int>(std::min<long long>
 
 std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows,
                                   const BatchScanRow* scan, long long rows) {
-  const BatchScanRow& row = scan ? *scan : batch_scan("gemm_tiles");
+  static const BatchScanRow& gemm_tiles = batch_scan("gemm_tiles");  // resolved once
+  const BatchScanRow& row = scan ? *scan : gemm_tiles;
   const std::size_t B = static_cast<std::size_t>(batch);
   const int ldg = g == GemmInput::F32 || g == GemmInput::TF32 ? ld : reduced_leading_dim(dim);
   const int K = BatchPolicy::candidates(k);

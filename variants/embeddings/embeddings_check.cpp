@@ -116,8 +116,6 @@ std::vector<std::string> batch_problems(const BatchPipeline& b, const Table<Batc
   if (!b.per_query && !b.scan_row)
     out.push_back(me + " is scanned by unknown batch scan '" + (b.scan ? b.scan : "") +
                   "' (known: " + batch_scans().names() + ")");
-  if (!b.fallback && !pipelines().find("fused"))
-    out.push_back(me + " ends in the exact pipeline 'fused', which is not registered");
   fallback_chain_problems(b, all, me, out);
   return out;
 }
@@ -209,6 +207,12 @@ void registry::add_embeddings_families(std::vector<Family>& out) {
         return r;
       },
       batch_traits));
+  // The rows the searchers rely on by role: checked, and resolved, with the last family.
+  out.back().problems = [batch = out.back().problems] {
+    std::vector<std::string> v = batch();
+    for (std::string& r : role_problems()) v.push_back(std::move(r));
+    return v;
+  };
 }
 
 }  // namespace distancies

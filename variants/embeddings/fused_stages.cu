@@ -65,7 +65,7 @@ void run_fused(TopkState& s, cudaStream_t stream) {
     DotArgs d = a;
     d.sims = s.sims;
     d.idx = s.idx;
-    dot_variant("float4_warp_dot").launch(d, stream);
+    all_rows_dot().launch(d, stream);
     return cub_sort_all(s, stream);
   }
   const int blocks = scan_blocks(s.n);

@@ -183,8 +183,35 @@ Table<BatchPipeline>& batch_table() {
 const Table<Pipeline>& pipelines() { return pipeline_table(); }
 
 const Pipeline& exact_pipeline() {
-  static const Pipeline& exact = pipelines().at("fused");
-  return exact;
+  static const Pipeline& row = pipelines().at("fused");
+  return row;
+}
+const Pipeline& f16_one_query_pipeline() {
+  static const Pipeline& row = pipelines().at("fused_f16");
+  return row;
+}
+const BatchPipeline& exact_batch_loop() {
+  static const BatchPipeline& row = batch_pipelines().at("batch_fused_loop");
+  return row;
+}
+const DotVariant& all_rows_dot() {
+  static const DotVariant& row = dot_variants().at("float4_warp_dot");
+  return row;
+}
+
+std::vector<std::string> role_problems() {
+  std::vector<std::string> out;
+  auto need = [&](bool found, const char* what, const char* name, auto resolve) {
+    if (!found)
+      out.push_back(std::string("the ") + what + " '" + name + "' that the searchers rely on is not registered");
+    else
+      resolve();  // resolved now, at start-up, not in the first search
+  };
+  need(pipelines().find("fused"), "pipeline", "fused", exact_pipeline);
+  need(pipelines().find("fused_f16"), "pipeline", "fused_f16", f16_one_query_pipeline);
+  need(batch_pipelines().find("batch_fused_loop"), "batch pipeline", "batch_fused_loop", exact_batch_loop);
+  need(dot_variants().find("float4_warp_dot"), "dot variant", "float4_warp_dot", all_rows_dot);
+  return out;
 }
 const Table<BatchPipeline>& batch_pipelines() { return batch_table(); }
 

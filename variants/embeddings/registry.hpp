@@ -190,8 +190,13 @@ struct BatchPipeline {
   }
 };
 
-// The exact fp32 pipeline every certified path falls back to in the end ("fused").
-const Pipeline& exact_pipeline();
+// Rows that code relies on by role, not by a name looked up while it runs: each is resolved once,
+// when registry::check_all() checks the tables at start-up (role_problems names a missing one).
+const Pipeline& exact_pipeline();          // "fused": every certified path's last fallback
+const Pipeline& f16_one_query_pipeline();  // "fused_f16": the 16-bit copy `auto` weighs for one query
+const BatchPipeline& exact_batch_loop();   // "batch_fused_loop": a batch the measured table cannot price
+const DotVariant& all_rows_dot();          // "float4_warp_dot": every row's similarity, where no list holds k
+std::vector<std::string> role_problems();
 
 const Table<DotVariant>& dot_variants();
 const Table<TopkStage>& topk_stages();
