@@ -130,7 +130,7 @@ float gemm_error_bound(GemmInput g, int dim, float min_norm, Storage scores, flo
   // Operands below the format's normal range keep an absolute accuracy only: half the
   // smallest subnormal spacing for round to nearest (fp16 2^-25, bf16 2^-134), the whole
   // spacing for TF32's truncation (it keeps 10 mantissa bits of an fp32 subnormal, so below
-  // 2^-136 a value becomes 0: 2^-140 did on the H100). The normalised query's q_j / |q| can
+  // 2^-136 a value becomes 0, as 2^-140 does on Hopper). The normalised query's q_j / |q| can
   // itself be an fp32 subnormal (2^-150).
   const double tiny_x = g == GemmInput::F16    ? std::ldexp(1.0, -25)
                         : g == GemmInput::BF16 ? std::ldexp(1.0, -134)

@@ -287,7 +287,7 @@ void register_scale_fixtures() {
   const std::string g =
       (s.config.shard_rows > 0 ? "rows:" + std::to_string(s.config.shard_rows) + "/" : std::string()) +
       "gpus:" + std::to_string(w ? std::atoi(w) : 1);
-  // Fixed iteration counts (about 1 s each on the H100): every rank must run the same number of
+  // Fixed iteration counts (about a second each): every rank must run the same number of
   // collectives, which Google Benchmark's own choice (from each rank's timing) would not give.
   // Every one-query pipeline but V1 (it copies the whole model from pageable memory each query)
   // and every batch pipeline but the per-query loop, at each batch size.

@@ -1,8 +1,8 @@
 // The result download of a one-query search as a kernel instead of copy-engine transfers: three
-// small copies (similarities, rows, status flag) took 10 us on an H100, about 4 % of the 8-bit
-// pipeline's time; the GPU writing them straight into pinned host memory (mapped: under unified
-// addressing its host pointer is valid on the device) takes 4 us. (The query's upload stays a
-// copy: passing it in a launch's parameters measured 9 us against the copy's 5.)
+// small copies (similarities, rows, status flag) cost more than the GPU writing them straight
+// into pinned host memory (mapped: under unified addressing its host pointer is valid on the
+// device), a measurable share of the 8-bit pipeline's time. (The query's upload stays a copy:
+// passing it in a launch's parameters measured slower.)
 #pragma once
 #include "kernels/common/dependent_launch.cuh"
 #include "kernels/common/launch.hpp"

@@ -15,7 +15,7 @@ namespace filter_scan {
 constexpr int kSharedStages = 4;
 // The ring: kSharedStages units of 16 rows as they lie in global memory, one bulk copy a unit.
 // (Rows padded so that fragment loads avoid bank conflicts, one bulk copy a row, measured slower:
-// 1.51 ms against 1.28 for the scan at B = 128 on the H100.)
+// docs/batch.md.)
 __host__ __device__ constexpr std::size_t shared_ring_smem(int ldg) {
   return static_cast<std::size_t>(kSharedStages) * 16 * ldg * 2;
 }

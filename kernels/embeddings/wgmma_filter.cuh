@@ -161,8 +161,8 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       mma.accumulate_ = GMMA::ScaleOut::Zero;
       int prev = -1;
       // One stage's MMAs (kSteps of its steps), straight-line code: a condition around a wgmma,
-      // even a warp-uniform one, makes ptxas serialise every wgmma of the kernel (C7520; measured
-      // 3.6 against 3.2 ms at B = 1,024).
+      // even a warp-uniform one, makes ptxas serialise every wgmma of the kernel (C7520, and
+      // measurably slower: docs/batch.md).
       auto stage = [&](int kb, auto steps) {
         const int s = ring.stage;
         Full::wait(&sm.full[s], ring.phase);

@@ -62,7 +62,7 @@ struct I8Filter {
     float r_hi;
   };
   // Only the load: its first use is after the MMAs are issued (a use here held their issue for
-  // the load's round trip, 7 % of the pass's stall samples in one ncu profile, docs/batch.md).
+  // the load's round trip, a visible share of the pass's stall samples: docs/batch.md).
   __device__ static Tile begin_tile(const FilterScanArgs&, const Args& x, long long tile) {
     const AccPlace p;
     return {tile * kRowTile + p.warp * 16 + p.g, __ldg(x.tiles + tile), 0.0f, 0.0f};

@@ -24,7 +24,7 @@ namespace distancies {
 namespace {
 
 // The warpgroups take turns at the MMAs (DISTANCIES_GEMM_ORDER=0: not, to measure what that
-// gains: 3.22 against 2.92 ms at B = 1,024; docs/batch.md).
+// gains; docs/batch.md has the figures).
 int mma_order() {
   static const int ordered = [] {
     const char* env = std::getenv("DISTANCIES_GEMM_ORDER");
@@ -74,8 +74,8 @@ int launch(FilterScanArgs f, typename Epi::Args x, const void* model, const void
   return parts;
 }
 
-// One block's queries: 64 or 128 where they hold the launch, else 256 (128 at B = 1,024: 4.50
-// against 3.62 ms, run 34).
+// One block's queries: 64 or 128 where they hold the launch, else 256 (128 at B = 1,024 measured
+// slower; docs/batch.md).
 template <class Epi, int kShort>
 int launch_for_batch(const FilterScanArgs& f, const typename Epi::Args& x, const void* model, const void* queries,
                      int tile_stride, cudaStream_t s) {
