@@ -346,7 +346,7 @@ double least_read_ms(double bytes) {
   return ((bytes - cached) / best_read_bytes_per_s() + l2) * 1e3;
 }
 
-void register_fixtures(bool gpu) {
+void register_one_query_fixtures(bool gpu) {
   const BenchState& s = bench_state();
   if (gpu) {
     timed(add("floor/read_model", floor_fixture, Storage::F32));
@@ -383,12 +383,8 @@ void register_fixtures(bool gpu) {
     timed(add("cpu/sequential", cpu_fixture))->Iterations(3);
     timed(add("sequence/CPU", sequence_fixture, static_cast<const Pipeline*>(nullptr)))->Iterations(1);
   }
-  if (gpu) register_batch_fixtures();
-  if (gpu) register_moments_fixtures();
-  if (gpu) register_load_fixtures();
-  if (gpu) register_matmul_fixtures();
-  if (gpu) register_scale_fixtures();
-  register_intersect_fixtures(gpu);
 }
+
+void register_fixtures(bool gpu) { register_study_fixtures(gpu); }
 
 }  // namespace distancies::bench

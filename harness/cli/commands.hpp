@@ -25,9 +25,12 @@ struct SearchOptions {
   int gpus = 0;                      // shard over this many GPUs, one process each (0: not sharded)
 };
 
-void add_model_commands(CLI::App& app);      // info, convert, gen
-void add_search_commands(CLI::App& app);     // query, repl
-void add_moments_command(CLI::App& app);     // moments
-void add_intersect_commands(CLI::App& app);  // intersect, intersect-gen (intersect_commands.cpp)
+// Every study's subcommands, in the order of cmake/studies.cmake (generated from the studies'
+// folders: harness/<study>/<study>_commands.cpp defines add_<study>_commands).
+void add_study_commands(CLI::App& app);
+
+// The embeddings study's (its registrar, harness/embeddings/embeddings_commands.cpp, calls them):
+void add_model_commands(CLI::App& app);   // info, convert, gen
+void add_search_commands(CLI::App& app);  // query, repl, device, list
 
 }  // namespace distancies::cli

@@ -11,10 +11,7 @@ int main(int argc, char** argv) {
   CLI::App app{"distancies: exact cosine-similarity search over word embeddings (CPU and GPU)"};
   app.set_version_flag("--version", std::string(DISTANCIES_VERSION) + " (" + distancies::git_commit() + ")");
   app.require_subcommand(1);
-  distancies::cli::add_model_commands(app);
-  distancies::cli::add_search_commands(app);
-  distancies::cli::add_moments_command(app);
-  distancies::cli::add_intersect_commands(app);
+  distancies::cli::add_study_commands(app);  // each study's registrar (cmake/studies.cmake)
   try {
     distancies::registry::check_all();  // a bad registry row is an error here, never at launch
     app.parse(argc, argv);

@@ -7,7 +7,7 @@
 #include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/list_select.hpp"
 #include "variants/embeddings/registry.hpp"
-#include "variants/study_families.hpp"
+#include "variants/registry_model.hpp"
 
 namespace distancies {
 
@@ -169,6 +169,11 @@ std::vector<std::pair<std::string, std::string>> batch_traits(const BatchPipelin
 }
 
 }  // namespace
+
+// The study's registry registrar (cmake/studies.cmake).
+namespace registry {
+void add_embeddings_families(std::vector<Family>& out);
+}
 
 void registry::add_embeddings_families(std::vector<Family>& out) {
   auto none = [](const auto&) { return std::vector<std::string>{}; };

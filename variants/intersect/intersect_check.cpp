@@ -1,9 +1,14 @@
 // The posting-list study's registry check: names unique, every row's grain has what it needs
 // (a CPU function or a kernel) and its name says its algorithm and grain.
 #include "variants/intersect/intersect_registry.hpp"
-#include "variants/study_families.hpp"
+#include "variants/registry_model.hpp"
 
 namespace distancies {
+
+// The study's registry registrar (cmake/studies.cmake).
+namespace registry {
+void add_intersect_families(std::vector<Family>& out);
+}
 
 void registry::add_intersect_families(std::vector<Family>& out) {
   const auto& t = intersect_variants();

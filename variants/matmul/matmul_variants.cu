@@ -11,7 +11,7 @@
 #include "runtime/cuda_check.hpp"
 #include "runtime/error.hpp"
 #include "variants/matmul/registry.hpp"
-#include "variants/study_families.hpp"
+#include "variants/registry_model.hpp"
 
 namespace distancies {
 namespace {
@@ -214,6 +214,11 @@ MatmulResources matmul_resources(const MatmulVariant& v) {
   CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
   r.occupancy = max_threads > 0 ? double(r.blocks_per_sm * threads) / max_threads : 0.0;
   return r;
+}
+
+// The study's registry registrar (cmake/studies.cmake).
+namespace registry {
+void add_matmul_families(std::vector<Family>& out);
 }
 
 void registry::add_matmul_families(std::vector<Family>& out) {

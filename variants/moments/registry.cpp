@@ -3,7 +3,7 @@
 
 #include "runtime/error.hpp"
 #include "variants/moments/launch.hpp"
-#include "variants/study_families.hpp"
+#include "variants/registry_model.hpp"
 
 namespace distancies {
 
@@ -43,6 +43,11 @@ const registry::Table<MomentsVariant>& moments_variants() {
 }
 
 const MomentsVariant& moments_variant(std::string_view name) { return moments_variants().at(name); }
+
+// The study's registry registrar (cmake/studies.cmake).
+namespace registry {
+void add_moments_families(std::vector<Family>& out);
+}
 
 void registry::add_moments_families(std::vector<Family>& out) {
   const Table<MomentsVariant>& t = moments_variants();

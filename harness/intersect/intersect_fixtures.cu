@@ -213,6 +213,7 @@ void floor_fixture(benchmark::State& st, std::string set) {
 }
 }  // namespace
 
+// The study's registrar (cmake/studies.cmake); gpu: also its GPU rows.
 void register_intersect_fixtures(bool gpu) {
   std::vector<std::string> sets = {"small", "gov2"};
   if (std::getenv("DISTANCIES_INTERSECT_REAL")) sets.push_back("real");

@@ -68,7 +68,7 @@ void run_moments_command(const MomentsOptions& o) {
 
 }  // namespace
 
-void add_moments_command(CLI::App& app) {
+void add_moments_commands(CLI::App& app) {
   auto o = std::make_shared<MomentsOptions>();
   auto* c = app.add_subcommand("moments", "Per-dimension mean, variance, skewness and kurtosis of a model (GPU)");
   c->add_option("--model,-m,model", o->model, "Model file (any readable format)")->required();
