@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/gpu_search.hpp"
+#include "harness/embeddings/gpu_search.hpp"
 #include "oracle_check.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_model.hpp"

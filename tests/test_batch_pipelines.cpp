@@ -12,7 +12,7 @@
 
 #include "batch_check.hpp"
 #include "gpu_skip.hpp"
-#include "harness/batch_search.hpp"
+#include "harness/embeddings/batch_search.hpp"
 #include "oracle_check.hpp"
 #include "runtime/device_model.hpp"
 #include "test_models.hpp"

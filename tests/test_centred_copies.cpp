@@ -18,7 +18,7 @@
 #include "batch_check.hpp"
 #include "fp_emulation.hpp"
 #include "gpu_skip.hpp"
-#include "harness/batch_search.hpp"
+#include "harness/embeddings/batch_search.hpp"
 #include "harness/synthetic.hpp"
 #include "kernels/embeddings/tiled_i8.cuh"
 #include "runtime/device_model.hpp"

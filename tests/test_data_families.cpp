@@ -14,8 +14,8 @@
 
 #include "batch_check.hpp"
 #include "gpu_skip.hpp"
-#include "harness/batch_search.hpp"
-#include "harness/data_probe.hpp"
+#include "harness/embeddings/batch_search.hpp"
+#include "harness/embeddings/data_probe.hpp"
 #include "harness/synthetic.hpp"
 #include "oracle_check.hpp"
 #include "runtime/device_model.hpp"

@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include "gpu_skip.hpp"
-#include "harness/gpu_search.hpp"
+#include "harness/embeddings/gpu_search.hpp"
 #include "harness/synthetic.hpp"
 #include "oracle_check.hpp"
 #include "runtime/device_model.hpp"

@@ -14,9 +14,9 @@
 #include <string>
 
 #include "gpu_skip.hpp"
-#include "harness/batch_search.hpp"
+#include "harness/embeddings/batch_search.hpp"
+#include "harness/embeddings/gpu_search.hpp"
 #include "harness/formats.hpp"
-#include "harness/gpu_search.hpp"
 #include "harness/synthetic.hpp"
 #include "oracle_check.hpp"
 #include "real_model.hpp"

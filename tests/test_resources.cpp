@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gpu_skip.hpp"
-#include "harness/batch_search.hpp"
-#include "harness/gpu_search.hpp"
+#include "harness/embeddings/batch_search.hpp"
+#include "harness/embeddings/gpu_search.hpp"
 #include "oracle_check.hpp"
 #include "runtime/cublas_check.hpp"
 #include "runtime/cuda_check.hpp"

@@ -8,8 +8,8 @@ namespace distancies::bench {
 void register_fixtures(bool gpu);
 void register_study_fixtures(bool gpu);
 
-// The embeddings study's families (its registrar, harness/embeddings/embeddings_fixtures.cu, calls them):
-void register_one_query_fixtures(bool gpu);  // fixtures.cu: floors, dots, stages, pipelines, the sequences
+// The embeddings study's families (harness/embeddings/; its registrar, embeddings_fixtures.cu, calls them):
+void register_one_query_fixtures(bool gpu);  // one_query_fixtures.cu: floors, dots, stages, pipelines, sequences
 void register_batch_fixtures();              // batch_fixtures.cu: the batched pipelines
 void register_list_fixtures();               // list_fixtures.cu: the one-block list selections
 void register_load_fixtures();               // load_fixtures.cu: the model from file to GPU, against its floors

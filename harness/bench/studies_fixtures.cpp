@@ -2,3 +2,7 @@
 #include "harness/bench/fixtures.hpp"
 
 #include "studies_fixtures.inc"
+
+namespace distancies::bench {
+void register_fixtures(bool gpu) { register_study_fixtures(gpu); }
+}  // namespace distancies::bench

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "harness/cpu_search.hpp"
-#include "harness/gpu_search.hpp"
+#include "harness/embeddings/gpu_search.hpp"
 
 namespace distancies::cli {
 

@@ -244,7 +244,7 @@ BatchSearcher& Session::batch_searcher() {
   return *batch_;
 }
 
-// Once per resident model: what its data does to the certificates (harness/data_probe.hpp).
+// Once per resident model: what its data does to the certificates (harness/embeddings/data_probe.hpp).
 void Session::measure_rates() {
   BatchSearcher& bs = batch_searcher();
   const auto t0 = clock_type::now();

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "harness/batch_search.hpp"
 #include "harness/cli/answer.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/repl.hpp"
-#include "harness/data_probe.hpp"
+#include "harness/embeddings/batch_search.hpp"
+#include "harness/embeddings/data_probe.hpp"
+#include "harness/embeddings/gpu_search.hpp"
 #include "harness/formats.hpp"
-#include "harness/gpu_search.hpp"
 #include "harness/scale/shard_search.hpp"
 #include "harness/scale/stream_search.hpp"
 

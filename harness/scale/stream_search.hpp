@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "harness/batch_search.hpp"
-#include "harness/gpu_search.hpp"
+#include "harness/embeddings/batch_search.hpp"
+#include "harness/embeddings/gpu_search.hpp"
 #include "runtime/pinned_model.hpp"
 #include "variants/embeddings/stream_policy.hpp"
 

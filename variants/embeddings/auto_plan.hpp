@@ -17,7 +17,7 @@ struct AutoChoice {
 };
 
 // What the data does to the certificates, measured on the resident model itself
-// (harness/data_probe.hpp): the share of a sample of its own rows, asked as a batch, that each
+// (harness/embeddings/data_probe.hpp): the share of a sample of its own rows, asked as a batch, that each
 // batch pipeline had to redo on its fallback. The table was measured on i.i.d. data, where
 // almost nothing is redone; on anisotropic or clustered data a reduced copy's bound can fail for
 // every query (docs/data.md).

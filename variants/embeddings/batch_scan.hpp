@@ -1,6 +1,6 @@
 // Batched search, host side: the tuning policy and the three steps (prepare the queries, score
 // every tile and keep each query's best K, re-rank exactly). Device code: kernels/embeddings/batch_select.cuh.
-// The scans themselves are registered rows (batch_scans.hpp); the harness (harness/batch_search.cu)
+// The scans themselves are registered rows (batch_scans.hpp); the harness (harness/embeddings/batch_search.cu)
 // owns the buffers, streams and timing.
 #pragma once
 #include <cublas_v2.h>

@@ -1,6 +1,6 @@
 // The batch scans as registered rows. A scan is everything between the queries' normalisation and
 // the exact re-rank: its limits, its scratch, the model copy it reads, its launch and what its
-// keys mean to the certificate. The searcher (harness/batch_search.cu) calls a row's functions and
+// keys mean to the certificate. The searcher (harness/embeddings/batch_search.cu) calls a row's functions and
 // never names a scan; adding one is a kernel file and a row here (docs/architecture.md).
 #pragma once
 #include <cublas_v2.h>

@@ -14,7 +14,7 @@
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/measure.hpp"
 #include "harness/cpu_search.hpp"
-#include "harness/gpu_search.hpp"
+#include "harness/embeddings/gpu_search.hpp"
 #include "kernels/common/read_floor.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
@@ -384,7 +384,5 @@ void register_one_query_fixtures(bool gpu) {
     timed(add("sequence/CPU", sequence_fixture, static_cast<const Pipeline*>(nullptr)))->Iterations(1);
   }
 }
-
-void register_fixtures(bool gpu) { register_study_fixtures(gpu); }
 
 }  // namespace distancies::bench

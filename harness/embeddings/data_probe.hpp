@@ -6,8 +6,8 @@
 #pragma once
 #include <vector>
 
-#include "harness/batch_search.hpp"
-#include "harness/gpu_search.hpp"
+#include "harness/embeddings/batch_search.hpp"
+#include "harness/embeddings/gpu_search.hpp"
 #include "runtime/device_model.hpp"
 #include "variants/embeddings/auto_plan.hpp"
 

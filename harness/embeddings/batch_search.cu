@@ -1,4 +1,4 @@
-#include "harness/batch_search.hpp"
+#include "harness/embeddings/batch_search.hpp"
 
 #include <cublas_v2.h>
 

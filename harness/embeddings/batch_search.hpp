@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/gpu_search.hpp"
+#include "harness/embeddings/gpu_search.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies {

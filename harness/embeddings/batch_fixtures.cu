@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "harness/batch_search.hpp"
 #include "harness/bench/bench_state.hpp"
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/measure.hpp"
-#include "harness/data_probe.hpp"
+#include "harness/embeddings/batch_search.hpp"
+#include "harness/embeddings/data_probe.hpp"
 #include "variants/embeddings/auto_plan.hpp"
 #include "variants/embeddings/batch_scans.hpp"
 

@@ -1,4 +1,4 @@
-#include "harness/data_probe.hpp"
+#include "harness/embeddings/data_probe.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "harness/gpu_search.hpp"
+#include "harness/embeddings/gpu_search.hpp"
 
 #include "kernels/common/small_copies.cuh"
 #include "runtime/launch.hpp"
