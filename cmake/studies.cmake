@@ -19,6 +19,19 @@ function(distancies_study_libraries)
   set_property(GLOBAL APPEND PROPERTY DISTANCIES_STUDY_HOST_LIBS ${S_HOST})
 endfunction()
 
+# In distancies_study_glue, for study `s` under `root`: harness/<s>/<s>_<kind>.<ext> defines
+# `fn`, which gets a declaration and a call (<tag>_decl, <tag>_call), and every
+# harness/<s>/*_<kind>.<ext> is compiled (`sources`).
+macro(distancies_harness_registrar kind ext fn params args tag sources)
+  if(EXISTS ${root}/harness/${s}/${s}_${kind}.${ext})
+    set(found TRUE)
+    string(APPEND ${tag}_decl "void ${fn}(${params});\n")
+    string(APPEND ${tag}_call "  ${fn}(${args});\n")
+    file(GLOB files CONFIGURE_DEPENDS ${root}/harness/${s}/*_${kind}.${ext})
+    list(APPEND ${sources} ${files})
+  endif()
+endmacro()
+
 # Writes the glue each layer includes (OUT/studies_families.inc, studies_fixtures.inc,
 # studies_commands.inc): a declaration and a call for each registrar the studies' folders have.
 # Sets <prefix>_FIXTURE_SOURCES and <prefix>_COMMAND_SOURCES to the files that define them.
@@ -41,20 +54,8 @@ function(distancies_study_glue out prefix)
         string(APPEND fam_decl "void add_${s}_families(std::vector<Family>& out);\n")
         string(APPEND fam_call "  add_${s}_families(out);\n")
       endif()
-      if(EXISTS ${root}/harness/${s}/${s}_fixtures.cu)
-        set(found TRUE)
-        string(APPEND fix_decl "void register_${s}_fixtures(bool gpu);\n")
-        string(APPEND fix_call "  register_${s}_fixtures(gpu);\n")
-        file(GLOB files CONFIGURE_DEPENDS ${root}/harness/${s}/*_fixtures.cu)
-        list(APPEND fixture_sources ${files})
-      endif()
-      if(EXISTS ${root}/harness/${s}/${s}_commands.cpp)
-        set(found TRUE)
-        string(APPEND cmd_decl "void add_${s}_commands(CLI::App& app);\n")
-        string(APPEND cmd_call "  add_${s}_commands(app);\n")
-        file(GLOB files CONFIGURE_DEPENDS ${root}/harness/${s}/*_commands.cpp)
-        list(APPEND command_sources ${files})
-      endif()
+      distancies_harness_registrar(fixtures cu register_${s}_fixtures "bool gpu" gpu fix fixture_sources)
+      distancies_harness_registrar(commands cpp add_${s}_commands "CLI::App& app" app cmd command_sources)
     endforeach()
     if(NOT found)
       message(FATAL_ERROR "study '${s}' (cmake/studies.cmake) has no variants/${s}/CMakeLists.txt, "
