@@ -18,6 +18,9 @@ or, for a JSON that is not Google Benchmark output, "evidence": {"file": ..., "p
 list element whose key has that value.
 
 With "ratio_to", the value is (the peer's value) / (ours): "ours is N x faster than the peer".
+With "files" (a list) in place of "file", the goal is evaluated on each file (a "ratio_to"
+without a file of its own reads the same one) and the worst is kept: "across": "max" (the
+default) or "min" picks it, and "where" names its file.
 
     python3 -m scripts.docs.goals [--study S] [--strict] [--markdown]
 
@@ -114,10 +117,30 @@ def _walk(doc, path: list):
     return doc
 
 
+def _evaluate_each(goal: dict, root: Path, cache: dict) -> dict:
+    """A goal with "files": evaluated on each file, the worst one kept (any unknown: unknown)."""
+    ev = goal["evidence"]
+    per = []
+    for f in ev["files"]:
+        one = {k: v for k, v in ev.items() if k not in ("files", "across")}
+        one["file"] = f
+        if "ratio_to" in ev:
+            one["ratio_to"] = {"file": f, **ev["ratio_to"]}
+        per.append(evaluate({**goal, "evidence": one}, root, cache))
+    unknown = [r for r in per if r["status"] == "unknown"]
+    if unknown:
+        return unknown[0]
+    pick = max if ev.get("across", "max") == "max" else min
+    worst = pick(per, key=lambda r: r["value"])
+    return {**worst, "where": f"{worst['file']}: {worst['where']}"}
+
+
 def evaluate(goal: dict, root: Path = ROOT, cache: dict | None = None) -> dict:
     """{id, text, status: met|missed|unknown, value, threshold, why}."""
     cache = {} if cache is None else cache
     ev = goal.get("evidence") or {}
+    if ev.get("files"):
+        return _evaluate_each(goal, root, cache)
     out = {"id": goal["id"], "text": goal["text"], "study": goal.get("study"),
            "comparison": goal["comparison"], "threshold": goal.get("threshold"),
            "unit": goal.get("unit", ""), "value": None, "file": ev.get("file")}

@@ -25,9 +25,15 @@ def make_repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     write_run(root / "results/study/h100.json",
               bench("batch/fast/batch:16", [0.5, 0.6, 0.55]) + bench("batch/slow/batch:16", [2.0, 2.1, 2.2]))
+    for fam, auto in (("a", 0.56), ("b", 0.8)):   # auto at the best on family a, 1.6 x it on b
+        write_run(root / f"results/study/h100-{fam}.json",
+                  bench("batch/fast/batch:16", [0.5]) + bench("batch_auto/batch:16", [auto]))
     (root / "results").mkdir(exist_ok=True)
     manifest.save({"files": {"results/study/h100.json": {"study": "study", "gpu": "h100", "role": "main",
-                                                         "kind": "run", "commit": "abc1234"}},
+                                                         "kind": "run", "commit": "abc1234"},
+                             **{f"results/study/h100-{fam}.json": {"study": "study", "gpu": "h100", "role": fam,
+                                                                  "kind": "run", "commit": "abc1234"}
+                                for fam in "ab"}},
                    "archived": [{"path": "results/history/", "commit": "0000000", "what": "old runs"}]}, root)
     (root / "results/goals").mkdir()
     (root / "results/goals/study.json").write_text(json.dumps([
@@ -42,7 +48,12 @@ def make_repo(tmp_path: Path) -> Path:
         {"id": "via_manifest", "text": "fast, the canonical run", "evidence": {"file": "canonical:study/h100",
                                                                               "fixture": "^batch/fast/batch:16$"},
          "comparison": "<=", "threshold": 0.6},
-        {"id": "unknown", "text": "no file", "evidence": {"file": None}, "comparison": ">=", "threshold": 1}]))
+        {"id": "unknown", "text": "no file", "evidence": {"file": None}, "comparison": ">=", "threshold": 1},
+        {"id": "each_family", "text": "auto within 1.1 x the best on every family",
+         "evidence": {"files": ["results/study/h100-a.json", "results/study/h100-b.json"],
+                      "fixture": "^batch/[^/]+/batch:16$", "over": "min",
+                      "ratio_to": {"fixture": "^batch_auto/batch:16$"}},
+         "comparison": "<=", "threshold": 1.1}]))
     (root / "docs").mkdir()
     (root / "docs/a.md").write_text("# A\n\n<!-- generated: scripts/docs/render_docs.py results-files from x -->\n"
                                     "<!-- end generated -->\n")
@@ -77,6 +88,9 @@ def test_goals_met_missed_unknown(tmp_path):
     assert res["best"]["status"] == "met" and res["best"]["where"] == "batch/fast/batch:16"
     assert res["via_manifest"]["status"] == "met" and res["via_manifest"]["file"] == "results/study/h100.json"
     assert res["unknown"]["status"] == "unknown" and "no evidence file" in res["unknown"]["why"]
+    each = res["each_family"]   # the worst family is kept, and named
+    assert each["status"] == "missed" and abs(each["value"] - 1.6) < 1e-9
+    assert each["where"].startswith("results/study/h100-b.json: ") and each["id"] == "each_family"
     assert goals.main(["--root", str(root)]) == 0
     assert goals.main(["--root", str(root), "--strict"]) == 1
 
