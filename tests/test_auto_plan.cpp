@@ -78,7 +78,9 @@ TEST(AutoPlan, SkipsScansThatRefuseTheModelOrTheDevice) {
   // H100 (batch_i8_filter where the int8 walk was built, the canonical sweep, results/manifest.json).
   for (int b = 1; b <= 1 << 13; b *= 2)
     EXPECT_TRUE(auto_batch(b, 10, true, 300, 9).many->scan_row->filters) << "B = " << b;
-  if (!batch_scan_refusal(i8, 300, 64, 9)) EXPECT_EQ(auto_batch(1024, 10, true, 300, 9).many->scan_row, &i8);
+  if (!batch_scan_refusal(i8, 300, 64, 9)) {
+    EXPECT_EQ(auto_batch(1024, 10, true, 300, 9).many->scan_row, &i8);
+  }
   EXPECT_TRUE(batch_scan_refusal(batch_scan("filtered_mma"), 7000, 64, 0));
   EXPECT_TRUE(batch_scan_refusal(i8, 7000, 64, 0));
   EXPECT_TRUE(batch_scan_refusal(i8, 300, 64, 8));

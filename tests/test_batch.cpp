@@ -400,7 +400,9 @@ TEST(FilterScanPolicy, SampleCapacityAndRefusal) {
     const long long cap = filter_scan_i8_capacity(rows, 64);
     for (int parts : {1, 33, 132, tiled_i8::kMaxSegments}) {
       const long long tiles = (rows + 63) / 64, most = (tiles + parts - 1) / parts * 64;  // a part's rows at most
-      if (!filter_scan_seeds(rows, 64)) EXPECT_GE(cap / parts, most) << rows << " rows, " << parts << " parts";
+      if (!filter_scan_seeds(rows, 64)) {
+        EXPECT_GE(cap / parts, most) << rows << " rows, " << parts << " parts";
+      }
       EXPECT_GE(cap / parts, filter_scan_capacity(rows, 64) / parts + 64);
     }
   }
@@ -453,7 +455,9 @@ TEST(TiledI8Copy, EveryScoreWithinItsBound) {
       for (int j = 0; j < ldg; ++j) {
         const int c = codes[static_cast<std::size_t>(r) * ldg + j];
         ASSERT_TRUE(c >= -127 && c <= 127);
-        if (j >= dim) ASSERT_EQ(c, 0) << "padding";
+        if (j >= dim) {
+          ASSERT_EQ(c, 0) << "padding";
+        }
       }
     for (const float4& u : tile) ASSERT_LE(u.x, u.y);
 

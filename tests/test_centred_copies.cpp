@@ -242,7 +242,9 @@ TEST(CentredCopy, Int8KeysOfTheResidualBoundTheSimilarity) {
             std::string(family) + "_D" + std::to_string(dim) + "_q" + std::to_string(qi) + "_rows_left_plain_centred",
             std::to_string(left.plain) + "/" + std::to_string(left.centred));
       }
-      if (std::string(family).rfind("aniso", 0) == 0) EXPECT_EQ(fewer, 4);
+      if (std::string(family).rfind("aniso", 0) == 0) {
+        EXPECT_EQ(fewer, 4);
+      }
     }
   }
 }
@@ -452,7 +454,9 @@ TEST(CentredCopy, OneQueryReducedScansExactWithFewerFallbacks) {
       certified[centred] = searcher.certificate_counts().certified;
     }
     EXPECT_LE(uncertified[1], uncertified[0]);
-    if (std::string(name) == "fused_i8") EXPECT_GT(certified[1], certified[0]);
+    if (std::string(name) == "fused_i8") {
+      EXPECT_GT(certified[1], certified[0]);
+    }
     RecordProperty(std::string(name) + "_uncertified_plain_centred",
                    std::to_string(uncertified[0]) + "/" + std::to_string(uncertified[1]));
   }

@@ -157,8 +157,9 @@ TEST(Registry, EveryScanRowIsComplete) {
     EXPECT_EQ(s.scratch == nullptr, s.bind == nullptr);
     const ScanShape shape{GemmInput::F16, Storage::F32, 37, 300, 304, 10, 64, 4096, 20011};
     EXPECT_GE(s.slices(shape.batch, shape.tile_rows, shape.dim, shape.K), 1);
-    if (s.scratch)
+    if (s.scratch) {
       for (const ScanBuffer& b : s.scratch(shape)) EXPECT_GT(b.bytes, 0u) << b.what;
+    }
   }
   for (const BatchPipeline& b : batch_pipelines())
     EXPECT_EQ(b.per_query == nullptr, b.scan_row != nullptr) << b.name << ": a tile pipeline names a known scan";
