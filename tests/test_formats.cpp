@@ -817,7 +817,9 @@ TEST_F(Formats, NativeVectorsReachTheSinkOnceInWholeRowsWithZeroPadding) {
       next = off + bytes;
     }
     EXPECT_EQ(next, row_bytes * rows);
-    if (dim == 301) EXPECT_GT(sink.chunks.size(), 1u);
+    if (dim == 301) {
+      EXPECT_GT(sink.chunks.size(), 1u);
+    }
     ASSERT_EQ(sink.got.size(), static_cast<std::size_t>(rows) * m.ld);
     EXPECT_EQ(0, std::memcmp(sink.got.data(), m.vectors.data(), sink.got.size() * 4)) << "sink and host model differ";
     EXPECT_EQ(0, std::memcmp(m.vectors.data(), src.vectors.data(), sink.got.size() * 4)) << "not the saved model";
