@@ -199,18 +199,18 @@ const DotVariant& all_rows_dot() {
   return row;
 }
 
+// Each role resolved now, at start-up, not in the first search; a missing row is the look-up's own
+// error (its name and the known ones).
 std::vector<std::string> role_problems() {
   std::vector<std::string> out;
-  auto need = [&](bool found, const char* what, const char* name, auto resolve) {
-    if (!found)
-      out.push_back(std::string("the ") + what + " '" + name + "' that the searchers rely on is not registered");
-    else
-      resolve();  // resolved now, at start-up, not in the first search
-  };
-  need(pipelines().find("fused"), "pipeline", "fused", exact_pipeline);
-  need(pipelines().find("fused_f16"), "pipeline", "fused_f16", f16_one_query_pipeline);
-  need(batch_pipelines().find("batch_fused_loop"), "batch pipeline", "batch_fused_loop", exact_batch_loop);
-  need(dot_variants().find("float4_warp_dot"), "dot variant", "float4_warp_dot", all_rows_dot);
+  for (void (*resolve)() : {+[] { exact_pipeline(); }, +[] { f16_one_query_pipeline(); }, +[] { exact_batch_loop(); },
+                            +[] { all_rows_dot(); }}) {
+    try {
+      resolve();
+    } catch (const Error& e) {
+      out.push_back(std::string("a row the searchers rely on: ") + e.what());
+    }
+  }
   return out;
 }
 const Table<BatchPipeline>& batch_pipelines() { return batch_table(); }
