@@ -1,16 +1,26 @@
 #include "harness/registry_report.hpp"
 
 #include <cstdio>
+#include <string>
 
 #include "variants/registry_model.hpp"
 
 namespace distancies {
 
+namespace {
+// "pipeline" -> "pipelines", "model copy" -> "model copies".
+std::string plural(const std::string& what) {
+  if (what.size() > 1 && what.back() == 'y' && std::string("aeiou").find(what[what.size() - 2]) == std::string::npos)
+    return what.substr(0, what.size() - 1) + "ies";
+  return what + "s";
+}
+}  // namespace
+
 std::string describe_registry() {
   std::string out;
   char line[512];
   for (const registry::Family& f : registry::catalog()) {
-    out += f.study + " / " + f.family + " (" + f.what + "s):\n";
+    out += f.study + " / " + f.family + " (" + plural(f.what) + "):\n";
     for (const registry::EntryView& e : f.entries()) {
       std::snprintf(line, sizeof line, "  %-22s %-18s ", e.name.c_str(), e.origin.c_str());
       out += line + e.description;

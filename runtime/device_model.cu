@@ -5,25 +5,14 @@
 #include <cstring>
 #include <limits>
 
-#include <cub/device/device_radix_sort.cuh>
-
-#include "kernels/embeddings/convert_reduced.cuh"
 #include "kernels/embeddings/norm_range.cuh"
 #include "kernels/embeddings/synthetic_fill.cuh"
-#include "kernels/embeddings/tiled_i8.cuh"
 #include "runtime/launch.hpp"
 
 namespace distancies {
 
 namespace {
 constexpr int kElementThreads = 256;  // the one-thread-per-element kernels below
-
-// A view's stale copy is re-filled in place when its size still fits (no cudaFree: that would
-// wait for the whole device, the next chunk's copy included).
-DeviceBuffer reuse_or_allocate(DeviceBuffer old, std::size_t bytes, const char* what) {
-  if (old.get() && old.bytes() == bytes) return old;
-  return DeviceBuffer(bytes, what);
-}
 }  // namespace
 
 DeviceModel DeviceModel::view(const float* vectors, const float* norms, std::int64_t rows, int dim, int ld,
@@ -41,8 +30,39 @@ DeviceModel DeviceModel::view(const float* vectors, const float* norms, std::int
 }
 
 void DeviceModel::rows_changed() {
-  have_f16_ = have_bf16_ = have_i8_ = have_tiled_i8_ = false;
-  have_centre_ = have_centred_f16_ = have_centred_bf16_ = have_centred_i8_ = have_centred_tiled_i8_ = false;
+  for (auto& [name, copy] : copies_) stale_[name] = std::move(copy);
+  copies_.clear();
+}
+
+const DeviceModel::Copy* DeviceModel::find_copy(std::string_view name) const {
+  const auto it = copies_.find(name);
+  return it == copies_.end() ? nullptr : it->second.get();
+}
+
+const DeviceModel::Copy& DeviceModel::keep_copy(std::string_view name, std::unique_ptr<Copy> copy) {
+  if (!copy) throw Error("keep_copy: no copy to keep for '" + std::string(name) + "'");
+  std::unique_ptr<Copy>& slot = copies_[std::string(name)];
+  slot = std::move(copy);
+  return *slot;
+}
+
+std::unique_ptr<DeviceModel::Copy> DeviceModel::take_stale_copy(std::string_view name) {
+  const auto it = stale_.find(name);
+  if (it == stale_.end()) return nullptr;
+  std::unique_ptr<Copy> old = std::move(it->second);
+  stale_.erase(it);
+  return old;
+}
+
+void DeviceModel::drop_copy(std::string_view name) {
+  const auto it = copies_.find(name);
+  if (it != copies_.end()) copies_.erase(it);
+}
+
+std::size_t DeviceModel::copy_bytes() const {
+  std::size_t total = 0;
+  for (const auto& [name, copy] : copies_) total += copy->bytes();
+  return total;
 }
 
 NormRange host_norm_range(const float* norms, std::int64_t rows) {
@@ -130,111 +150,6 @@ Model download_model(const DeviceModel& dm) {
 }  // namespace distancies
 
 namespace distancies {
-
-const DeviceModel::Reduced& DeviceModel::reduced(Storage s) const {
-  if (s == Storage::F32) throw Error("reduced(): f32 is the model itself");
-  Reduced& r = s == Storage::F16 ? f16_ : s == Storage::BF16 ? bf16_ : i8_;
-  bool& have = s == Storage::F16 ? have_f16_ : s == Storage::BF16 ? have_bf16_ : have_i8_;
-  if (have) return r;
-  r = s == Storage::I8 ? quantize_i8(std::move(r), nullptr) : convert_16bit(s, std::move(r), nullptr);
-  have = true;
-  return r;
-}
-
-// The int8 copy with its row scales, of the rows (mean null) or of the centred rows, re-filling
-// `old`'s buffers where their size fits. Filled in, then returned: a throw part-way keeps nothing.
-DeviceModel::Reduced DeviceModel::quantize_i8(Reduced old, const float* mean) const {
-  Reduced fresh;
-  const int rld = storage_leading_dim(Storage::I8, dim);
-  fresh.data = reuse_or_allocate(std::move(old.data), static_cast<std::size_t>(rows) * rld, "the model's int8 copy");
-  fresh.scale =
-      reuse_or_allocate(std::move(old.scale), static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * sizeof(float),
-                        "the int8 row scales");
-  if (mean)
-    fresh.correction = reuse_or_allocate(std::move(old.correction),
-                                         static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * sizeof(float),
-                                         "the int8 row corrections");
-  if (rows > 0) {
-    const int warps = 8;
-    quantize_i8_kernel<signed char><<<static_cast<unsigned>((rows + warps - 1) / warps), warps * 32>>>(
-        d_vectors(), rows, dim, ld, rld, fresh.data.as<signed char>(), fresh.scale.as<float>(), d_norms(), mean,
-        mean ? fresh.correction.as<float>() : nullptr);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaStreamSynchronize(0));  // this stream only: not a streamed chunk's copy in flight
-  }
-  fresh.min_norm = norm_range().min_norm;
-  fresh.max_norm = norm_range().max_norm;
-  return fresh;
-}
-
-// The 16-bit copy of the rows (mean null) or of the centred rows, re-filling `old`'s buffers
-// where their size fits. Filled in, then returned: a throw part-way keeps nothing.
-DeviceModel::Reduced DeviceModel::convert_16bit(Storage s, Reduced old, const float* mean) const {
-  const int rld = reduced_leading_dim(dim);
-  const long long n = rows * rld;
-  Reduced fresh;
-  fresh.data = reuse_or_allocate(std::move(old.data), static_cast<std::size_t>(n) * 2, "the model's 16-bit copy");
-  fresh.flag = reuse_or_allocate(std::move(old.flag), sizeof(int), "conversion flag");
-  const DeviceBuffer& flag = fresh.flag;
-  CUDA_CHECK(cudaMemsetAsync(flag.get(), 0, sizeof(int), 0));
-  const unsigned grid = blocks_for(n, kElementThreads);
-  if (s == Storage::F16)
-    convert_reduced_kernel<__half><<<grid, kElementThreads>>>(d_vectors(), rows, dim, ld, rld, fresh.data.as<__half>(),
-                                                              flag.as<int>(), d_norms(), mean);
-  else
-    convert_reduced_kernel<__nv_bfloat16><<<grid, kElementThreads>>>(
-        d_vectors(), rows, dim, ld, rld, fresh.data.as<__nv_bfloat16>(), flag.as<int>(), d_norms(), mean);
-  CUDA_CHECK_LAUNCH();
-  int out = 0;
-  CUDA_CHECK(cudaMemcpy(&out, flag.get(), sizeof out, cudaMemcpyDeviceToHost));
-  fresh.out_of_range = out != 0;
-  fresh.min_norm = norm_range().min_norm;
-  fresh.max_norm = norm_range().max_norm;
-  return fresh;
-}
-
-const DeviceModel::TiledI8& DeviceModel::tiled_i8() const {
-  if (have_tiled_i8_) return tiled_i8_;
-  build_tiled_i8(tiled_i8_, nullptr, 0);
-  have_tiled_i8_ = true;
-  return tiled_i8_;
-}
-
-// The tiled int8 copy of the rows (mean null) or of the centred rows, into `slot`.
-const DeviceModel::TiledI8& DeviceModel::build_tiled_i8(TiledI8& slot, const float* mean, bool projected) const {
-  TiledI8 fresh;  // filled in, then kept: a throw part-way keeps nothing
-  fresh.ldg = projected ? tiled_i8::projected_ldg(dim) : tiled_i8::plain_ldg(dim);
-  fresh.extra = projected ? fresh.ldg - dim : 0;
-  const std::size_t n = static_cast<std::size_t>(std::max<std::int64_t>(rows, 1));
-  const std::size_t tiles = (n + tiled_i8::kTileRows - 1) / tiled_i8::kTileRows;
-  fresh.codes = reuse_or_allocate(std::move(slot.codes), n * fresh.ldg, "the model's tiled int8 copy");
-  fresh.order = reuse_or_allocate(std::move(slot.order), n * sizeof(int), "the tiled int8 copy's order");
-  fresh.tiles = reuse_or_allocate(std::move(slot.tiles), tiles * sizeof(float4), "the tiled int8 copy's tiles");
-  if (rows > 0) {
-    if (rows > INT32_MAX) throw Error("the tiled int8 copy holds at most 2^31 - 1 rows");
-    const int count = static_cast<int>(rows);
-    DeviceBuffer keys(n * sizeof(float) * 2, "the tiled int8 copy's sort keys");
-    DeviceBuffer index(n * sizeof(int), "the tiled int8 copy's sort");
-    float* key_in = keys.as<float>();
-    float* key_out = key_in + n;
-    tiled_i8_keys_kernel<<<blocks_for(rows * 32, kElementThreads), kElementThreads>>>(
-        d_vectors(), rows, dim, ld, d_norms(), mean, fresh.extra, key_in, index.as<int>());
-    CUDA_CHECK_LAUNCH();
-    std::size_t temp_bytes = 0;
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, key_in, key_out, index.as<int>(),
-                                               fresh.order.as<int>(), count));
-    DeviceBuffer temp(std::max<std::size_t>(temp_bytes, 1), "the tiled int8 copy's sort scratch");
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, key_in, key_out, index.as<int>(),
-                                               fresh.order.as<int>(), count));
-    tiled_i8_codes_kernel<<<static_cast<unsigned>(tiles), tiled_i8::kThreads>>>(
-        d_vectors(), rows, dim, ld, d_norms(), mean, fresh.extra, fresh.order.as<int>(), key_out, fresh.ldg,
-        fresh.codes.as<signed char>(), fresh.tiles.as<float4>());
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaStreamSynchronize(0));  // before the scratch goes
-  }
-  slot = std::move(fresh);
-  return slot;
-}
 
 const NormRange& DeviceModel::norm_range() const {
   if (have_range_) return range_;

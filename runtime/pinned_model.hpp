@@ -7,7 +7,7 @@
 #include "kernels/embeddings/data_family.hpp"
 #include "runtime/device.hpp"
 #include "runtime/model.hpp"
-#include "runtime/precision.hpp"
+#include "runtime/norm_range.hpp"
 
 namespace distancies {
 

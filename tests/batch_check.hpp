@@ -13,6 +13,7 @@
 #include "runtime/device_model.hpp"
 #include "test_models.hpp"
 #include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/model_copies.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies::testing {
@@ -45,7 +46,7 @@ inline std::vector<int> plant_copies_of_row_7(Model& m, int stride) {
 }
 
 // Query by query: the oracle's top k, and exactly what `fused` returns alone.
-inline void expect_batch_exact(const Model& m, const DeviceModel& dm, const Batch& b,
+inline void expect_batch_exact(const Model& m, DeviceModel& dm, const Batch& b,
                                const std::vector<std::vector<Hit>>& got, int k) {
   GpuSearcher one(dm, &m);
   ASSERT_EQ(got.size(), b.norms.size());
@@ -68,7 +69,7 @@ struct HostTiledI8 {
   std::vector<int> order;
   std::vector<float4> tiles;
 };
-inline HostTiledI8 download_tiled_i8(const DeviceModel::TiledI8& t, int rows) {
+inline HostTiledI8 download_tiled_i8(const TiledI8Copy& t, int rows) {
   HostTiledI8 h;
   h.codes.resize(static_cast<std::size_t>(rows) * t.ldg);
   h.order.resize(static_cast<std::size_t>(rows));

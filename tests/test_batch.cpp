@@ -14,9 +14,10 @@
 #include "harness/embeddings/batch_search.hpp"
 #include "oracle_check.hpp"
 #include "runtime/device_model.hpp"
-#include "runtime/precision.hpp"
 #include "test_models.hpp"
 #include "variants/embeddings/batch_scans.hpp"
+#include "variants/embeddings/model_copies.hpp"
+#include "variants/embeddings/precision.hpp"
 #include "variants/embeddings/registry.hpp"
 
 using namespace distancies;
@@ -29,7 +30,7 @@ TEST(BatchSearch, UncertifiableQueriesFallBackToExact) {
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   const Model m = random_model({5000, 300, seed, 0, 300});
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   Batch b = random_batch(m, 3, seed);
   std::memcpy(b.q.data(), m.row(0), m.dim * sizeof(float));  // query 0 sits on the ties
@@ -58,7 +59,7 @@ TEST(BatchSearch, SeededThresholdsKeepEveryAnswer) {
   ASSERT_TRUE(tensor_scan_seeds(batch, m.dim, BatchPolicy::candidates(k), m.rows));
   ASSERT_TRUE(filter_scan_seeds(m.rows, BatchPolicy::candidates(k)));
   const std::vector<int> copies = plant_copies_of_row_7(m, 9973);
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   Batch b = random_batch(m, batch, seed);
   for (int q : {5, 129}) {
@@ -111,7 +112,7 @@ TEST(BatchSearch, FilteredScanGemmWalkMatchesOracle) {
     spec.seed = seed;
     Model m = random_model(spec);
     const std::vector<int> copies = plant_copies_of_row_7(m, static_cast<int>(m.rows / 45));
-    const DeviceModel dm = upload_model(m);
+    DeviceModel dm = upload_model(m);
     BatchSearcher bs(dm);
     Batch b = random_batch(m, c.batch, seed);
     std::memcpy(b.q.data() + 5 * m.dim, m.row(7), m.dim * sizeof(float));
@@ -162,7 +163,7 @@ TEST(BatchSearch, FilteredScanOverflowFallsBackToExact) {
   const int K = BatchPolicy::candidates(10);
   ASSERT_TRUE(filter_scan_seeds(m.rows, K));
   ASSERT_LT(filter_scan_capacity(m.rows, K), m.rows);
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   const Batch b = random_batch(m, 3, seed);
   for (const char* name : {"batch_f16_filter", "batch_i8_filter"}) {
@@ -185,7 +186,7 @@ TEST(BatchSearch, FusedScanRefusesRowsTooLongForSharedMemory) {
   EXPECT_FALSE(tensor_scan_refusal(300, BatchPolicy::candidates(128)));
   ASSERT_TRUE(filter_scan_refusal(m.dim));
   EXPECT_FALSE(filter_scan_refusal(1000));
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   const Batch b = random_batch(m, 3, seed);
   for (const char* name : {"batch_f16_fused", "batch_f16_filter", "batch_i8_filter"}) {
@@ -204,7 +205,7 @@ TEST(BatchSearch, SplitsABatchThatDoesNotFit) {
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   const Model m = random_model({30011, 64, seed, 0, 0});
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   const Batch b = random_batch(m, 100, seed);
   BatchSearcher::Options o;
   o.tile_rows = 4096;
@@ -242,7 +243,7 @@ TEST(BatchSearch, RealOutOfMemorySplitsOrFailsCleanly) {
   DISTANCIES_REQUIRE_GPU();
   const std::uint32_t seed = fresh_seed();
   const Model m = random_model({50000, 128, seed, 0, 0});
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   const Batch b = random_batch(m, 2048, seed);
   BatchSearcher bs(dm);
   std::size_t free_b = 0, total_b = 0;
@@ -278,7 +279,7 @@ TEST(BatchSearch, RealOutOfMemorySplitsOrFailsCleanly) {
 TEST(BatchSearch, DropsEachQuerysOwnWords) {
   DISTANCIES_REQUIRE_GPU();
   const Model m = random_model({3000, 50, 11, 0, 0});
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   const std::vector<Query> qs = {make_query(m, m.words[5]), make_query(m, m.words[7] + " - " + m.words[9])};
   const auto got = bs.search(batch_pipeline("batch_tf32"), qs, 5, false);
@@ -294,7 +295,7 @@ TEST(BatchSearch, DropsEachQuerysOwnWords) {
 TEST(BatchSearch, EmptyBatchAndBadK) {
   DISTANCIES_REQUIRE_GPU();
   const Model m = random_model({100, 16, 3, 0, 0});
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   EXPECT_TRUE(bs.search(batch_pipeline("batch_tf32"), nullptr, nullptr, 0, 10).empty());
   float q[16] = {1}, n = 1;
@@ -437,8 +438,8 @@ TEST(TiledI8Copy, EveryScoreWithinItsBound) {
       }
       m.norms[r] = vector_norm(v, dim);
     }
-    const DeviceModel dm = upload_model(m);
-    const DeviceModel::TiledI8& t = dm.tiled_i8();
+    DeviceModel dm = upload_model(m);
+    const TiledI8Copy& t = prepared_tiled_i8(dm);
     const int ldg = t.ldg, rows = static_cast<int>(m.rows);
     ASSERT_EQ(ldg, filter_scan_i8_ldg(dim));
     const HostTiledI8 copy = download_tiled_i8(t, rows);

@@ -65,7 +65,7 @@ TEST_P(BatchPipelineTest, EveryQueryMatchesOracleAndFused) {
   ModelSpec spec = s.spec;
   spec.seed = seed;
   const Model m = random_model(spec);
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   BatchSearcher::Options o;
   o.tile_rows = s.tile_rows;
   BatchSearcher bs(dm, o);
@@ -105,7 +105,7 @@ TEST(BatchSearch, TiesAcrossTilesAndBlocksGoToTheLowerRows) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   Model m = random_model({60013, 300, seed, 0, 0});
   const std::vector<int> copies = plant_copies_of_row_7(m, 1451);
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   Batch b = random_batch(m, 37, seed);
   std::memcpy(b.q.data() + 5 * m.dim, m.row(7), m.dim * sizeof(float));

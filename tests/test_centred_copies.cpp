@@ -23,9 +23,10 @@
 #include "kernels/embeddings/tiled_i8.cuh"
 #include "runtime/device_model.hpp"
 #include "runtime/error.hpp"
-#include "runtime/precision.hpp"
 #include "test_models.hpp"
 #include "variants/embeddings/batch_scans.hpp"
+#include "variants/embeddings/model_copies.hpp"
+#include "variants/embeddings/precision.hpp"
 #include "variants/embeddings/registry.hpp"
 
 using namespace distancies;
@@ -262,40 +263,40 @@ TEST(CentredCopy, OperandTermsScaleWithRho) {
 TEST(CentredCopy, PolicyTakesOnlyACommonDirectionOut) {
   DISTANCIES_REQUIRE_GPU();
   {
-    const DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("aniso:0.95", 300)));
-    const DeviceModel::Centre& c = dm.centre();
+    DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("aniso:0.95", 300)));
+    const ModelCentre& c = prepared_centre(dm);
     EXPECT_TRUE(c.used) << c.why;
     EXPECT_NEAR(c.mean_norm2, 0.95, 0.02) << c.why;
     EXPECT_LT(c.rho, 0.4f) << c.why;
   }
   {
-    const DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("iid", 300)));
-    EXPECT_FALSE(dm.centre().used) << dm.centre().why;
-    EXPECT_NE(dm.centre().why.find("no common direction"), std::string::npos) << dm.centre().why;
+    DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("iid", 300)));
+    EXPECT_FALSE(prepared_centre(dm).used) << prepared_centre(dm).why;
+    EXPECT_NE(prepared_centre(dm).why.find("no common direction"), std::string::npos) << prepared_centre(dm).why;
   }
   {
     const CentreSetting on("on");
-    const DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("iid", 300)));
-    EXPECT_TRUE(dm.centre().used) << dm.centre().why;
+    DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("iid", 300)));
+    EXPECT_TRUE(prepared_centre(dm).used) << prepared_centre(dm).why;
   }
   {
     const CentreSetting off("off");
-    const DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("aniso:0.95", 300)));
-    EXPECT_FALSE(dm.centre().used);
-    EXPECT_THROW(dm.centred(Storage::F16), Error);
+    DeviceModel dm = upload_model(make_synthetic_model(20011, 300, 3, make_family("aniso:0.95", 300)));
+    EXPECT_FALSE(prepared_centre(dm).used);
+    EXPECT_THROW(prepared_reduced(dm, Storage::F16, true), Error);
   }
   {
     Model m = make_synthetic_model(2000, 300, 3, make_family("aniso:0.95", 300));
     std::memset(m.vectors.data() + 17 * m.ld, 0, m.ld * sizeof(float));
     m.norms[17] = 0;
-    const DeviceModel dm = upload_model(m);
-    EXPECT_FALSE(dm.centre().used);
-    EXPECT_NE(dm.centre().why.find("zero rows"), std::string::npos) << dm.centre().why;
+    DeviceModel dm = upload_model(m);
+    EXPECT_FALSE(prepared_centre(dm).used);
+    EXPECT_NE(prepared_centre(dm).why.find("zero rows"), std::string::npos) << prepared_centre(dm).why;
   }
   {
     const CentreSetting bad("sometimes");
-    const DeviceModel dm = upload_model(make_synthetic_model(200, 300, 3, make_family("aniso:0.95", 300)));
-    EXPECT_THROW(dm.centre(), Error);
+    DeviceModel dm = upload_model(make_synthetic_model(200, 300, 3, make_family("aniso:0.95", 300)));
+    EXPECT_THROW(prepared_centre(dm), Error);
   }
 }
 
@@ -315,14 +316,14 @@ TEST(CentredCopy, EveryInt8ScoreWithinItsBound) {
     for (int projected = 0; projected < 2; ++projected) {
       SCOPED_TRACE(projected ? "projected" : "not projected");
       const CentreSetting project(projected ? "on" : "off", "DISTANCIES_PROJECT");
-      const DeviceModel dm = upload_model(m);
-      ASSERT_TRUE(dm.centre().used) << dm.centre().why;
-      ASSERT_EQ(dm.centre().projected, projected == 1);
-      const DeviceModel::TiledI8& t = dm.centred_tiled_i8();
+      DeviceModel dm = upload_model(m);
+      ASSERT_TRUE(prepared_centre(dm).used) << prepared_centre(dm).why;
+      ASSERT_EQ(prepared_centre(dm).projected, projected == 1);
+      const TiledI8Copy& t = prepared_tiled_i8(dm, true);
       const int ldg = t.ldg, rows = static_cast<int>(m.rows);
       ASSERT_EQ(t.extra, projected ? ldg - dim : 0);
       ASSERT_GE(t.extra, projected ? tiled_i8::kMinExtra : 0);
-      const std::vector<float>& mu = dm.centre().mean_host;
+      const std::vector<float>& mu = prepared_centre(dm).mean_host;
       const HostTiledI8 copy = download_tiled_i8(t, rows);
       const std::vector<signed char>& codes = copy.codes;
       const std::vector<int>& order = copy.order;
@@ -330,7 +331,7 @@ TEST(CentredCopy, EveryInt8ScoreWithinItsBound) {
       const int nq = 16;
       const Batch b = rows_as_queries(m, nq, seed, 0.01f);
       TiledI8Projection proj;
-      if (projected) proj = {dm.centre().mean.as<float>(), dm.centre().mean_norm2, t.extra};
+      if (projected) proj = {prepared_centre(dm).mean.as<float>(), prepared_centre(dm).mean_norm2, t.extra};
       const HostI8Queries iq = tiled_i8_queries_of(b, dim, ldg, proj);
       const std::vector<signed char>& qc = iq.codes;
       const std::vector<float4>& qb = iq.bounds;
@@ -342,7 +343,7 @@ TEST(CentredCopy, EveryInt8ScoreWithinItsBound) {
           const double y = std::fmaf(-n, mu[j], x[j]);
           yy += y * y, my += mu[j] * y;
         }
-        ASSERT_LE(std::sqrt(yy) / n, dm.centre().rho) << "the model's rho below a row's, sorted row " << r;
+        ASSERT_LE(std::sqrt(yy) / n, prepared_centre(dm).rho) << "the model's rho below a row's, sorted row " << r;
         if (projected) yy += t.extra * my * my;  // the mu . y columns are part of the coded row
         ASSERT_LE(std::sqrt(yy) / n, tile[r / 64].w) << "rho_max below a row's |y| / |x|, sorted row " << r;
       }
@@ -397,8 +398,8 @@ TEST(CentredCopy, FilteredBatchesExactWithFewerFallbacks) {
     int plain_fallbacks[2] = {0, 0}, centred_fallbacks[2] = {0, 0};
     for (int centred = 0; centred < 2; ++centred) {
       const CentreSetting setting(centred ? "auto" : "off");
-      const DeviceModel dm = upload_model(m);
-      ASSERT_EQ(dm.centre().used, centred == 1) << dm.centre().why;
+      DeviceModel dm = upload_model(m);
+      ASSERT_EQ(prepared_centre(dm).used, centred == 1) << prepared_centre(dm).why;
       int i = 0;
       for (const char* name : {"batch_f16_filter", "batch_i8_filter"}) {
         SCOPED_TRACE(std::string(name) + (centred ? " centred" : " plain"));
@@ -433,8 +434,8 @@ TEST(CentredCopy, OneQueryReducedScansExactWithFewerFallbacks) {
     long long uncertified[2] = {0, 0}, certified[2] = {0, 0};
     for (int centred = 0; centred < 2; ++centred) {
       const CentreSetting setting(centred ? "auto" : "off");
-      const DeviceModel dm = upload_model(m);
-      ASSERT_EQ(dm.centre().used, centred == 1) << dm.centre().why;
+      DeviceModel dm = upload_model(m);
+      ASSERT_EQ(prepared_centre(dm).used, centred == 1) << prepared_centre(dm).why;
       GpuSearcher searcher(dm, &m);
       for (int k : {10, 100}) {
         SCOPED_TRACE("k = " + std::to_string(k) + (centred ? ", centred" : ", plain"));

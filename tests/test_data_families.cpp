@@ -146,7 +146,7 @@ TEST_P(FamilyTest, GpuGeneratorIsBitForBitTheHost) {
 TEST_P(FamilyTest, EveryPipelineIsExact) {
   DISTANCIES_REQUIRE_GPU();
   const Model m = make_synthetic_model(12011, 300, 5, make_family(GetParam(), 300));
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   const Batch b = rows_as_queries(m, 6);
   GpuSearcher searcher(dm, &m);
   for (const auto& p : pipelines()) {
@@ -159,7 +159,7 @@ TEST_P(FamilyTest, EveryPipelineIsExact) {
 TEST_P(FamilyTest, EveryBatchPipelineIsExactAndFusedBitForBit) {
   DISTANCIES_REQUIRE_GPU();
   const Model m = make_synthetic_model(12011, 300, 5, make_family(GetParam(), 300));
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   const Batch b = rows_as_queries(m, 37);
   for (const auto& p : batch_pipelines()) {
     SCOPED_TRACE(p.name);
@@ -177,7 +177,7 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyTest, ::testing::ValuesIn(standard_fami
 TEST_P(FamilyTest, ProbeMeasuresEveryPipelineAutoMayChoose) {
   DISTANCIES_REQUIRE_GPU();
   const Model m = make_synthetic_model(12011, 300, 5, make_family(GetParam(), 300));
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   BatchSearcher bs(dm);
   const int cc = device_status().props.major;
   const DataRates r = probe_data_rates(dm, bs, 10, cc);

@@ -13,6 +13,7 @@
 #include "oracle_check.hpp"
 #include "runtime/device_model.hpp"
 #include "test_models.hpp"
+#include "variants/embeddings/model_copies.hpp"
 #include "variants/embeddings/registry.hpp"
 
 using namespace distancies;
@@ -84,7 +85,7 @@ TEST_P(DotVariantTest, EverySimilarityMatchesFp64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const Model m = model_for(c, seed);
   const auto q = query_for(c, m, seed);
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   Workspace ws;
   ws.allocate(static_cast<int>(m.rows), 1, m.dim, 0);
   CUDA_CHECK(cudaMemcpy(ws.query.get(), q.data(), q.size() * sizeof(float), cudaMemcpyHostToDevice));
@@ -129,7 +130,7 @@ TEST_P(PipelineTest, TopKMatchesOracle) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const Model m = model_for(c, seed);
   const auto q = query_for(c, m, seed);
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   GpuSearcher searcher(dm, &m);
   Breakdown bd;
   const auto hits = searcher.search(pipeline(name), q.data(), vector_norm(q.data(), m.dim), c.k, &bd);
@@ -282,7 +283,7 @@ TEST(FirstMerge, SortsEveryChunkAndPadsTheLast) {
 TEST(SyntheticOnDevice, BitForBitTheHostModel) {
   DISTANCIES_REQUIRE_GPU();
   const Model host = make_synthetic_model(3001, 301, 99);
-  const DeviceModel dm = generate_synthetic_on_device(3001, 301, 99);
+  DeviceModel dm = generate_synthetic_on_device(3001, 301, 99);
   const Model back = download_model(dm);
   ASSERT_EQ(back.ld, host.ld);
   EXPECT_EQ(0, std::memcmp(back.vectors.data(), host.vectors.data(), host.rows * host.ld * sizeof(float)));
@@ -292,7 +293,7 @@ TEST(SyntheticOnDevice, BitForBitTheHostModel) {
 TEST(GpuSearcher, QueryWordsAreExcludedUnlessKept) {
   DISTANCIES_REQUIRE_GPU();
   const Model m = make_synthetic_model(5000, 64, 5);
-  const DeviceModel dm = upload_model(m, false);
+  DeviceModel dm = upload_model(m, false);
   GpuSearcher searcher(dm, &m);
   const Query q = make_query(m, "king - man + woman");
   const auto hits = searcher.search(pipeline("V4"), q, 10, false);
@@ -337,7 +338,7 @@ TEST(ReducedPrecision, EqualsTheFp32FusedPipelineExactly) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const Model m = random_model({50021, 300, seed, 10, 0});
   const auto q = random_query(300, seed);
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   GpuSearcher searcher(dm, &m);
   for (int k : {1, 10, 64, 100, 129, 1024, 4096}) {
     const auto want = searcher.search(pipeline("fused"), q.data(), vector_norm(q.data(), 300), k);
@@ -369,7 +370,7 @@ TEST(ReducedPrecision, NearTiesFallBackToFp32) {
     m.norms[static_cast<std::size_t>(r)] = vector_norm(m.row(r), 64);
   }
   const std::vector<float> q(m.row(0), m.row(0) + 64);
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   GpuSearcher searcher(dm, &m);
   const auto want = searcher.search(pipeline("fused"), q.data(), vector_norm(q.data(), 64), 10);
   for (const char* name : {"fused_bf16", "fused_i8"}) {
@@ -388,9 +389,9 @@ TEST(ReducedPrecision, Fp16OverflowFallsBack) {
   m.row(7)[3] = 1e6f;  // beyond fp16's 65504
   m.norms[7] = vector_norm(m.row(7), 32);
   const auto q = random_query(32, 5);
-  const DeviceModel dm = upload_model(m);
-  EXPECT_TRUE(dm.reduced(Storage::F16).out_of_range);
-  EXPECT_FALSE(dm.reduced(Storage::BF16).out_of_range);
+  DeviceModel dm = upload_model(m);
+  EXPECT_TRUE(prepared_reduced(dm, Storage::F16).out_of_range);
+  EXPECT_FALSE(prepared_reduced(dm, Storage::BF16).out_of_range);
   GpuSearcher searcher(dm, &m);
   expect_matches_oracle(m, q.data(), searcher.search(pipeline("fused_f16"), q.data(), vector_norm(q.data(), 32), 10),
                         10);

@@ -16,8 +16,8 @@
 #include "harness/formats.hpp"
 #include "kernels/common/ranking.hpp"
 #include "runtime/error.hpp"
-#include "runtime/precision.hpp"
 #include "test_models.hpp"
+#include "variants/embeddings/precision.hpp"
 
 using namespace distancies;
 using namespace distancies::testing;
@@ -64,7 +64,7 @@ std::vector<float> fused_sims(const EmuModel& m, const std::vector<float>& q, fl
   return s;
 }
 
-// The 16-bit copy; `overflow` when a value becomes Inf (DeviceModel::Reduced::out_of_range).
+// The 16-bit copy; `overflow` when a value becomes Inf (ReducedCopy::out_of_range).
 std::vector<std::vector<float>> reduced_copy(const EmuModel& m, Storage st, bool* overflow) {
   std::vector<std::vector<float>> out;
   *overflow = false;

@@ -21,8 +21,9 @@
 #include "oracle_check.hpp"
 #include "real_model.hpp"
 #include "runtime/device_model.hpp"
-#include "runtime/precision.hpp"
 #include "test_models.hpp"
+#include "variants/embeddings/model_copies.hpp"
+#include "variants/embeddings/precision.hpp"
 #include "variants/embeddings/registry.hpp"
 
 using namespace distancies;
@@ -57,7 +58,7 @@ Model gaussian_model(std::int64_t rows, int dim, double scale, std::uint32_t see
 // Every 16-bit one-query pipeline and every batch pipeline answer the queries exactly like
 // `fused`; returns how many 16-bit queries the range guard refused.
 long long expect_all_like_fused(const Model& m, const std::vector<std::vector<float>>& queries, int k) {
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   GpuSearcher one(dm, &m);
   std::vector<std::vector<Hit>> want;
   std::vector<float> packed, norms;
@@ -107,7 +108,7 @@ TEST(RangeGuard, AuditCounterexampleAnswersLikeFused) {
   const long long refused = expect_all_like_fused(m, q, 1);
   EXPECT_EQ(reduced_pipelines(), 3) << "fused_f16, fused_bf16, fused_i8";
   EXPECT_EQ(refused, reduced_pipelines()) << "every reduced-copy pipeline refused, counted";
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   GpuSearcher s(dm, &m);
   const auto top = s.search(pipeline("fused"), q[0].data(), vector_norm(q[0].data(), dim), 1);
   ASSERT_EQ(top.size(), 1u);
@@ -147,7 +148,7 @@ TEST(RangeGuard, NanRowAnswersLikeFused) {
                                              std::vector<float>(m.row(18), m.row(18) + 64)};
   std::vector<std::vector<float>> finite_q = {q[1]};
   expect_all_like_fused(m, finite_q, 10);
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   GpuSearcher s(dm, &m);
   for (const char* name : {"fused_f16", "fused_bf16", "fused_i8"}) {
     const auto hits = s.search(pipeline(name), q[1].data(), vector_norm(q[1].data(), 64), 10);
@@ -170,7 +171,7 @@ TEST(Certificate, NanCandidateNeverCertifiesOnTheGpu) {
     m.norms[17] = 1.0f;
     const std::vector<float> q(m.row(3), m.row(3) + 64);
     const float qn = vector_norm(q.data(), 64);
-    const DeviceModel dm = upload_model(m);
+    DeviceModel dm = upload_model(m);
     ASSERT_TRUE(reduced_in_range(qn, dm.norm_range()));
     for (Storage st : {Storage::F16, Storage::BF16}) {
       SCOPED_TRACE(storage_name(st));
@@ -186,10 +187,10 @@ TEST(Certificate, NanCandidateNeverCertifiesOnTheGpu) {
       s.n = n;
       s.k = k;
       s.model.dot = &args;
-      s.model.reduced = dm.reduced(st).data.get();
+      s.model.reduced = prepared_reduced(dm, st).data.get();
       s.model.storage = st;
       s.model.reduced_ld = reduced_leading_dim(64);
-      s.model.error_bound = reduced_error_bound(st, 64, q.data(), qn, dm.reduced(st).min_norm);
+      s.model.error_bound = reduced_error_bound(st, 64, q.data(), qn, prepared_reduced(dm, st).min_norm);
       scan.run(s, nullptr);
       rerank.run(s, nullptr);
       CUDA_CHECK(cudaDeviceSynchronize());
@@ -231,7 +232,7 @@ TEST(NormalizedFlag, EveryPipelineSearchesUnitRows) {
   const Model m = load_model(path);
   std::filesystem::remove_all(dir);
   ASSERT_TRUE(m.normalized);
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   GpuSearcher one(dm, &m);
   BatchSearcher batch(dm);
   const std::vector<int> rows = {0, 100, 4321};
@@ -274,7 +275,7 @@ std::int64_t one_query_budget(std::int64_t rows) {
   return std::max<std::int64_t>(1, std::min(rows, n));
 }
 
-void measure_certification(const std::string& label, const Model& m, const DeviceModel& dm) {
+void measure_certification(const std::string& label, const Model& m, DeviceModel& dm) {
   const int k = 11;
   const std::int64_t n1 = one_query_budget(m.rows);
   const std::int64_t stride = std::max<std::int64_t>(1, m.rows / n1);
@@ -341,14 +342,14 @@ TEST(Certification, RateOnTheRealGloveModel) {
   const std::string path = real_model_path();
   if (path.empty()) GTEST_SKIP() << "real GloVe model absent: run scripts/fetch_glove.sh";
   const Model m = load_model(path);
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   measure_certification("glove.6B.50d", m, dm);
 }
 
 TEST(Certification, RateOnTheSyntheticModel) {
   DISTANCIES_REQUIRE_GPU();
   // The benchmark's synthetic model (GloVe 840B's shape), generated on the GPU.
-  const DeviceModel dm = generate_synthetic_on_device(kGloveRows, 300, kDefaultSeed);
+  DeviceModel dm = generate_synthetic_on_device(kGloveRows, 300, kDefaultSeed);
   const Model m = download_model(dm);
   measure_certification("synthetic", m, dm);
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/registry_report.hpp"
+#include "trivial_copy.hpp"
 #include "trivial_entry.hpp"
 #include "trivial_scan.hpp"
 #include "variants/embeddings/plan.hpp"
@@ -145,6 +146,42 @@ TEST(Registry, OneAddedScanReachesTheCatalogAndItsPipeline) {
   EXPECT_TRUE(scan);
   EXPECT_TRUE(pipe);
   EXPECT_THROW(batch_scan("no_such_scan"), Error);
+}
+
+// A model copy is one maker and one row (trivial_copy.cpp): it reaches the catalog and the JSON,
+// the start-up check, the scan that names it, and its bytes for a plan.
+TEST(Registry, OneAddedCopyReachesTheCatalogAndItsScan) {
+  EXPECT_EQ(&model_copy(kTrivialCopy), &trivial_copy);
+  EXPECT_EQ(trivial_scan.copy_row, &trivial_copy);
+  EXPECT_EQ(trivial_copy.bytes(1000, 7), 1000u * 8 * sizeof(float));
+  const std::string list = describe_registry();
+  EXPECT_NE(list.find(std::string(kTrivialCopy) + " "), std::string::npos) << list;
+  EXPECT_NE(list.find(std::string("reads copy ") + kTrivialCopy), std::string::npos) << list;
+  const auto j = registry_json();
+  bool copy = false;
+  for (const auto& r : j["embeddings"]["copy"]) copy |= r["name"] == kTrivialCopy;
+  EXPECT_TRUE(copy);
+  EXPECT_THROW(model_copy("no_such_copy"), Error);
+}
+
+// Every copy row says what it holds and has a maker; the built-in reduced copies are found by
+// storage, and each plain one names its centred form.
+TEST(Registry, EveryCopyRowIsComplete) {
+  for (const ModelCopyRow& c : model_copies()) {
+    SCOPED_TRACE(c.name);
+    EXPECT_TRUE(model_copy_problems(c).empty());
+    EXPECT_GT(c.bytes(2196016, 300), 0u);
+  }
+  for (Storage s : {Storage::F16, Storage::BF16, Storage::I8}) {
+    const ModelCopyRow* r = reduced_copy_row(s);
+    ASSERT_NE(r, nullptr);
+    ASSERT_NE(r->centred_row, nullptr) << r->name;
+    EXPECT_EQ(r->centred_row->after_row, &centre_copy_row()) << r->name;
+  }
+  EXPECT_EQ(reduced_copy_row(Storage::F32), nullptr);
+  EXPECT_EQ(make_plan(pipeline("fused_i8"), 1000, 300, 10).copy, reduced_copy_row(Storage::I8));
+  EXPECT_EQ(make_plan(pipeline("fused"), 1000, 300, 10).copy, nullptr);
+  EXPECT_EQ(batch_scan("filtered_i8").copy_row, &tiled_i8_copy_row());
 }
 
 // Every scan row the searcher can run: it says how many lists it leaves and how it scores, and

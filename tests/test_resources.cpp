@@ -141,7 +141,7 @@ TEST(OutOfMemory, FailedUploadLeaksNothing) {
     EXPECT_EQ(free_device_bytes(), before) << "allocation " << i;
   }
   inject_allocation_failure(-1);
-  const DeviceModel dm = upload_model(m, true);
+  DeviceModel dm = upload_model(m, true);
   EXPECT_EQ(download_model(dm).norms, m.norms);
 }
 
@@ -153,7 +153,7 @@ TEST(OutOfMemory, FailedSearchLeaksNothingAndRecovers) {
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   const Model m = random_model({30000, 100, seed, 0, 0});
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   const std::vector<float> q = random_query(m.dim, seed);
   const float qn = vector_norm(q.data(), m.dim);
   for (const char* name : {"V1", "V2", "V4_cub_sort", "V4_radix_select", "fused", "fused_f16"}) {
@@ -188,7 +188,7 @@ TEST(OutOfMemory, BatchSplitterHandlesEveryAllocationFailure) {
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   const Model m = random_model({20000, 64, seed, 0, 0});
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   constexpr int kBatch = 64;
   std::vector<float> qs, norms;
   for (int i = 0; i < kBatch; ++i) {

@@ -555,7 +555,7 @@ TEST(Shard, EmulatedRanksEqualOneGpu) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (const ModelSpec& spec : {ModelSpec{20001, 300, seed, 5, 40}, ModelSpec{20, 50, seed, 1, 1}}) {
     const Model m = random_model(spec);
-    const DeviceModel dm = upload_model(m);
+    DeviceModel dm = upload_model(m);
     GpuSearcher one(dm, &m);
     const HostRows all = host_rows(m);
     const int k = 10;
@@ -565,7 +565,7 @@ TEST(Shard, EmulatedRanksEqualOneGpu) {
       std::vector<ShardHit> gathered(static_cast<std::size_t>(ranks) * k, ShardHit{0, -1});
       for (int r = 0; r < ranks; ++r) {
         const auto [lo, hi] = shard_rows(m.rows, r, ranks);
-        const DeviceModel shard = upload_rows(all.slice(lo, hi));
+        DeviceModel shard = upload_rows(all.slice(lo, hi));
         GpuSearcher local(shard, nullptr);
         auto hits = local.search(pipeline("fused_f16"), q.data(), qn, k);
         offset_rows(hits, lo);
@@ -591,7 +591,7 @@ TEST(Shard, ARankGivenOnlyItsRowsAnswersWithGlobalRows) {
   const Model m = random_model({20001, 300, seed, 5, 40});
   const std::int64_t first = 7000, last = 14000;
   const HostRows mine = host_rows(m).slice(first, last);
-  const DeviceModel part = upload_rows(mine);
+  DeviceModel part = upload_rows(mine);
   GpuSearcher one(part, nullptr);
   NcclComm comm(ProcessGroup{});
   ShardSearcher sh(comm, mine, first, m.rows, ShardOptions{});
@@ -615,7 +615,7 @@ TEST(Shard, OneRankOverNcclEqualsTheResidentSearch) {
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   const Model m = random_model({20001, 300, seed, 5, 40});
-  const DeviceModel dm = upload_model(m);
+  DeviceModel dm = upload_model(m);
   GpuSearcher one(dm, &m);
   BatchSearcher many(dm);
   NcclComm comm(ProcessGroup{});

@@ -1,5 +1,6 @@
 // A trivial batch scan, added here and nowhere else: every query's candidates found on the host,
-// in fp64 from the fp32 model, and written as one list a query; and a batch pipeline that uses it.
+// in fp64 from the fp32 rows of the trivial copy (trivial_copy.cpp), and written as one list a
+// query; and a batch pipeline that uses it.
 // Linked into test_registry with the registry-driven batch suites (test_batch_pipelines.cpp), it
 // proves that a scan is one file and one row: the searcher, its scratch and fallbacks, the catalog
 // and the suites pick it up by themselves.
@@ -11,6 +12,7 @@
 #include "kernels/common/ranking.hpp"
 #include "kernels/embeddings/dot_args.cuh"
 #include "runtime/cuda_check.hpp"
+#include "trivial_copy.hpp"
 #include "trivial_scan.hpp"
 
 namespace distancies::testing {
@@ -26,9 +28,9 @@ std::vector<T> download(const T* p, std::size_t n, cudaStream_t s) {
 // The keys the cuBLAS tiles compute (x . q / |q| / |x|; a zero row 0), here in fp64, then the best
 // K a query (key descending, row ascending), padded with the sentinels.
 void score_on_host(const ScanStreams& io, const BatchScanArgs& a) {
-  const int rows = a.exact.rows, dim = a.exact.dim, ld = a.exact.ld;
+  const int rows = a.exact.rows, dim = a.exact.dim, ld = a.ldg;
   if (a.batch == 0) return;
-  const auto model = download(a.exact.vectors, static_cast<std::size_t>(rows) * ld, io.stream);
+  const auto model = download(static_cast<const float*>(a.model), static_cast<std::size_t>(rows) * ld, io.stream);
   const auto norms = download(a.exact.norms, static_cast<std::size_t>(rows), io.stream);
   const auto queries = download(a.queries, static_cast<std::size_t>(a.batch) * dim, io.stream);
   const auto query_norms = download(a.query_norms, static_cast<std::size_t>(a.batch), io.stream);
@@ -64,6 +66,11 @@ BatchScanRow host_exact_scan() {
   BatchScanRow r{kTrivialScan, "test-only: each query's candidates found on the host in fp64", "beyond the study"};
   r.slices = [](int, int, int, int) { return 1; };
   r.score = score_on_host;
+  r.copy = kTrivialCopy;  // scored from its own copy, which the searcher prepares from the copy's row
+  r.attach_copy = [](const DeviceModel& m, const ModelCopyRow&, BatchScanArgs& a) {
+    a.model = trivial_copy_rows(m);
+    a.ldg = m.ld;
+  };
   return r;
 }
 

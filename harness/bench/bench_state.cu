@@ -8,6 +8,7 @@
 #include "harness/formats.hpp"
 #include "harness/synthetic.hpp"
 #include "runtime/error.hpp"
+#include "variants/embeddings/model_copies.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies::bench {
@@ -79,10 +80,10 @@ void init_bench_state(const BenchConfig& c) {
     if (s->host.find(w) >= 0) s->sequence.emplace_back(w, query_of(w));
   if (s->device) {
     s->floor_ms = measure_floor_ms(s->device->d_vectors(), s->device->vector_bytes(), 20);
-    const auto& half = s->device->reduced(Storage::F16);
-    s->floor_half_ms = measure_floor_ms(half.data.get(), half.bytes(), 20);
-    const auto& i8 = s->device->reduced(Storage::I8);
-    s->floor_i8_ms = measure_floor_ms(i8.data.get(), i8.bytes(), 20);
+    const ReducedCopy& half = prepared_reduced(*s->device, Storage::F16);
+    s->floor_half_ms = measure_floor_ms(half.data.get(), half.data.bytes(), 20);
+    const ReducedCopy& i8 = prepared_reduced(*s->device, Storage::I8);
+    s->floor_i8_ms = measure_floor_ms(i8.data.get(), i8.data.bytes(), 20);
   }
   std::fprintf(stderr, "distancies-bench: %s, %lld x %d, ready in %.1f s%s\n", s->source.c_str(),
                static_cast<long long>(s->host.rows), s->host.dim,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/expression.hpp"
+#include "kernels/embeddings/storage.hpp"
 #include "runtime/device_model.hpp"
 #include "runtime/model.hpp"
 

@@ -14,6 +14,7 @@ void register_batch_fixtures();              // batch_fixtures.cu: the batched p
 void register_list_fixtures();               // list_fixtures.cu: the one-block list selections
 void register_load_fixtures();               // load_fixtures.cu: the model from file to GPU, against its floors
 void register_scale_fixtures();              // scale_fixtures.cu: streamed and sharded search (docs/scale.md)
+void register_copy_fixtures();               // copy_fixtures.cu: making each model copy
 void release_scale_fixtures();               // their communicator, shards and page-locked models, before exit
 
 }  // namespace distancies::bench

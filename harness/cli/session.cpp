@@ -13,6 +13,7 @@
 #include "runtime/device_model.hpp"
 #include "runtime/error.hpp"
 #include "variants/embeddings/auto_plan.hpp"
+#include "variants/embeddings/model_copies.hpp"
 
 namespace distancies::cli {
 namespace {
@@ -216,10 +217,11 @@ void Session::choose_one() {
   if (!auto_) return;
   // Streamed or sharded: no 16-bit copy is kept (a chunk's is made per chunk), so count it unmade.
   const long long seen = dm_ ? ++queries_seen_ : 0;
-  AutoChoice c = auto_one_query(o_.k, seen, dm_ && dm_->has_reduced(Storage::F16), rates_ ? &*rates_ : nullptr);
+  AutoChoice c =
+      auto_one_query(o_.k, seen, dm_ && keeps_copy(*dm_, *reduced_copy_row(Storage::F16)), rates_ ? &*rates_ : nullptr);
   if (dm_ && !rates_ && c.one == &f16_one_query_pipeline()) {  // before relying on the copy, ask the data
     measure_rates();
-    c = auto_one_query(o_.k, seen, dm_->has_reduced(Storage::F16), &*rates_);
+    c = auto_one_query(o_.k, seen, keeps_copy(*dm_, *reduced_copy_row(Storage::F16)), &*rates_);
   }
   one_ = c.one;
   many_ = nullptr;
@@ -230,8 +232,8 @@ void Session::choose_batch(int batch) {
   if (!auto_) return;
   const int cc = use_gpu_ ? device_status().props.major : 0;
   if (dm_ && !rates_) measure_rates();
-  const AutoChoice c =
-      auto_batch(batch, o_.k, !dm_ || dm_->has_reduced(Storage::F16), model_.dim, cc, rates_ ? &*rates_ : nullptr);
+  const AutoChoice c = auto_batch(batch, o_.k, !dm_ || keeps_copy(*dm_, *reduced_copy_row(Storage::F16)), model_.dim,
+                                  cc, rates_ ? &*rates_ : nullptr);
   many_ = c.many;
   chosen_by_ = c.why;
 }

@@ -12,8 +12,9 @@
 
 #include "runtime/cublas_check.hpp"
 #include "runtime/launch.hpp"
-#include "runtime/precision.hpp"
 #include "variants/embeddings/batch_scans.hpp"
+#include "variants/embeddings/model_copies.hpp"
+#include "variants/embeddings/precision.hpp"
 
 namespace distancies {
 namespace {
@@ -59,7 +60,7 @@ struct BatchSearcher::Buffers {
                           Event(Event::Timing::Off)};
 };
 
-BatchSearcher::BatchSearcher(const DeviceModel& model, Options opt) : model_(model), opt_(opt) {
+BatchSearcher::BatchSearcher(DeviceModel& model, Options opt) : model_(model), opt_(opt) {
   require_device();
   stream_ = Stream(cudaStreamNonBlocking);
   side_ = Stream(cudaStreamNonBlocking);
@@ -178,9 +179,27 @@ ScanShape BatchSearcher::scan_shape(const BatchPipeline& p, int n, int kk, int t
   return ScanShape{p.input, p.scores, n, model_.dim, model_.ld, kk, BatchPolicy::candidates(kk), tile, model_.rows};
 }
 
-// The filtered scans read the centred copies where the model is centred (device_model.hpp).
-bool BatchSearcher::uses_centre(const BatchPipeline& p) const {
-  return p.scan_row && p.scan_row->filters && p.input == GemmInput::F16 && model_.centre().used;
+// The copies the pass reads, made now: the GEMM input's 16-bit copy and the scan's own, each the
+// centred form where the scan filters an fp16 GEMM and the model is centred (model_copies.hpp).
+BatchSearcher::Copies BatchSearcher::prepare_copies(const BatchPipeline& p) {
+  Copies c;
+  const BatchScanRow& scan = *p.scan_row;
+  if (scan.filters && p.input == GemmInput::F16) {
+    prepare_copy(model_, centre_copy_row());
+    c.centre = used_centre(model_);
+  }
+  if (p.input == GemmInput::BF16 || p.input == GemmInput::F16) {
+    const ModelCopyRow& plain = *reduced_copy_row(gemm_storage(p.input));
+    const ModelCopyRow& row = c.centre && plain.centred_row ? *plain.centred_row : plain;
+    prepare_copy(model_, row);
+    c.input = &copy_of<ReducedCopy>(model_, row);
+  }
+  if (scan.copy_row) {
+    const bool centred = scan.filters && c.centre && scan.copy_row->centred_row;
+    c.scan_copy = centred ? scan.copy_row->centred_row : scan.copy_row;
+    prepare_copy(model_, *c.scan_copy);
+  }
+  return c;
 }
 
 // Host staging of one pass in the pinned buffer: queries and norms in, results and status out.
@@ -196,11 +215,10 @@ struct BatchSearcher::Staging {
 // results to keep candidates for, a 16-bit copy that cannot hold the model's values, fp16 scores
 // that can overflow where a row's norm nears fp16's largest value, or model norms outside the
 // range guard.
-std::optional<Refusal> BatchSearcher::batch_refusal(const BatchPipeline& p, const DeviceModel::Reduced* red,
-                                                    int kk) const {
+std::optional<Refusal> BatchSearcher::batch_refusal(const BatchPipeline& p, const Copies& copies, int kk) const {
   const NormRange& range = model_.norm_range();
   if (kk > BatchPolicy::kMaxK) return Refusal{"k is above the batch selection's largest"};
-  if (red && red->out_of_range) return Refusal{"the model's values do not fit its 16-bit copy"};
+  if (copies.input && copies.input->out_of_range) return Refusal{"the model's values do not fit its 16-bit copy"};
   if (auto no = batch_scan_refusal(*p.scan_row, model_.dim, BatchPolicy::candidates(kk), device_status().props.major))
     return no;
   if (p.scores == Storage::F16 && !(range.max_norm <= 60000.0f)) return Refusal{"fp16 scores could overflow"};
@@ -286,8 +304,9 @@ BatchSearcher::Staging BatchSearcher::stage_pass(const float* queries, const flo
 
 // The scan's arguments for a pass: the model copy the GEMM reads, the exact fp32 model for the
 // re-rank, and this pass's scratch.
-BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel::Reduced* red, int first, int n,
-                                       int kk, int tile, float bound) const {
+BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const Copies& copies, int first, int n, int kk, int tile,
+                                       float bound) const {
+  const ReducedCopy* red = copies.input;
   const auto& w = *buf_->pass;
   const int dim = model_.dim;
   const BatchScanRow& scan = *p.scan_row;
@@ -320,12 +339,11 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const DeviceModel
   a.thresholds = w.thresholds.as<unsigned>();
   a.error_bound = bound;
   if (scan.bind) scan.bind(scan_shape(p, n, kk, tile), w.scratch_ptrs.data(), a);
-  const bool centred = uses_centre(p);
-  if (centred) {
-    a.centre_mean = model_.centre().mean.as<float>();
+  if (copies.centre) {
+    a.centre_mean = copies.centre->mean.as<float>();
     a.shifts = w.shifts.as<float>();
   }
-  if (scan.attach_copy) scan.attach_copy(model_, centred, a);
+  if (scan.attach_copy && copies.scan_copy) scan.attach_copy(model_, *copies.scan_copy, a);
   a.out_s = w.out_s.as<float>();
   a.out_r = w.out_r.as<int>();
   a.status = w.status.as<int>();
@@ -382,12 +400,8 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
   // 4 bytes a row, ~3 us at 2.2M rows: per search, so a view whose rows changed is never scored
   // with the last rows' norms (the stream's chunk slots are such views).
   launch_inverse_norms(model_.d_norms(), rows, buf_->inv_norms.as<float>(), stream_);
-  const bool centred = uses_centre(p);
-  const DeviceModel::Reduced* red = centred ? &model_.centred(Storage::F16)
-                                    : p.input == GemmInput::BF16 || p.input == GemmInput::F16
-                                        ? &model_.reduced(gemm_storage(p.input))
-                                        : nullptr;
-  if (batch_refusal(p, red, kk)) {
+  const Copies copies = prepare_copies(p);
+  if (batch_refusal(p, copies, kk)) {
     std::vector<int> all(static_cast<std::size_t>(batch));
     for (int i = 0; i < batch; ++i) all[i] = i;
     refused_ = kk > BatchPolicy::kMaxK ? 0 : batch;  // a k too large is not a refusal of the copy
@@ -396,7 +410,8 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
 
   const NormRange& range = model_.norm_range();
   const int tile = opt_.tile_rows > 0 ? round_up(opt_.tile_rows, 8) : BatchPolicy::tile_rows(batch);
-  const float rho = centred ? model_.centre().rho : 1.0f;
+  const bool centred = copies.centre != nullptr;
+  const float rho = centred ? copies.centre->rho : 1.0f;
   const float bound = centred
                           ? with_centre_slack(gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores, rho), rho)
                           : gemm_error_bound(p.input, model_.dim, range.min_norm, p.scores);
@@ -418,7 +433,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
     try {
       ensure_pass(p, n, kk, tile);
       const Staging h = stage_pass(queries, norms, first, n, kk);
-      run_pass(scan_args(p, red, first, n, kk, tile, bound), h, bd);
+      run_pass(scan_args(p, copies, first, n, kk, tile, bound), h, bd);
       if (!opt_.gemm_only)
         for (int i = 0; i < n; ++i) {
           const std::size_t at = static_cast<std::size_t>(i) * kk;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/embeddings/gpu_search.hpp"
+#include "variants/embeddings/model_copies.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies {
@@ -33,8 +34,9 @@ class BatchSearcher {
     std::size_t scratch_limit = 0;  // bytes of scratch a sub-batch may take (0: what the GPU has)
     bool gemm_only = false;         // benchmark breakdown: GEMM tiles without the selection (no results)
   };
-  BatchSearcher(const DeviceModel& model, Options opt);
-  explicit BatchSearcher(const DeviceModel& model) : BatchSearcher(model, Options{}) {}
+  // The searcher prepares the copies its pipelines read and keeps them with `model`.
+  BatchSearcher(DeviceModel& model, Options opt);
+  explicit BatchSearcher(DeviceModel& model) : BatchSearcher(model, Options{}) {}
   ~BatchSearcher();
   BatchSearcher(const BatchSearcher&) = delete;
   BatchSearcher& operator=(const BatchSearcher&) = delete;
@@ -69,13 +71,19 @@ class BatchSearcher {
  private:
   struct Buffers;
   struct Staging;
-  bool uses_centre(const BatchPipeline& p) const;
+  // The model copies a pass reads (model_copies.hpp), prepared before it.
+  struct Copies {
+    const ReducedCopy* input = nullptr;       // the GEMM input's 16-bit copy (null: the fp32 rows)
+    const ModelCopyRow* scan_copy = nullptr;  // the scan's own copy, as prepared
+    const ModelCentre* centre = nullptr;      // the centre, where the pass reads centred copies
+  };
   ScanShape scan_shape(const BatchPipeline& p, int n, int kk, int tile) const;
   // The named steps of run_tiles(), in order (batch_search.cu).
-  std::optional<Refusal> batch_refusal(const BatchPipeline& p, const DeviceModel::Reduced* red, int kk) const;
+  Copies prepare_copies(const BatchPipeline& p);
+  std::optional<Refusal> batch_refusal(const BatchPipeline& p, const Copies& copies, int kk) const;
   void ensure_pass(const BatchPipeline& p, int n, int kk, int tile);
   Staging stage_pass(const float* queries, const float* norms, int first, int n, int kk);
-  BatchScanArgs scan_args(const BatchPipeline& p, const DeviceModel::Reduced* red, int first, int n, int kk, int tile,
+  BatchScanArgs scan_args(const BatchPipeline& p, const Copies& copies, int first, int n, int kk, int tile,
                           float bound) const;
   void run_pass(const BatchScanArgs& a, const Staging& h, Breakdown* bd);
   std::vector<std::vector<Hit>> run_tiles(const BatchPipeline& p, const float* queries, const float* norms, int batch,
@@ -85,7 +93,7 @@ class BatchSearcher {
   std::vector<std::vector<Hit>> run_fallback(const BatchPipeline& p, const float* queries, const float* norms,
                                              const std::vector<int>& which, int k, Breakdown* bd);
 
-  const DeviceModel& model_;
+  DeviceModel& model_;
   Options opt_;
   Stream stream_, side_;
   std::unique_ptr<Buffers> buf_;      // scratch, staging, events and the cuBLAS handle

@@ -41,7 +41,7 @@ double best_time(BatchSearcher& bs, const BatchPipeline& p, const RowQueries& q,
 }
 }  // namespace
 
-DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int cc_major, int queries) {
+DataRates probe_data_rates(DeviceModel& dm, BatchSearcher& bs, int k, int cc_major, int queries) {
   DataRates rates;
   const int n = static_cast<int>(std::min<long long>(queries, dm.rows));
   if (n <= 0 || k > BatchPolicy::kMaxK) return rates;

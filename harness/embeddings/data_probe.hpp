@@ -29,6 +29,6 @@ RowQueries model_rows_as_queries(const DeviceModel& dm, int n);
 // timed over the first kProbeLoopQueries rows. Rows (i * 104729) mod rows, i < min(queries, rows),
 // the benchmarks' rule. Pipelines whose scan refuses the model or the device are not asked as a
 // batch, and nothing is when k is beyond the batch certificate (the table alone decides).
-DataRates probe_data_rates(const DeviceModel& dm, BatchSearcher& bs, int k, int cc_major, int queries = kProbeQueries);
+DataRates probe_data_rates(DeviceModel& dm, BatchSearcher& bs, int k, int cc_major, int queries = kProbeQueries);
 
 }  // namespace distancies

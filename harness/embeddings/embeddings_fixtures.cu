@@ -10,6 +10,7 @@ void register_embeddings_fixtures(bool gpu) {
   register_batch_fixtures();
   register_load_fixtures();
   register_scale_fixtures();
+  register_copy_fixtures();
 }
 
 }  // namespace distancies::bench

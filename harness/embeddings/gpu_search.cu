@@ -2,8 +2,8 @@
 
 #include "kernels/common/small_copies.cuh"
 #include "runtime/launch.hpp"
-#include "runtime/precision.hpp"
 #include "variants/embeddings/plan.hpp"
+#include "variants/embeddings/precision.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -86,7 +86,7 @@ struct GpuSearcher::Timer {
   }
 };
 
-GpuSearcher::GpuSearcher(const DeviceModel& model, const Model* host, Options opt)
+GpuSearcher::GpuSearcher(DeviceModel& model, const Model* host, Options opt)
     : model_(model), host_(host), opt_(opt), timer_(std::make_unique<Timer>()) {
   require_device();
   stream_ = Stream(cudaStreamNonBlocking);
@@ -97,8 +97,8 @@ GpuSearcher::~GpuSearcher() = default;
 // One search call's state: the plan, the model it reads, the workspace, where the result lands.
 struct GpuSearcher::Call {
   Plan plan;
-  const DeviceModel::Reduced* reduced = nullptr;  // the pipeline's 16-bit copy, if it uses one
-  bool centred = false;                           // ... the centred copy (device_model.hpp)
+  const ReducedCopy* reduced = nullptr;  // the pipeline's reduced copy, if it uses one
+  const ModelCentre* centre = nullptr;   // ... the centred copy's centre, where it is centred
   bool pinned = false;
   int n = 0, dim = 0, k = 0, kk = 0;  // kk: results that exist (fewer rows than k)
   const float* vectors = nullptr;     // the model this call reads (resident, or V1's fresh copy)
@@ -134,8 +134,8 @@ void GpuSearcher::step(const Call& c, const char* name, bool transfer, F&& fn) {
 
 // Why the reduced path may not answer this query (empty: it may). The exact fallback answers
 // instead, counted: the 16-bit copy cannot hold the model's values, or products or norms could
-// leave fp32's normal range, where the bound does not hold (runtime/precision.hpp).
-std::optional<Refusal> GpuSearcher::refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, const float* query,
+// leave fp32's normal range, where the bound does not hold (variants/embeddings/precision.hpp).
+std::optional<Refusal> GpuSearcher::refusal(const Pipeline& p, const ReducedCopy* reduced, const float* query,
                                             float query_norm) const {
   if (!reduced) return std::nullopt;
   if (reduced->out_of_range) return Refusal{std::string("the model's values do not fit ") + storage_name(p.storage)};
@@ -214,11 +214,11 @@ void GpuSearcher::run_stages(Call& c, const Pipeline& p, const float* query, flo
     model.storage = p.storage;
     model.reduced_ld = storage_leading_dim(p.storage, c.dim);
     if (p.storage == Storage::I8) model.row_scale = c.reduced->scale.as<float>();
-    if (!c.centred) {
+    if (!c.centre) {
       model.error_bound = reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm);
       if (p.storage == Storage::I8) model.row_bound_factor = i8_row_bound_factor(c.dim, query, query_norm);
     } else {
-      const DeviceModel::Centre& centre = model_.centre();
+      const ModelCentre& centre = *c.centre;
       const float rho = centre.rho;
       double qm = 0;  // q . mu / |q| from double, as centre_shift_kernel computes it for a batch
       for (int j = 0; j < c.dim; ++j) qm += static_cast<double>(query[j]) * centre.mean_host[j];
@@ -276,6 +276,15 @@ void GpuSearcher::fill_breakdown(const Call& c, Breakdown& bd, double wall_ms) c
   bd.wall_ms = wall_ms;
 }
 
+// The reduced copy the plan names, made now where the model does not keep it yet: the centred
+// one where the model is centred (its bound shrinks with rho; model_copies.hpp).
+void GpuSearcher::prepare_copies(Call& c) {
+  if (!c.plan.copy) return;
+  const ModelCopyRow& row = prepare_centred_or_plain(model_, *c.plan.copy);
+  c.reduced = &copy_of<ReducedCopy>(model_, row);
+  c.centre = &row == c.plan.copy ? nullptr : used_centre(model_);
+}
+
 std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, float query_norm, int k, Breakdown* bd) {
   using clock = std::chrono::steady_clock;
   const auto wall0 = clock::now();
@@ -287,9 +296,7 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
   c.kk = std::min(k, c.n);
   c.plan = make_plan(p, c.n, c.dim, k);
   c.pinned = c.plan.habits.pinned_host && !opt_.force_pageable;
-  // A reduced copy is the centred one where the model is centred (its bound shrinks with rho).
-  c.centred = p.storage != Storage::F32 && model_.centre().used;
-  c.reduced = p.storage == Storage::F32 ? nullptr : c.centred ? &model_.centred(p.storage) : &model_.reduced(p.storage);
+  prepare_copies(c);
 
   if (const auto refused = refusal(p, c.reduced, query, query_norm)) {
     if (!c.plan.fallback) throw Error(std::string(p.name) + ": " + refused->why);

@@ -11,6 +11,7 @@
 #include "harness/expression.hpp"
 #include "runtime/device_model.hpp"
 #include "runtime/error.hpp"
+#include "variants/embeddings/model_copies.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies {
@@ -55,8 +56,10 @@ class GpuSearcher {
     bool force_pageable = false;  // the study's switch: pageable host buffers even where pinned
   };
   // `host` (may be null) is needed only by pipelines that copy the model on every query.
-  GpuSearcher(const DeviceModel& model, const Model* host, Options opt);
-  GpuSearcher(const DeviceModel& model, const Model* host) : GpuSearcher(model, host, Options{}) {}
+  // The searcher prepares the copies its pipelines read (their plans name them) and keeps them
+  // with `model`.
+  GpuSearcher(DeviceModel& model, const Model* host, Options opt);
+  GpuSearcher(DeviceModel& model, const Model* host) : GpuSearcher(model, host, Options{}) {}
   ~GpuSearcher();
   GpuSearcher(const GpuSearcher&) = delete;
   GpuSearcher& operator=(const GpuSearcher&) = delete;
@@ -80,7 +83,8 @@ class GpuSearcher {
   struct Timer;
   struct Call;
   // The named steps of search(), in order (gpu_search.cu).
-  std::optional<Refusal> refusal(const Pipeline& p, const DeviceModel::Reduced* reduced, const float* query,
+  void prepare_copies(Call& c);
+  std::optional<Refusal> refusal(const Pipeline& p, const ReducedCopy* reduced, const float* query,
                                  float query_norm) const;
   void bind_model(Call& c, const Pipeline& p);
   void bind_buffers(Call& c);
@@ -91,7 +95,7 @@ class GpuSearcher {
   template <class F>
   void step(const Call& c, const char* name, bool transfer, F&& fn);
 
-  const DeviceModel& model_;
+  DeviceModel& model_;
   const Model* host_;
   Options opt_;
   Stream stream_;

@@ -18,8 +18,9 @@
 #include "kernels/common/read_floor.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
-#include "runtime/precision.hpp"
+#include "variants/embeddings/model_copies.hpp"
 #include "variants/embeddings/policy.hpp"
+#include "variants/embeddings/precision.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies::bench {
@@ -63,8 +64,9 @@ void floor_fixture(benchmark::State& st, Storage storage) {
   const void* data = s.device->d_vectors();
   std::size_t bytes = s.device->vector_bytes();
   if (storage != Storage::F32) {
-    data = s.device->reduced(storage).data.get();
-    bytes = s.device->reduced(storage).bytes();
+    const ReducedCopy& copy = prepared_reduced(*s.device, storage);
+    data = copy.data.get();
+    bytes = copy.data.bytes();
   }
   const double floor = s.floor_for(storage);
   DeviceBuffer sink(static_cast<std::size_t>(floor_sink_len()) * sizeof(float), "floor sink");
@@ -131,7 +133,7 @@ void topk_fixture(benchmark::State& st, TopkCase c) {
   const bool model_read = stage->reads_model || (c.before && c.before->reads_model);
   auto attach_model = [&](TopkState& t) {
     if (model_read) {
-      const auto& half = s.device->reduced(Storage::F16);
+      const ReducedCopy& half = prepared_reduced(*s.device, Storage::F16);
       t.model.dot = &args;
       t.model.reduced = half.data.get();
       t.model.storage = Storage::F16;

@@ -63,7 +63,7 @@ __global__ void quantize_i8_kernel(const float* v, long long rows, int dim, int 
   }
   for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
   finite = __all_sync(0xffffffffu, finite);
-  constexpr float kSmallestMax = 0x1p-118f;  // runtime/precision.hpp's kI8SmallestMax
+  constexpr float kSmallestMax = 0x1p-118f;  // variants/embeddings/precision.hpp's kI8SmallestMax
   const bool usable = finite && (m == 0.0f || m >= kSmallestMax);
   const float s = usable ? m / 127.0f : __int_as_float(0x7fc00000);
   Int8* o = out + row * rld;

@@ -7,7 +7,7 @@
 //   key_i = cos~_i + s_i * row_bound_factor / n_i,   row_bound_factor >= |q|_1 / (2 |q|),
 // With `correction` (the centred copy), w c_i is added to each row's dot first: c_i is the row's
 // quantisation error along mu, so only the query's part off mu, q - w mu, meets the rest of it
-// and row_bound_factor >= |q - w mu|_1 / (2 |q|) (plus c_i's own rounding; runtime/precision.hpp).
+// and row_bound_factor >= |q - w mu|_1 / (2 |q|) (plus c_i's own rounding; variants/embeddings/precision.hpp).
 // an upper bound of its fp32 similarity less the global term (the split query's residual and
 // the roundings), which the re-rank's certificate adds: keeping the K best keys keeps every row
 // whose fp32 similarity could reach them, so exact_rerank_block's certificate holds as for the

@@ -1,5 +1,6 @@
 // The registry reaches the fixtures: with the trivial rows of tests/trivial_entry.cpp (a top-k
-// stage and a pipeline) and tests/trivial_scan.cpp (a batch scan and a batch pipeline) added,
+// stage and a pipeline), tests/trivial_copy.cpp (a model copy) and tests/trivial_scan.cpp (a batch
+// scan and a batch pipeline) added,
 // nowhere else, registering the bench's families gives them their fixtures, named as every
 // other row's, with no other change. Runs on the CPU: fixtures
 // are registered here, not run.
@@ -12,6 +13,7 @@
 #include "harness/bench/fixture_util.hpp"
 #include "harness/bench/fixtures.hpp"
 #include "harness/bench/measure.hpp"
+#include "trivial_copy.hpp"
 #include "trivial_entry.hpp"
 #include "trivial_scan.hpp"
 
@@ -39,6 +41,10 @@ TEST(BenchRegistry, AnAddedRowGetsItsFixtures) {
     EXPECT_TRUE(has("batch/" + batch + "/batch:" + std::to_string(b))) << batch << " at B = " << b;
   EXPECT_TRUE(has("shard/" + batch + "/gpus:1/batch:1024"));
   EXPECT_FALSE(has("batch_gemm/" + batch + "/batch:1024"));
+  // The trivial copy: its making timed, as every copy row's is.
+  EXPECT_TRUE(has(std::string("copy/") + distancies::testing::kTrivialCopy));
+  EXPECT_TRUE(has("copy/tiled_i8"));
+  EXPECT_TRUE(has("copy/centred_f16"));
   // The built-in rows are named the same way, and the other studies' families are there too.
   EXPECT_TRUE(has("topk/fused_scan_topk/k:10"));
   EXPECT_TRUE(has("pipeline/fused_f16"));

@@ -14,6 +14,7 @@
 #include "runtime/device_model.hpp"
 #include "runtime/error.hpp"
 #include "variants/embeddings/batch_scan.hpp"
+#include "variants/embeddings/model_copies.hpp"
 #include "variants/embeddings/registry.hpp"
 #include "variants/registry_model.hpp"
 
@@ -55,8 +56,12 @@ struct BatchScanRow {
   // arguments (`scratch` in the order scratch() gave; at least that large); null: none.
   std::vector<ScanBuffer> (*scratch)(const ScanShape&) = nullptr;
   void (*bind)(const ScanShape&, void* const* scratch, BatchScanArgs&) = nullptr;
-  // The model copy it reads beyond the GEMM input's (made on first use), into the arguments; null: none.
-  void (*attach_copy)(const DeviceModel&, bool centred, BatchScanArgs&) = nullptr;
+  // The model copy it reads beyond the GEMM input's (a model_copies() row, prepared by the searcher
+  // before the pass: the centred form where the scan filters and the model is centred), and how it
+  // goes into the arguments; null: none.
+  const char* copy = nullptr;
+  void (*attach_copy)(const DeviceModel&, const ModelCopyRow& prepared, BatchScanArgs&) = nullptr;
+  const ModelCopyRow* copy_row = nullptr;  // resolved when the table is built
   // After the queries are normalised: its own preparation (query codes, cleared lists).
   void (*prepare)(const BatchScanArgs&, cudaStream_t) = nullptr;
   // Scores every row against every query and leaves each query's lists.

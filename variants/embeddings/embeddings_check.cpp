@@ -6,6 +6,7 @@
 
 #include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/list_select.hpp"
+#include "variants/embeddings/model_copies.hpp"
 #include "variants/embeddings/registry.hpp"
 #include "variants/registry_model.hpp"
 
@@ -127,6 +128,10 @@ std::vector<std::string> scan_problems(const BatchScanRow& s) {
   if (!s.slices) out.push_back(me + " does not say how many lists a query it leaves");
   if (!s.score) out.push_back(me + " has no launch");
   if (!s.scratch != !s.bind) out.push_back(me + " has scratch without its binding, or a binding without scratch");
+  // A scan added (by another file's static initialiser) before its copy's row is resolved now.
+  if (s.copy && !s.copy_row) const_cast<BatchScanRow&>(s).copy_row = model_copies().find(s.copy);
+  if (s.copy && !s.copy_row) out.push_back(me + " reads unknown model copy '" + s.copy + "'");
+  if (!s.copy != !s.attach_copy) out.push_back(me + " names a copy without attaching it, or attaches none");
   return out;
 }
 
@@ -197,10 +202,15 @@ void registry::add_embeddings_families(std::vector<Family>& out) {
         if (p.fallback) r += "; falls back to " + std::string(p.fallback);
         return r;
       }));
+  out.push_back(family_of<ModelCopyRow>(model_copies(), model_copy_problems, [](const ModelCopyRow& c) {
+    std::string r = c.after ? std::string("made after ") + c.after : std::string("made from the rows");
+    if (c.centred) r += std::string("; centred as ") + c.centred;
+    return r;
+  }));
   out.push_back(family_of<BatchScanRow>(batch_scans(), scan_problems, [](const BatchScanRow& s) {
     std::string r = s.gemm_tiles ? "GEMM tiles" : s.filters ? "filters by thresholds" : "one fused kernel";
     if (s.upper_bound_keys) r += "; keys bound from above";
-    if (s.attach_copy) r += "; reads a copy of its own";
+    if (s.copy) r += std::string("; reads copy ") + s.copy;
     return r;
   }));
   out.push_back(family_of<BatchPipeline>(

@@ -16,9 +16,9 @@
 #include "kernels/embeddings/mma_filter_shared.cuh"
 #include "kernels/embeddings/segment_select.cuh"
 #include "runtime/launch.hpp"
-#include "runtime/precision.hpp"
 #include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/filter_gemm.hpp"
+#include "variants/embeddings/precision.hpp"
 
 namespace distancies {
 namespace {
@@ -394,16 +394,17 @@ void bind_buffers(void* const* scratch, long long capacity, BatchScanArgs& a) {
 
 // The int8 walk's tiled copy (the centred one where the model is centred; projected where its
 // mean is long) and what the certificate needs of it.
-void attach_i8_copy(const DeviceModel& m, bool centred, BatchScanArgs& a) {
-  const DeviceModel::TiledI8& t = centred ? m.centred_tiled_i8() : m.tiled_i8();
+void attach_i8_copy(const DeviceModel& m, const ModelCopyRow& prepared, BatchScanArgs& a) {
+  const TiledI8Copy& t = copy_of<TiledI8Copy>(m, prepared);
+  const ModelCentre* centre = &prepared == &tiled_i8_copy_row() ? nullptr : used_centre(m);
   a.i8.codes = t.codes.get();
   a.i8.order = t.order.as<int>();
   a.i8.tiles = t.tiles.as<float4>();
   a.i8.ldg = t.ldg;
   a.i8.fp32_bound = i8_walk_fp32_bound(m.dim, m.norm_range().min_norm);
-  if (centred) a.i8.fp32_bound = with_centre_slack(a.i8.fp32_bound, m.centre().rho);
-  a.i8.projection = t.extra > 0 ? TiledI8Projection{m.centre().mean.as<float>(), m.centre().mean_norm2, t.extra}
-                                : TiledI8Projection{};
+  if (centre) a.i8.fp32_bound = with_centre_slack(a.i8.fp32_bound, centre->rho);
+  a.i8.projection = t.extra > 0 && centre ? TiledI8Projection{centre->mean.as<float>(), centre->mean_norm2, t.extra}
+                                          : TiledI8Projection{};
 }
 
 }  // namespace
@@ -451,6 +452,7 @@ BatchScanRow filtered_i8_scan() {
     a.i8.query_bounds = static_cast<float4*>(scratch[3]);
     a.i8.seg_counts = static_cast<unsigned*>(scratch[4]);
   };
+  r.copy = "tiled_i8";
   r.attach_copy = attach_i8_copy;
   // The int8 codes of the same normalised queries (projected against the copy's mean where it is).
   r.prepare = [](const BatchScanArgs& a, cudaStream_t s) {

@@ -6,6 +6,7 @@
 
 #include "runtime/error.hpp"
 #include "variants/embeddings/batch_scans.hpp"
+#include "variants/embeddings/model_copies.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies {
@@ -204,7 +205,8 @@ const DotVariant& all_rows_dot() {
 std::vector<std::string> role_problems() {
   std::vector<std::string> out;
   for (void (*resolve)() : {+[] { exact_pipeline(); }, +[] { f16_one_query_pipeline(); }, +[] { exact_batch_loop(); },
-                            +[] { all_rows_dot(); }}) {
+                            +[] { all_rows_dot(); }, +[] { reduced_copy_row(Storage::F16); },
+                            +[] { tiled_i8_copy_row(); }, +[] { centre_copy_row(); }}) {
     try {
       resolve();
     } catch (const Error& e) {

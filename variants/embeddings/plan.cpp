@@ -26,6 +26,8 @@ Plan make_plan(const Pipeline& p, int rows, int dim, int k) {
                          static_cast<std::size_t>(dim) * sizeof(float) + sizeof(int);
   plan.habits = p.habits;
   plan.storage = p.storage;
+  plan.copy = reduced_copy_row(p.storage);
+  if (plan.copy) plan.copy_bytes = plan.copy->bytes(rows, dim);
   plan.fallback = p.fallback_pipeline;
   return plan;
 }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "variants/embeddings/model_copies.hpp"
 #include "variants/embeddings/registry.hpp"
 
 namespace distancies {
@@ -18,6 +19,8 @@ struct Plan {
   std::size_t workspace_bytes = 0;       // every device buffer of the workspace together
   MemoryHabits habits;
   Storage storage = Storage::F32;      // the copy of the vectors its stages read
+  const ModelCopyRow* copy = nullptr;  // that copy's row (null: the fp32 rows), prepared before a search
+  std::size_t copy_bytes = 0;          // the bytes it holds (kept with the model, not the workspace)
   const Pipeline* fallback = nullptr;  // answers when a stage cannot certify its result
 };
 

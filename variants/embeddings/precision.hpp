@@ -2,15 +2,9 @@
 // guard they rest on (docs/variants.md derives them; docs/batch.md for the GEMM).
 #pragma once
 #include "kernels/embeddings/storage.hpp"
+#include "runtime/norm_range.hpp"
 
 namespace distancies {
-
-// Facts about the model's row norms (the fp32 norms the scans divide by).
-struct NormRange {
-  float min_norm = 0;  // smallest positive norm (+inf when every row is zero)
-  float max_norm = 0;  // largest norm
-  bool finite = true;  // no NaN or Inf norm (a non-finite value or an overflowing row)
-};
 
 // The range guard. Both bounds assume every fp32 product, partial sum, norm product and
 // quotient of the search is a normal number (or an exact zero): subnormal arithmetic loses

@@ -1,4 +1,4 @@
-#include "runtime/precision.hpp"
+#include "variants/embeddings/precision.hpp"
 
 #include <cmath>
 #include <limits>
