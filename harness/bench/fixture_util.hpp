@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -94,11 +95,48 @@ inline std::vector<std::string>& registered_fixtures() {
 std::function<bool(const std::string&)>& fixture_selection();
 benchmark::internal::Benchmark* unselected_fixture(const std::string& name);
 
+// A fixture declared as nvbench declares a benchmark: its family and row, then its axes, each a
+// name and a value, in order. The name is "family/row/axis:value/..." and every numeric axis is
+// also the counter of that name (unless the fixture sets that counter itself), so a fixture states
+// its parameters once (scripts read the counters, people the name).
+class FixtureName {
+ public:
+  explicit FixtureName(std::string family) : name_(std::move(family)) {}
+  FixtureName(std::string family, std::string_view row) : name_(std::move(family)) { this->row(row); }
+  FixtureName& row(std::string_view part) {
+    name_ += "/";
+    name_ += part;
+    return *this;
+  }
+  FixtureName& axis(const char* axis, long long value) {
+    numeric_.emplace_back(axis, double(value));
+    return label(axis, std::to_string(value));
+  }
+  FixtureName& axis(const char* axis, std::string_view value) { return label(axis, value); }
+  const std::string& str() const { return name_; }
+  const std::vector<std::pair<std::string, double>>& counters() const { return numeric_; }
+
+ private:
+  FixtureName& label(const char* axis, std::string_view value) {
+    name_ += "/";
+    name_ += axis;
+    name_ += ":";
+    name_ += value;
+    return *this;
+  }
+  std::string name_;
+  std::vector<std::pair<std::string, double>> numeric_;
+};
+
 template <class Fn, class... Args>
-benchmark::internal::Benchmark* add(const std::string& name, Fn fn, Args... args) {
+benchmark::internal::Benchmark* add(const FixtureName& fixture, Fn fn, Args... args) {
+  const std::string& name = fixture.str();
   registered_fixtures().push_back(name);
   if (fixture_selection() && !fixture_selection()(name)) return unselected_fixture(name);
-  return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { guarded(st, fn, args...); });
+  return benchmark::RegisterBenchmark(name.c_str(), [=, axes = fixture.counters()](benchmark::State& st) {
+    guarded(st, fn, args...);
+    for (const auto& [axis, value] : axes) st.counters.emplace(axis, value);  // a fixture's own figure stays
+  });
 }
 
 // Device-timed fixtures: manual time in ms. With noise-based stopping one Google Benchmark

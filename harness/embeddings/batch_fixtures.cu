@@ -93,20 +93,20 @@ void auto_fixture(benchmark::State& st, int batch) {
 }  // namespace
 
 void register_batch_fixtures() {
-  for (int b : kBatches) timed(add("batch_auto/batch:" + std::to_string(b), auto_fixture, b));
+  for (int b : kBatches) timed(add(FixtureName("batch_auto").axis("batch", b), auto_fixture, b));
   for (const BatchPipeline& p : batch_pipelines()) {
-    const std::string name = p.name;
     for (int b : kBatches) {
       if (p.per_query && (b > kLoopMaxBatch || (b > kLoopDenseBatch && b < kLoopMaxBatch))) continue;
-      timed(add("batch/" + name + "/batch:" + std::to_string(b), batch_fixture, &p, b, false, 0));
+      timed(add(FixtureName("batch", p.name).axis("batch", b), batch_fixture, &p, b, false, 0));
     }
     // Per-query loops have no tiles; the fused and filtered scans have no GEMM or tile size of their own.
     if (p.per_query || !p.scan_row->gemm_tiles) continue;
     for (int b : kGemmBatches)
-      timed(add("batch_gemm/" + name + "/batch:" + std::to_string(b), batch_fixture, &p, b, true, 0));
+      timed(add(FixtureName("batch_gemm", p.name).axis("batch", b), batch_fixture, &p, b, true, 0));
     if (p.input != GemmInput::F32)
       for (int t : kTiles)
-        timed(add("batch_tile/" + name + "/batch:1024/tile:" + std::to_string(t), batch_fixture, &p, 1024, false, t));
+        timed(add(FixtureName("batch_tile", p.name).axis("batch", 1024).axis("tile", t), batch_fixture, &p, 1024, false,
+                  t));
   }
 }
 

@@ -40,7 +40,7 @@ void copy_fixture(benchmark::State& st, const ModelCopyRow* row) {
 }  // namespace
 
 void register_copy_fixtures() {
-  for (const ModelCopyRow& row : model_copies()) timed(add(std::string("copy/") + row.name, copy_fixture, &row));
+  for (const ModelCopyRow& row : model_copies()) timed(add(FixtureName("copy", row.name), copy_fixture, &row));
 }
 
 }  // namespace distancies::bench

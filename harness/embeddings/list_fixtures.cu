@@ -57,7 +57,7 @@ void select_lists_fixture(benchmark::State& st, const ListSelector* sel, int K) 
 void register_list_fixtures() {
   for (const ListSelector& sel : list_selectors())
     for (int K : {10, 64, 128})
-      timed(add("select_lists/" + std::string(sel.name) + "/K:" + std::to_string(K), select_lists_fixture, &sel, K));
+      timed(add(FixtureName("select_lists", sel.name).axis("K", K), select_lists_fixture, &sel, K));
 }
 
 }  // namespace distancies::bench

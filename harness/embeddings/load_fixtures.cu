@@ -139,10 +139,10 @@ void copy_floor_fixture(benchmark::State& st) {
 }  // namespace
 
 void register_load_fixtures() {
-  timed(add("floor/load_read", read_floor_fixture))->Iterations(3);
-  timed(add("floor/load_pinned_copy", copy_floor_fixture));
-  timed(add("load/native_resident/cache:warm", load_fixture, false))->Iterations(5);
-  timed(add("load/native_resident/cache:cold", load_fixture, true))->Iterations(3);
+  timed(add(FixtureName("floor", "load_read"), read_floor_fixture))->Iterations(3);
+  timed(add(FixtureName("floor", "load_pinned_copy"), copy_floor_fixture));
+  timed(add(FixtureName("load", "native_resident").axis("cache", "warm"), load_fixture, false))->Iterations(5);
+  timed(add(FixtureName("load", "native_resident").axis("cache", "cold"), load_fixture, true))->Iterations(3);
 }
 
 }  // namespace distancies::bench

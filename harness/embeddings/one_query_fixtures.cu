@@ -351,39 +351,37 @@ double least_read_ms(double bytes) {
 void register_one_query_fixtures(bool gpu) {
   const BenchState& s = bench_state();
   if (gpu) {
-    timed(add("floor/read_model", floor_fixture, Storage::F32));
-    timed(add("floor/read_model_16bit", floor_fixture, Storage::F16));
-    timed(add("floor/read_model_8bit", floor_fixture, Storage::I8));
-    for (const DotVariant& v : dot_variants()) timed(add("dot/" + std::string(v.name), dot_fixture, &v));
+    timed(add(FixtureName("floor", "read_model"), floor_fixture, Storage::F32));
+    timed(add(FixtureName("floor", "read_model_16bit"), floor_fixture, Storage::F16));
+    timed(add(FixtureName("floor", "read_model_8bit"), floor_fixture, Storage::I8));
+    for (const DotVariant& v : dot_variants()) timed(add(FixtureName("dot", v.name), dot_fixture, &v));
     const DotVariant* input_dot = &dot_variant("warp_shuffle_dot");  // the stages' input, resolved here
     for (const TopkStage& t : topk_stages()) {
       const TopkStage* before = t.after ? &topk_stage(t.after) : nullptr;
       for (int k : kTopkKs)
-        timed(add("topk/" + std::string(t.name) + "/k:" + std::to_string(k), topk_fixture,
-                  TopkCase{&t, before, input_dot, k, 0}));
+        timed(add(FixtureName("topk", t.name).axis("k", k), topk_fixture, TopkCase{&t, before, input_dot, k, 0}));
       for (int rows : kTopkRowCounts)
         for (int k : {10, 100})
-          timed(add("topk/" + std::string(t.name) + "/rows:" + std::to_string(rows) + "/k:" + std::to_string(k),
-                    topk_fixture, TopkCase{&t, before, input_dot, k, rows}));
+          timed(add(FixtureName("topk", t.name).axis("rows", rows).axis("k", k), topk_fixture,
+                    TopkCase{&t, before, input_dot, k, rows}));
     }
     register_list_fixtures();
     for (const Pipeline& p : pipelines()) {
-      auto* b = timed(add("pipeline/" + std::string(p.name), pipeline_fixture, &p, 0));
+      auto* b = timed(add(FixtureName("pipeline", p.name), pipeline_fixture, &p, 0));
       if (p.habits.copy_model_every_query) b->Iterations(10);  // the study's mean of 10 runs; each moves the model
     }
     // The k axis (the runs' default k, 10, is the plain name above); V1 moves the model every
     // query and gains nothing from it.
     for (const Pipeline& p : pipelines())
       if (!p.habits.copy_model_every_query)
-        for (int k : kPipelineKs)
-          timed(add("pipeline/" + std::string(p.name) + "/k:" + std::to_string(k), pipeline_fixture, &p, k));
+        for (int k : kPipelineKs) timed(add(FixtureName("pipeline", p.name).axis("k", k), pipeline_fixture, &p, k));
     if (s.host_vectors)
       for (const Pipeline& p : pipelines())
-        if (p.study_sequence) timed(add("sequence/" + std::string(p.name), sequence_fixture, &p))->Iterations(1);
+        if (p.study_sequence) timed(add(FixtureName("sequence", p.name), sequence_fixture, &p))->Iterations(1);
   }
   if (s.host_vectors) {
-    timed(add("cpu/sequential", cpu_fixture))->Iterations(3);
-    timed(add("sequence/CPU", sequence_fixture, static_cast<const Pipeline*>(nullptr)))->Iterations(1);
+    timed(add(FixtureName("cpu", "sequential"), cpu_fixture))->Iterations(3);
+    timed(add(FixtureName("sequence", "CPU"), sequence_fixture, static_cast<const Pipeline*>(nullptr)))->Iterations(1);
   }
 }
 

@@ -248,12 +248,12 @@ void release_scale_fixtures() {
 
 void register_scale_fixtures() {
   const BenchState& s = bench_state();
-  timed(add("floor/h2d_pinned", floor_h2d_fixture));
+  timed(add(FixtureName("floor", "h2d_pinned"), floor_h2d_fixture));
   for (const char* name : {"fused", "fused_f16"}) {
     StreamCase c;
     c.one = &pipeline(name);
     c.half_memory = true;
-    timed(add(std::string("stream/") + name + "/memory:half", stream_fixture, c));
+    timed(add(FixtureName("stream", name).axis("memory", "half"), stream_fixture, c));
   }
   for (const char* name : {"batch_f16_h", "batch_tf32"})
     for (int b : kStreamBatches) {
@@ -261,7 +261,7 @@ void register_scale_fixtures() {
       c.many = &batch_pipeline(name);
       c.batch = b;
       c.half_memory = true;
-      timed(add(std::string("stream/") + name + "/memory:half/batch:" + std::to_string(b), stream_fixture, c));
+      timed(add(FixtureName("stream", name).axis("memory", "half").axis("batch", b), stream_fixture, c));
     }
   for (int mb : kSweepChunkMb)
     for (int n : kSweepBuffers) {
@@ -269,37 +269,38 @@ void register_scale_fixtures() {
       c.one = &exact_pipeline();
       c.chunk_mb = mb;
       c.buffers = n;
-      timed(add("stream_sweep/fused/chunk_mb:" + std::to_string(mb) + "/buffers:" + std::to_string(n), stream_fixture,
-                c));
+      timed(add(FixtureName("stream_sweep", "fused").axis("chunk_mb", mb).axis("buffers", n), stream_fixture, c));
     }
   if (s.config.stream_rows > 0) {
-    const std::string rows = std::to_string(s.config.stream_rows);
+    const long long rows = s.config.stream_rows;
     StreamCase c;
     c.large = true;
     c.one = &exact_pipeline();
-    timed(add("stream/fused/rows:" + rows, stream_fixture, c))->Iterations(3);
+    timed(add(FixtureName("stream", "fused").axis("rows", rows), stream_fixture, c))->Iterations(3);
     c.one = nullptr;
     c.many = &batch_pipeline("batch_f16_h");
     c.batch = 1024;
-    timed(add("stream/batch_f16_h/rows:" + rows + "/batch:1024", stream_fixture, c))->Iterations(3);
+    timed(add(FixtureName("stream", "batch_f16_h").axis("rows", rows).axis("batch", 1024), stream_fixture, c))
+        ->Iterations(3);
   }
   const char* w = std::getenv("DISTANCIES_WORLD_SIZE");
-  const std::string g =
-      (s.config.shard_rows > 0 ? "rows:" + std::to_string(s.config.shard_rows) + "/" : std::string()) +
-      "gpus:" + std::to_string(w ? std::atoi(w) : 1);
+  // The shard's axes: its rows where they are set, and the ranks.
+  const auto shard = [&](const char* pipeline) {
+    FixtureName f("shard", pipeline);
+    if (s.config.shard_rows > 0) f.axis("rows", static_cast<long long>(s.config.shard_rows));
+    return f.axis("gpus", w ? std::atoi(w) : 1);
+  };
   // Fixed iteration counts (about a second each): every rank must run the same number of
   // collectives, which Google Benchmark's own choice (from each rank's timing) would not give.
   // Every one-query pipeline but V1 (it copies the whole model from pageable memory each query)
   // and every batch pipeline but the per-query loop, at each batch size.
   for (const Pipeline& p : pipelines())
     if (!p.habits.copy_model_every_query)
-      timed(add("shard/" + std::string(p.name) + "/" + g + "/batch:1", shard_fixture, &p, nullptr, 1))->Iterations(300);
+      timed(add(shard(p.name).axis("batch", 1), shard_fixture, &p, nullptr, 1))->Iterations(300);
   for (const BatchPipeline& p : batch_pipelines())
     if (!p.per_query_pipeline)
       for (int b : kShardBatches)
-        timed(add("shard/" + std::string(p.name) + "/" + g + "/batch:" + std::to_string(b), shard_fixture, nullptr, &p,
-                  b))
-            ->Iterations(std::max(5, 2000 / b));
+        timed(add(shard(p.name).axis("batch", b), shard_fixture, nullptr, &p, b))->Iterations(std::max(5, 2000 / b));
 }
 
 }  // namespace distancies::bench

@@ -218,30 +218,31 @@ void register_intersect_fixtures(bool gpu) {
   std::vector<std::string> sets = {"small", "gov2"};
   if (std::getenv("DISTANCIES_INTERSECT_REAL")) sets.push_back("real");
   for (const std::string& set : sets) {
-    if (gpu) min_time(timed(add("intersect/floor/set:" + set, floor_fixture, set)), kMinSeconds);
+    if (gpu) min_time(timed(add(FixtureName("intersect", "floor").axis("set", set), floor_fixture, set)), kMinSeconds);
     for (const IntersectVariant& v : intersect_variants()) {
       if (!v.serial && !v.peer && !gpu) continue;
-      const std::string name = std::string("intersect/") + method_name(v.method) + "/" + grain_label(v) + "/set:" + set;
+      const FixtureName name = FixtureName("intersect", method_name(v.method)).row(grain_label(v)).axis("set", set);
       auto* b = timed(add(name, intersect_fixture, &v, set, IndexMemory::Explicit));
       if (v.serial)
         b->Iterations(set == "small" ? 20 : 2);
       else
         min_time(b, v.peer ? kPeerMinSeconds : kMinSeconds);
       if (v.mark && !v.batched)  // the study's memory comparison, on its per-query variants
-        min_time(timed(add(name + "/mem:managed", intersect_fixture, &v, set, IndexMemory::Managed)), kMinSeconds);
+        min_time(timed(add(FixtureName(name).axis("mem", "managed"), intersect_fixture, &v, set, IndexMemory::Managed)),
+                 kMinSeconds);
     }
   }
   // Time against list-length ratio and query length: the batched GPU rows and serial SVS.
   for (const IntersectVariant& v : intersect_variants()) {
     if (!(v.batched && gpu) && std::string(v.name) != "svs_serial") continue;
     for (int r : {1, 4, 16, 64, 256}) {
-      auto* b = timed(add("intersect_shape/" + std::string(v.name) + "/ratio:" + std::to_string(r), intersect_fixture,
-                          &v, "ratio:" + std::to_string(r), IndexMemory::Explicit));
+      auto* b = timed(add(FixtureName("intersect_shape", v.name).axis("ratio", r), intersect_fixture, &v,
+                          "ratio:" + std::to_string(r), IndexMemory::Explicit));
       v.serial ? b->Iterations(3) : min_time(b, kMinSeconds);
     }
     for (int k = 1; k <= 5; ++k) {
-      auto* b = timed(add("intersect_shape/" + std::string(v.name) + "/terms:" + std::to_string(k), intersect_fixture,
-                          &v, "terms:" + std::to_string(k), IndexMemory::Explicit));
+      auto* b = timed(add(FixtureName("intersect_shape", v.name).axis("terms", k), intersect_fixture, &v,
+                          "terms:" + std::to_string(k), IndexMemory::Explicit));
       v.serial ? b->Iterations(3) : min_time(b, kMinSeconds);
     }
   }

@@ -29,7 +29,9 @@ namespace {
 
 struct Shape {
   int m, n, k;
-  std::string tail() const { return "/M:" + std::to_string(m) + "/N:" + std::to_string(n) + "/K:" + std::to_string(k); }
+  FixtureName name(std::string_view row) const {
+    return FixtureName("matmul", row).axis("M", m).axis("N", n).axis("K", k);
+  }
   double flops() const { return 2.0 * m * n * k; }
 };
 const Shape kStudy{512, 512, 512};
@@ -270,17 +272,14 @@ constexpr double kMinSeconds = 0.05;
 // The study's registrar (cmake/studies.cmake): every fixture needs the GPU.
 void register_matmul_fixtures(bool gpu) {
   if (!gpu) return;
-  timed(add("matmul/cpu_single_core" + kStudy.tail(), cpu_fixture))->Iterations(2);
+  timed(add(kStudy.name("cpu_single_core"), cpu_fixture))->Iterations(2);
   for (const Shape& s : kShapes) {
     for (CublasMode mode : {CublasMode::Sgemm, CublasMode::Tf32, CublasMode::F16})
-      min_time(timed(add(std::string("matmul/") + cublas_mode_name(mode) + s.tail(), cublas_fixture, mode, s)),
-               kMinSeconds);
+      min_time(timed(add(s.name(cublas_mode_name(mode)), cublas_fixture, mode, s)), kMinSeconds);
     for (CublasLtMode mode : {CublasLtMode::F16, CublasLtMode::F16OutF16, CublasLtMode::Tf32})
-      min_time(timed(add(std::string("matmul/") + cublaslt_mode_name(mode) + s.tail(), cublaslt_fixture, mode, s)),
-               kMinSeconds);
+      min_time(timed(add(s.name(cublaslt_mode_name(mode)), cublaslt_fixture, mode, s)), kMinSeconds);
     for (CutlassMode mode : {CutlassMode::SimtF32, CutlassMode::F16})
-      min_time(timed(add(std::string("matmul/") + cutlass_mode_name(mode) + s.tail(), cutlass_fixture, mode, s)),
-               kMinSeconds);
+      min_time(timed(add(s.name(cutlass_mode_name(mode)), cutlass_fixture, mode, s)), kMinSeconds);
     const bool sweep = (s.m == kStudy.m && s.n == kStudy.n && s.k == kStudy.k) ||
                        (s.m == kSweep.m && s.n == kSweep.n && s.k == kSweep.k);
     for (const MatmulVariant& v : matmul_variants()) {
@@ -289,8 +288,7 @@ void register_matmul_fixtures(bool gpu) {
       // The naive and three-loop kernels stop at 4096^3 (16384^3 takes them tens of seconds a call).
       const bool seed_small =
           (v.kind == MatmulKind::Naive || v.kind == MatmulKind::ThreeLoop) && s.m <= 4096 && s.n <= 4096 && s.k == s.m;
-      if (sweep || every || seed_small)
-        min_time(timed(add("matmul/" + std::string(v.name) + s.tail(), variant_fixture, &v, s)), kMinSeconds);
+      if (sweep || every || seed_small) min_time(timed(add(s.name(v.name), variant_fixture, &v, s)), kMinSeconds);
     }
   }
 }

@@ -114,10 +114,12 @@ void register_moments_fixtures(bool gpu) {
   for (int cols : kMomentsCols)
     for (int lg : kMomentsLog2Elements) {
       const long long rows = std::max(1LL, ((1LL << lg) + cols - 1) / cols);
-      const std::string tail = "/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols);
-      min_time(timed(add("moments/floor" + tail, floor_fixture, rows, cols)), kMomentsMinTime);
+      const auto name = [&](const char* row) {
+        return FixtureName("moments", row).axis("rows", rows).axis("cols", cols);
+      };
+      min_time(timed(add(name("floor"), floor_fixture, rows, cols)), kMomentsMinTime);
       for (const MomentsVariant& v : moments_variants())
-        min_time(timed(add("moments/" + std::string(v.name) + tail, variant_fixture, &v, rows, cols)), kMomentsMinTime);
+        min_time(timed(add(name(v.name), variant_fixture, &v, rows, cols)), kMomentsMinTime);
     }
 }
 

@@ -58,3 +58,15 @@ TEST(BenchRegistry, AnAddedRowGetsItsFixtures) {
 }
 
 }  // namespace
+// A fixture's name and its counters come from one declaration of its axes (nvbench-style).
+TEST(BenchRegistry, AFixtureNameIsItsAxes) {
+  bench::FixtureName f("batch_tile", "batch_f16_h");
+  f.axis("batch", 1024).axis("tile", 65536).axis("cache", "warm");
+  EXPECT_EQ(f.str(), "batch_tile/batch_f16_h/batch:1024/tile:65536/cache:warm");
+  ASSERT_EQ(f.counters().size(), 2u) << "a label axis is in the name only";
+  EXPECT_EQ(f.counters()[0].first, "batch");
+  EXPECT_EQ(f.counters()[0].second, 1024.0);
+  EXPECT_EQ(f.counters()[1].first, "tile");
+  EXPECT_EQ(bench::FixtureName("intersect", "probe").row("coarse_batch").axis("set", "gov2").str(),
+            "intersect/probe/coarse_batch/set:gov2");
+}

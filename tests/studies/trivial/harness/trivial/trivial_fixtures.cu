@@ -12,6 +12,6 @@ void hello_fixture(benchmark::State& st) {
 }  // namespace
 
 void register_trivial_fixtures(bool gpu);
-void register_trivial_fixtures(bool) { add("trivial/hello", hello_fixture); }
+void register_trivial_fixtures(bool) { add(FixtureName("trivial", "hello"), hello_fixture); }
 
 }  // namespace distancies::bench
