@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import io
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -271,6 +272,35 @@ def r_same_run(c: Ctx, folder: str):
     return srcs, "\n".join(rows)
 
 
+def r_ab(c: Ctx, folder: str):
+    """An A/B of two builds alternated in one call (results/<folder>/ab-<family>-<old|new>-<round>.json):
+    per family and fixture the median of every sample of each side, their ratio and both ranges."""
+    base = c.root / "results" / folder
+    srcs = sorted(c.src(p.relative_to(c.root).as_posix().removesuffix(bench_json.GZ)) for p in base.glob("ab-*.json*"))
+    samples: dict = {}
+    commits: dict = {}
+    for s in srcs:
+        m = re.match(r".*/ab-(.+)-(old|new)-\d+\.json", s)
+        doc = c.json(s)
+        commits[m[2]] = doc["context"].get("distancies_commit", "?")
+        for b in doc["benchmarks"]:
+            if b.get("run_type") == "iteration" and not b.get("error_occurred"):
+                name = re.sub(r"/manual_time$", "", b["run_name"])
+                samples.setdefault((m[1], name), {"old": [], "new": []})[m[2]].append(b["real_time"])
+    rows = [f"| family | fixture | before `{commits.get('old')}` (ms) | after `{commits.get('new')}` (ms) "
+            "| after / before | range before | range after |", "|---|---|---:|---:|---:|---|---|"]
+    worst = (0.0, "")
+    for (fam, name), v in sorted(samples.items()):
+        if not v["old"] or not v["new"]:
+            continue
+        o, n = statistics.median(v["old"]), statistics.median(v["new"])
+        worst = max(worst, (n / o, f"`{name}` on `{fam}`"))
+        rows.append(f"| `{fam}` | `{name}` | {ms(o, 4)} | {ms(n, 4)} | {n / o:.3f} | "
+                    f"{ms(min(v['old']), 4)}–{ms(max(v['old']), 4)} | {ms(min(v['new']), 4)}–{ms(max(v['new']), 4)} |")
+    rows.append(f"\nLargest after / before: {worst[0]:.3f} ({worst[1]}).")
+    return srcs, "\n".join(rows)
+
+
 def r_scale_shard(c: Ctx):
     srcs = [c.src(f"results/scale/h200x2/h200x2-shard-g{g}.json") for g in (1, 2)]
     one, two = c.run(srcs[0]), c.run(srcs[1])
@@ -471,6 +501,7 @@ RENDERERS = {
     "one-query": r_one_query,
     "filter-candidates": r_filter_candidates,
     "same-run": r_same_run,
+    "ab": r_ab,
     "scale-shard": r_scale_shard,
     "scale-merge": r_scale_merge,
     "scale-shard4": r_scale_shard4,

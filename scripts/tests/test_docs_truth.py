@@ -167,3 +167,17 @@ def test_cited_commit_must_match_the_file(tmp_path):
     assert any("context commit abc1234" in f for f in check_docs.check(root))
     (root / "docs/b.md").write_text("The run `results/study/h100.json` (commit `abc1234`) is fast.\n")
     assert check_docs.check(root) == []
+
+
+def test_ab_block_is_the_medians_of_every_sample_of_each_side(tmp_path):
+    root = make_repo(tmp_path)
+    for side, rounds in (("old", ([1.0, 1.2, 1.1], [1.05])), ("new", ([1.3, 1.25, 1.2], [1.4]))):
+        for i, times in enumerate(rounds, 1):
+            write_run(root / f"results/ab/ab-fam-{side}-{i}.json", bench("batch/x/batch:16/manual_time", times),
+                      commit=side + "123")
+    srcs, body = render_docs.render("ab:ab", render_docs.Ctx(root))
+    assert len(srcs) == 4
+    assert "before `old123`" in body and "after `new123`" in body
+    # old: median of 1.0, 1.05, 1.1, 1.2 = 1.075; new: median of 1.2, 1.25, 1.3, 1.4 = 1.275
+    assert "| `fam` | `batch/x/batch:16` | 1.0750 | 1.2750 | 1.186 | 1.0000–1.2000 | 1.2000–1.4000 |" in body
+    assert "Largest after / before: 1.186 (`batch/x/batch:16` on `fam`)." in body
