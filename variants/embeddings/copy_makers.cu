@@ -251,6 +251,9 @@ std::optional<Refusal> needs_centre(const DeviceModel& m) {
   if (c && !c->used) return Refusal{"the model is not centred: " + c->why};
   return std::nullopt;
 }
+
+// A centred copy: made after the centre, refused where the model is not centred.
+ModelCopyRow centred(const ModelCopyRow& r) { return r.comes_after("centre").refuses(needs_centre); }
 }  // namespace
 
 std::vector<ModelCopyRow> builtin_model_copies() {
@@ -280,26 +283,17 @@ std::vector<ModelCopyRow> builtin_model_copies() {
         kBeyond}
           .holds([](long long, int d) { return static_cast<std::size_t>(std::max(d, 1)) * sizeof(float); })
           .made_by(make_centre),
-      R{"centred_f16", "fp16 copy of the centred rows y = x - |x| mu", kBeyond}
-          .holds(bytes16)
-          .made_by(make_reduced<Storage::F16, true>)
-          .comes_after("centre")
-          .refuses(needs_centre),
-      R{"centred_bf16", "bf16 copy of the centred rows", kBeyond}
-          .holds(bytes16)
-          .made_by(make_reduced<Storage::BF16, true>)
-          .comes_after("centre")
-          .refuses(needs_centre),
-      R{"centred_i8", "int8 codes of the centred rows, with each row's correction mu . (y - s codes)", kBeyond}
-          .holds(bytes8c)
-          .made_by(make_reduced<Storage::I8, true>)
-          .comes_after("centre")
-          .refuses(needs_centre),
-      R{"centred_tiled_i8", "the tiled int8 copy of the centred rows (projected where the mean is long)", kBeyond}
-          .holds([](long long r, int d) { return tiled_bytes(r, tiled_i8::projected_ldg(d)); })
-          .made_by(make_tiled<true>)
-          .comes_after("centre")
-          .refuses(needs_centre),
+      centred(R{"centred_f16", "fp16 copy of the centred rows y = x - |x| mu", kBeyond}.holds(bytes16).made_by(
+          make_reduced<Storage::F16, true>)),
+      centred(R{"centred_bf16", "bf16 copy of the centred rows", kBeyond}.holds(bytes16).made_by(
+          make_reduced<Storage::BF16, true>)),
+      centred(R{"centred_i8", "int8 codes of the centred rows, with each row's correction mu . (y - s codes)", kBeyond}
+                  .holds(bytes8c)
+                  .made_by(make_reduced<Storage::I8, true>)),
+      centred(
+          R{"centred_tiled_i8", "the tiled int8 copy of the centred rows (projected where the mean is long)", kBeyond}
+              .holds([](long long r, int d) { return tiled_bytes(r, tiled_i8::projected_ldg(d)); })
+              .made_by(make_tiled<true>)),
   };
 }
 
