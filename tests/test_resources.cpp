@@ -159,7 +159,7 @@ TEST(OutOfMemory, FailedSearchLeaksNothingAndRecovers) {
   for (const char* name : {"V1", "V2", "V4_cub_sort", "V4_radix_select", "fused", "fused_f16"}) {
     SCOPED_TRACE(name);
     const Pipeline& p = pipeline(name);
-    GpuSearcher(dm, &m).search(p, q.data(), qn, 10);  // 16-bit copies are made once, on first use
+    GpuSearcher(dm, &m).search(p, q.data(), qn, 10);  // its first search prepares the 16-bit copies, once
     const std::size_t before = free_device_bytes();
     bool failed = true;
     for (int i = 0; failed && i < 40; ++i) {
