@@ -53,7 +53,9 @@ TEST_P(ModelCopyTest, MadeOnceByItsRowThenOnlyLookedUp) {
     EXPECT_THROW(prepared_copy(dm, row), Error) << "a look-up made the copy";
     EXPECT_EQ(dm.find_copy(row.name), nullptr);
     const DeviceModel::Copy& made = prepare_copy(dm, row);
-    if (row.after_row) EXPECT_NE(dm.find_copy(row.after_row->name), nullptr) << "made before the one it comes after";
+    if (row.after_row) {
+      EXPECT_NE(dm.find_copy(row.after_row->name), nullptr) << "made before the one it comes after";
+    }
     EXPECT_EQ(&prepare_copy(dm, row), &made) << "made twice";
     EXPECT_EQ(&prepared_copy(dm, row), &made);
     EXPECT_GT(made.bytes(), 0u);
@@ -122,8 +124,9 @@ TEST(ModelCopies, TheSearchersPrepareWhatTheyRead) {
     GpuSearcher s(dm, &m);
     s.search(p, q.data(), qn, 10);
     const Plan plan = make_plan(p, static_cast<int>(m.rows), m.dim, 10);
-    if (plan.copy)
+    if (plan.copy) {
       EXPECT_TRUE(keeps_copy(dm, *plan.copy)) << "its plan's copy " << plan.copy->name << " was not prepared";
+    }
   }
   for (const BatchPipeline& p : batch_pipelines()) {
     if (p.per_query_pipeline || !p.scan_row->copy_row) continue;
