@@ -33,9 +33,12 @@ if [ $sanitize = 1 ]; then
   filter='Registry/*d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*ties*:Registry/TopkStageTest*/*:FirstMerge*:ReadFloor*:ReducedPrecision.NearTies*:ReducedPrecision.Fp16*'
   batch_filter='Registry/*b5_d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*b9_d301*:BatchSearch.Uncertifiable*:BatchSearch.Splits*'
   for tool in memcheck racecheck initcheck synccheck; do
-    for t in test_gpu_variants test_batch test_list_select test_warp_primitives test_intersect_gpu; do
+    for t in test_gpu_variants test_batch test_batch_pipelines test_model_copies test_list_select \
+        test_warp_primitives test_intersect_gpu; do
       f=$filter
       [ $t = test_batch ] && f=$batch_filter
+      [ $t = test_batch_pipelines ] && f='Registry/*b5_d7*:Registry/*rows_lt_k*:Registry/*zero_rows*'
+      [ $t = test_model_copies ] && f='Registry/ModelCopyTest.MadeOnce*:Registry/ModelCopyTest.AViews*:ModelCopies.*'
       [ $t = test_list_select ] && f='*'
       [ $t = test_warp_primitives ] && f='*'
       [ $t = test_intersect_gpu ] && f='IntersectGpu.ExactOnTheSmallSet:IntersectGpu.ExactOnTheAdversarialSets'

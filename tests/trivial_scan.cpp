@@ -67,7 +67,7 @@ BatchScanRow host_exact_scan() {
   r.slices = [](int, int, int, int) { return 1; };
   r.score = score_on_host;
   r.copy = kTrivialCopy;  // scored from its own copy, which the searcher prepares from the copy's row
-  r.attach_copy = [](const DeviceModel& m, const ModelCopyRow&, BatchScanArgs& a) {
+  r.attach_copy = [](const DeviceModel& m, const ModelCopyRow&, const ModelCentre*, BatchScanArgs& a) {
     a.model = trivial_copy_rows(m);
     a.ldg = m.ld;
   };

@@ -45,7 +45,7 @@ struct BatchSearcher::Buffers {
     const BatchScanRow* scan = nullptr;
     int batch = 0, k = 0, tile = 0;
     std::size_t list_entries = 0;
-    DeviceBuffer queries, norms, queries_g, lists_s, lists_r, thresholds, out_s, out_r, status, shifts;
+    DeviceBuffer queries, norms, queries_g, lists_s, lists_r, out_s, out_r, status, shifts;
     std::vector<DeviceBuffer> scratch;  // the scan's own, in the order its scratch() gives
     std::vector<void*> scratch_ptrs;
   };
@@ -179,8 +179,8 @@ ScanShape BatchSearcher::scan_shape(const BatchPipeline& p, int n, int kk, int t
   return ScanShape{p.input, p.scores, n, model_.dim, model_.ld, kk, BatchPolicy::candidates(kk), tile, model_.rows};
 }
 
-// The copies the pass reads, made now: the GEMM input's 16-bit copy and the scan's own, each the
-// centred form where the scan filters an fp16 GEMM and the model is centred (model_copies.hpp).
+// The copies the pass reads, made now: the GEMM input's 16-bit copy and the scan's own, each
+// centred_or_plain where the scan filters an fp16 GEMM (model_copies.hpp).
 BatchSearcher::Copies BatchSearcher::prepare_copies(const BatchPipeline& p) {
   Copies c;
   const BatchScanRow& scan = *p.scan_row;
@@ -189,15 +189,14 @@ BatchSearcher::Copies BatchSearcher::prepare_copies(const BatchPipeline& p) {
     c.centre = used_centre(model_);
   }
   if (p.input == GemmInput::BF16 || p.input == GemmInput::F16) {
-    const ModelCopyRow& plain = *reduced_copy_row(gemm_storage(p.input));
-    const ModelCopyRow& row = c.centre && plain.centred_row ? *plain.centred_row : plain;
+    const ModelCopyRow& row = centred_or_plain(*reduced_copy_row(gemm_storage(p.input)), c.centre);
     prepare_copy(model_, row);
     c.input = &copy_of<ReducedCopy>(model_, row);
   }
   if (scan.copy_row) {
-    const bool centred = scan.filters && c.centre && scan.copy_row->centred_row;
-    c.scan_copy = centred ? scan.copy_row->centred_row : scan.copy_row;
+    c.scan_copy = &centred_or_plain(*scan.copy_row, c.centre);
     prepare_copy(model_, *c.scan_copy);
+    if (c.scan_copy != scan.copy_row) c.scan_centre = c.centre;
   }
   return c;
 }
@@ -264,7 +263,6 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   w.list_entries = N * S * K;
   w.lists_s = DeviceBuffer(w.list_entries * sizeof(float), "candidate lists");
   w.lists_r = DeviceBuffer(w.list_entries * sizeof(int), "candidate lists");
-  w.thresholds = DeviceBuffer(N * sizeof(unsigned), "shared thresholds");
   w.shifts = DeviceBuffer(N * sizeof(float), "the queries' centring shifts");
   for (const ScanBuffer& b : own) {
     w.scratch.push_back(DeviceBuffer(std::max<std::size_t>(b.bytes, 16), b.what));
@@ -333,17 +331,15 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const Copies& cop
   a.K = BatchPolicy::candidates(kk);
   a.tile_rows = tile;
   a.slices = scan.slices(n, tile, dim, a.K);
-  a.scores_type = p.scores;
   a.lists_s = w.lists_s.as<float>();
   a.lists_r = w.lists_r.as<int>();
-  a.thresholds = w.thresholds.as<unsigned>();
   a.error_bound = bound;
   if (scan.bind) scan.bind(scan_shape(p, n, kk, tile), w.scratch_ptrs.data(), a);
   if (copies.centre) {
-    a.centre_mean = copies.centre->mean.as<float>();
-    a.shifts = w.shifts.as<float>();
+    a.centring.mean = copies.centre->mean.as<float>();
+    a.centring.shifts = w.shifts.as<float>();
   }
-  if (scan.attach_copy && copies.scan_copy) scan.attach_copy(model_, *copies.scan_copy, a);
+  if (scan.attach_copy && copies.scan_copy) scan.attach_copy(model_, *copies.scan_copy, copies.scan_centre, a);
   a.out_s = w.out_s.as<float>();
   a.out_r = w.out_r.as<int>();
   a.status = w.status.as<int>();

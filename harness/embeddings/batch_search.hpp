@@ -73,9 +73,10 @@ class BatchSearcher {
   struct Staging;
   // The model copies a pass reads (model_copies.hpp), prepared before it.
   struct Copies {
-    const ReducedCopy* input = nullptr;       // the GEMM input's 16-bit copy (null: the fp32 rows)
-    const ModelCopyRow* scan_copy = nullptr;  // the scan's own copy, as prepared
-    const ModelCentre* centre = nullptr;      // the centre, where the pass reads centred copies
+    const ReducedCopy* input = nullptr;        // the GEMM input's 16-bit copy (null: the fp32 rows)
+    const ModelCopyRow* scan_copy = nullptr;   // the scan's own copy, as prepared
+    const ModelCentre* centre = nullptr;       // the centre, where the pass reads centred copies
+    const ModelCentre* scan_centre = nullptr;  // ... and where the scan's copy is one of them
   };
   ScanShape scan_shape(const BatchPipeline& p, int n, int kk, int tile) const;
   // The named steps of run_tiles(), in order (batch_search.cu).

@@ -97,34 +97,45 @@ GpuSearcher::~GpuSearcher() = default;
 // One search call's state: the plan, the model it reads, the workspace, where the result lands.
 struct GpuSearcher::Call {
   Plan plan;
-  const ReducedCopy* reduced = nullptr;  // the pipeline's reduced copy, if it uses one
-  const ModelCentre* centre = nullptr;   // ... the centred copy's centre, where it is centred
-  bool pinned = false;
   int n = 0, dim = 0, k = 0, kk = 0;  // kk: results that exist (fewer rows than k)
-  const float* vectors = nullptr;     // the model this call reads (resident, or V1's fresh copy)
-  const float* norms = nullptr;
-  DeviceBuffer fresh_vectors, fresh_norms;  // V1's per-query copy
-  Workspace local;                          // per-query scratch (V1-V3's habit)
+  // The copies the plan reads, prepared before it runs (prepare_copies).
+  struct Copies {
+    const ReducedCopy* reduced = nullptr;  // the pipeline's reduced copy, if it uses one
+    const ModelCentre* centre = nullptr;   // ... the centred copy's centre, where it is centred
+  } copies;
+  // The model rows this call reads: the resident ones, or V1's fresh per-query copy.
+  struct Rows {
+    const float* vectors = nullptr;
+    const float* norms = nullptr;
+    DeviceBuffer fresh_vectors, fresh_norms;
+  } rows;
+  Workspace local;  // per-query scratch (V1-V3's habit)
   Workspace* ws = nullptr;
   DotArgs args{};
   TopkState state;
-  std::vector<float> host_sims;  // result staging when not pinned
-  std::vector<int> host_idx;
-  int host_status = 0;
-  float* res_sims = nullptr;
-  int* res_idx = nullptr;
-  int* res_status = nullptr;
-  Event* start = nullptr;
-  Event* end = nullptr;
-  bool stage_events = false;  // an event pair around each step (Breakdown::stage_events)
+  // Where the k results land: the pinned staging, or host vectors where it is not used.
+  struct Result {
+    bool pinned = false;
+    std::vector<float> host_sims;
+    std::vector<int> host_idx;
+    int host_status = 0;
+    float* sims = nullptr;
+    int* idx = nullptr;
+    int* status = nullptr;
+  } result;
+  struct Timing {
+    Event* start = nullptr;
+    Event* end = nullptr;
+    bool stage_events = false;  // an event pair around each step (Breakdown::stage_events)
+  } timing;
 };
 
 // Records `fn` between two events when timed; syncs after it when the pipeline's habit says so.
 template <class F>
 void GpuSearcher::step(const Call& c, const char* name, bool transfer, F&& fn) {
   Timer& t = *timer_;
-  Event* a = c.stage_events ? t.next() : nullptr;
-  Event* b = c.stage_events ? t.next() : nullptr;
+  Event* a = c.timing.stage_events ? t.next() : nullptr;
+  Event* b = c.timing.stage_events ? t.next() : nullptr;
   if (a) a->record(stream_);
   fn();
   if (b) b->record(stream_);
@@ -148,20 +159,21 @@ std::optional<Refusal> GpuSearcher::refusal(const Pipeline& p, const ReducedCopy
 
 // The model this call reads: the resident one, or (V1's habit) a fresh copy of the host model.
 void GpuSearcher::bind_model(Call& c, const Pipeline& p) {
-  c.vectors = model_.d_vectors();
-  c.norms = model_.d_norms();
+  c.rows.vectors = model_.d_vectors();
+  c.rows.norms = model_.d_norms();
   if (!c.plan.habits.copy_model_every_query) return;
   if (!host_) throw Error(std::string("pipeline ") + p.name + " copies the host model on every query; none is loaded");
   const std::size_t norm_bytes = static_cast<std::size_t>(c.n) * sizeof(float);
-  c.fresh_vectors = DeviceBuffer(model_.vector_bytes(), "the per-query model copy");
-  c.fresh_norms = DeviceBuffer(norm_bytes, "the per-query norms copy");
+  c.rows.fresh_vectors = DeviceBuffer(model_.vector_bytes(), "the per-query model copy");
+  c.rows.fresh_norms = DeviceBuffer(norm_bytes, "the per-query norms copy");
   step(c, "model_h2d", true, [&] {
-    CUDA_CHECK(cudaMemcpyAsync(c.fresh_vectors.get(), host_->vectors.data(), model_.vector_bytes(),
+    CUDA_CHECK(cudaMemcpyAsync(c.rows.fresh_vectors.get(), host_->vectors.data(), model_.vector_bytes(),
                                cudaMemcpyHostToDevice, stream_));
-    CUDA_CHECK(cudaMemcpyAsync(c.fresh_norms.get(), host_->norms.data(), norm_bytes, cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(
+        cudaMemcpyAsync(c.rows.fresh_norms.get(), host_->norms.data(), norm_bytes, cudaMemcpyHostToDevice, stream_));
   });
-  c.vectors = c.fresh_vectors.as<float>();
-  c.norms = c.fresh_norms.as<float>();
+  c.rows.vectors = c.rows.fresh_vectors.as<float>();
+  c.rows.norms = c.rows.fresh_norms.as<float>();
 }
 
 // The workspace (kept across queries, or per query by the pipeline's habit) and the result
@@ -177,22 +189,23 @@ void GpuSearcher::bind_buffers(Call& c) {
   }
   const std::size_t query_bytes = static_cast<std::size_t>(c.dim) * sizeof(float);
   const std::size_t result_bytes = static_cast<std::size_t>(c.kk) * (sizeof(float) + sizeof(int)) + sizeof(int);
-  if (c.pinned && pinned_bytes_ < query_bytes + result_bytes) {
+  if (c.result.pinned && pinned_bytes_ < query_bytes + result_bytes) {
     pinned_ = std::make_unique<PinnedBuffer>(query_bytes + result_bytes);
     pinned_bytes_ = query_bytes + result_bytes;
   }
-  c.host_sims.resize(static_cast<std::size_t>(c.kk));
-  c.host_idx.resize(static_cast<std::size_t>(c.kk));
-  c.res_sims = c.pinned ? reinterpret_cast<float*>(pinned_->as<char>() + query_bytes) : c.host_sims.data();
-  c.res_idx = c.pinned ? reinterpret_cast<int*>(c.res_sims + c.kk) : c.host_idx.data();
-  c.res_status = c.pinned ? c.res_idx + c.kk : &c.host_status;
+  c.result.host_sims.resize(static_cast<std::size_t>(c.kk));
+  c.result.host_idx.resize(static_cast<std::size_t>(c.kk));
+  c.result.sims =
+      c.result.pinned ? reinterpret_cast<float*>(pinned_->as<char>() + query_bytes) : c.result.host_sims.data();
+  c.result.idx = c.result.pinned ? reinterpret_cast<int*>(c.result.sims + c.kk) : c.result.host_idx.data();
+  c.result.status = c.result.pinned ? c.result.idx + c.kk : &c.result.host_status;
 }
 
 void GpuSearcher::upload_query(Call& c, const float* query) {
   const std::size_t query_bytes = static_cast<std::size_t>(c.dim) * sizeof(float);
   step(c, "query_h2d", true, [&] {
     const float* src = query;
-    if (c.pinned) {
+    if (c.result.pinned) {
       std::memcpy(pinned_->as<float>(), query, query_bytes);
       src = pinned_->as<float>();
     }
@@ -203,22 +216,22 @@ void GpuSearcher::upload_query(Call& c, const float* query) {
 // The dot variant (if any), then the stages in order. Only stages that declare reads_model get
 // the model (TopkState::model); the others see an empty one.
 void GpuSearcher::run_stages(Call& c, const Pipeline& p, const float* query, float query_norm) {
-  c.args = DotArgs{
-      c.vectors,          c.norms, c.n, c.dim, model_.ld, c.ws->query.as<float>(), query_norm, c.ws->sims.as<float>(),
-      c.ws->idx.as<int>()};
+  c.args =
+      DotArgs{c.rows.vectors,         c.rows.norms,       c.n, c.dim, model_.ld, c.ws->query.as<float>(), query_norm,
+              c.ws->sims.as<float>(), c.ws->idx.as<int>()};
   if (c.plan.dot) step(c, "dot", false, [&] { c.plan.dot->launch(c.args, stream_); });
   ModelInputs model;
   model.dot = &c.args;
-  if (c.reduced) {
-    model.reduced = c.reduced->data.get();
+  if (c.copies.reduced) {
+    model.reduced = c.copies.reduced->data.get();
     model.storage = p.storage;
     model.reduced_ld = storage_leading_dim(p.storage, c.dim);
-    if (p.storage == Storage::I8) model.row_scale = c.reduced->scale.as<float>();
-    if (!c.centre) {
-      model.error_bound = reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm);
+    if (p.storage == Storage::I8) model.row_scale = c.copies.reduced->scale.as<float>();
+    if (!c.copies.centre) {
+      model.error_bound = reduced_error_bound(p.storage, c.dim, query, query_norm, c.copies.reduced->min_norm);
       if (p.storage == Storage::I8) model.row_bound_factor = i8_row_bound_factor(c.dim, query, query_norm);
     } else {
-      const ModelCentre& centre = *c.centre;
+      const ModelCentre& centre = *c.copies.centre;
       const float rho = centre.rho;
       double qm = 0;  // q . mu / |q| from double, as centre_shift_kernel computes it for a batch
       for (int j = 0; j < c.dim; ++j) qm += static_cast<double>(query[j]) * centre.mean_host[j];
@@ -227,13 +240,13 @@ void GpuSearcher::run_stages(Call& c, const Pipeline& p, const float* query, flo
       if (p.storage == Storage::I8) {  // the query's part along mu meets only the rows' corrections
         const float w = centre.mean_norm2 > 0 ? static_cast<float>(qm / centre.mean_norm2) : 0.0f;
         const I8CentredBound b = i8_centred_bound(c.dim, query, query_norm, centre.mean_host.data(), w);
-        model.row_correction = c.reduced->correction.as<float>();
+        model.row_correction = c.copies.reduced->correction.as<float>();
         model.correction_weight = w;
         model.row_bound_factor = b.row_bound_factor;
         correction = b.correction;
       }
       model.error_bound = with_centre_slack(
-          reduced_error_bound(p.storage, c.dim, query, query_norm, c.reduced->min_norm, rho, correction), rho);
+          reduced_error_bound(p.storage, c.dim, query, query_norm, c.copies.reduced->min_norm, rho, correction), rho);
     }
   }
   c.state = c.ws->topk_state();
@@ -250,29 +263,29 @@ void GpuSearcher::run_stages(Call& c, const Pipeline& p, const float* query, flo
 void GpuSearcher::download_result(Call& c) {
   step(c, "result_d2h", true, [&] {
     if (c.kk == 0) return;
-    if (c.pinned) {  // written by the GPU into the pinned slots (kernels/common/small_copies.cuh)
+    if (c.result.pinned) {  // written by the GPU into the pinned slots (kernels/common/small_copies.cuh)
       const int* status = c.plan.fallback ? c.state.status : nullptr;
       launch_dependent(deliver_result_kernel<256>, blocks_for(c.kk, 256), 256, 0, stream_,
                        static_cast<const float*>(c.state.sims), static_cast<const int*>(c.state.idx), status, c.kk,
-                       c.res_sims, c.res_idx, c.res_status);
+                       c.result.sims, c.result.idx, c.result.status);
       return;
     }
-    CUDA_CHECK(cudaMemcpyAsync(c.res_sims, c.state.sims, c.kk * sizeof(float), cudaMemcpyDeviceToHost, stream_));
-    CUDA_CHECK(cudaMemcpyAsync(c.res_idx, c.state.idx, c.kk * sizeof(int), cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(c.result.sims, c.state.sims, c.kk * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(c.result.idx, c.state.idx, c.kk * sizeof(int), cudaMemcpyDeviceToHost, stream_));
     if (c.plan.fallback)
-      CUDA_CHECK(cudaMemcpyAsync(c.res_status, c.state.status, sizeof(int), cudaMemcpyDeviceToHost, stream_));
+      CUDA_CHECK(cudaMemcpyAsync(c.result.status, c.state.status, sizeof(int), cudaMemcpyDeviceToHost, stream_));
   });
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   c.local = Workspace();
-  c.fresh_vectors = DeviceBuffer();
-  c.fresh_norms = DeviceBuffer();
-  if (c.end) c.end->record(stream_);
+  c.rows.fresh_vectors = DeviceBuffer();
+  c.rows.fresh_norms = DeviceBuffer();
+  if (c.timing.end) c.timing.end->record(stream_);
 }
 
 void GpuSearcher::fill_breakdown(const Call& c, Breakdown& bd, double wall_ms) const {
   bd.stages.clear();
   for (const auto& m : timer_->marks) bd.stages.push_back({m.name, m.transfer, elapsed_ms(*m.a, *m.b)});
-  bd.total_ms = elapsed_ms(*c.start, *c.end);
+  bd.total_ms = elapsed_ms(*c.timing.start, *c.timing.end);
   bd.wall_ms = wall_ms;
 }
 
@@ -281,8 +294,8 @@ void GpuSearcher::fill_breakdown(const Call& c, Breakdown& bd, double wall_ms) c
 void GpuSearcher::prepare_copies(Call& c) {
   if (!c.plan.copy) return;
   const ModelCopyRow& row = prepare_centred_or_plain(model_, *c.plan.copy);
-  c.reduced = &copy_of<ReducedCopy>(model_, row);
-  c.centre = &row == c.plan.copy ? nullptr : used_centre(model_);
+  c.copies.reduced = &copy_of<ReducedCopy>(model_, row);
+  c.copies.centre = &row == c.plan.copy ? nullptr : used_centre(model_);
 }
 
 std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, float query_norm, int k, Breakdown* bd) {
@@ -295,10 +308,10 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
   c.k = k;
   c.kk = std::min(k, c.n);
   c.plan = make_plan(p, c.n, c.dim, k);
-  c.pinned = c.plan.habits.pinned_host && !opt_.force_pageable;
+  c.result.pinned = c.plan.habits.pinned_host && !opt_.force_pageable;
   prepare_copies(c);
 
-  if (const auto refused = refusal(p, c.reduced, query, query_norm)) {
+  if (const auto refused = refusal(p, c.copies.reduced, query, query_norm)) {
     if (!c.plan.fallback) throw Error(std::string(p.name) + ": " + refused->why);
     ++counts_.refused;
     return search(*c.plan.fallback, query, query_norm, k, bd);
@@ -306,21 +319,21 @@ std::vector<Hit> GpuSearcher::search(const Pipeline& p, const float* query, floa
 
   timer_->reset();
   if (bd) {
-    c.start = timer_->next();
-    c.end = timer_->next();
-    c.stage_events = bd->stage_events;
-    c.start->record(stream_);
+    c.timing.start = timer_->next();
+    c.timing.end = timer_->next();
+    c.timing.stage_events = bd->stage_events;
+    c.timing.start->record(stream_);
   }
   bind_model(c, p);
   bind_buffers(c);
   upload_query(c, query);
   run_stages(c, p, query, query_norm);
   download_result(c);
-  std::vector<Hit> hits = hits_from(c.res_sims, c.res_idx, c.kk, c.n);
+  std::vector<Hit> hits = hits_from(c.result.sims, c.result.idx, c.kk, c.n);
   if (bd) fill_breakdown(c, *bd, wall_ms());
 
-  const bool certified = *c.res_status == 0;
-  if (c.reduced && c.plan.fallback) ++(certified ? counts_.certified : counts_.uncertified);
+  const bool certified = *c.result.status == 0;
+  if (c.copies.reduced && c.plan.fallback) ++(certified ? counts_.certified : counts_.uncertified);
   if (c.plan.fallback && !certified) {
     // Not certified exact (near-ties within the error bound, or k too large): the fallback
     // pipeline answers; its whole time is added to this query's as one "fallback" stage.

@@ -57,12 +57,12 @@ std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int di
   std::size_t own = 0;
   if (row.scratch)
     for (const ScanBuffer& b : row.scratch(ScanShape{g, scores, batch, dim, ld, k, K, tile_rows, rows})) own += b.bytes;
-  return B * dim * 4 + B * 4                                // queries and their norms
-         + B * ldg * element_bytes(g)                       // normalised queries
-         + B * S * static_cast<std::size_t>(K) * 8 + B * 4  // candidate lists, shared thresholds
-         + B * 4                                            // the queries' centring shifts
-         + own                                              // the scan's own
-         + B * static_cast<std::size_t>(k) * 8 + B * 4;     // results and status
+  return B * dim * 4 + B * 4                             // queries and their norms
+         + B * ldg * element_bytes(g)                    // normalised queries
+         + B * S * static_cast<std::size_t>(K) * 8       // candidate lists
+         + B * 4                                         // the queries' centring shifts
+         + own                                           // the scan's own
+         + B * static_cast<std::size_t>(k) * 8 + B * 4;  // results and status
 }
 
 void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
@@ -84,8 +84,9 @@ void batch_prepare(const BatchScanArgs& a, cudaStream_t s) {
       break;
   }
   CUDA_CHECK_LAUNCH();
-  if (a.centre_mean) {
-    centre_shift_kernel<<<a.batch, 128, 0, s>>>(a.queries, a.query_norms, a.centre_mean, a.exact.dim, a.shifts);
+  if (a.centring.mean) {
+    centre_shift_kernel<<<a.batch, 128, 0, s>>>(a.queries, a.query_norms, a.centring.mean, a.exact.dim,
+                                                a.centring.shifts);
     CUDA_CHECK_LAUNCH();
   }
   if (a.scan->prepare) a.scan->prepare(a, s);
@@ -143,7 +144,7 @@ void score_gemm_tiles(const ScanStreams& io, const BatchScanArgs& a) {
   const unsigned blocks = blocks_for(warps, kWarps);  // one warp per (query, slice)
   const char* model = static_cast<const char*>(a.model);
   const std::size_t row_bytes = static_cast<std::size_t>(a.ldg) * element_bytes(a.input);
-  const bool half = a.scores_type == Storage::F16;
+  const bool half = a.scores.type == Storage::F16;
   if (half && a.input != GemmInput::F16) throw Error("fp16 scores need fp16 GEMM inputs (cuBLAS)");
   int t = 0;
   for (int row0 = 0; row0 < a.exact.rows; row0 += a.tile_rows, ++t) {
@@ -151,19 +152,20 @@ void score_gemm_tiles(const ScanStreams& io, const BatchScanArgs& a) {
     const int m = std::min(a.tile_rows, a.exact.rows - row0);
     if (t >= 2) CUDA_CHECK(cudaStreamWaitEvent(s, ev.selected[buf], 0));  // buffer free again
     // Column-major view: scores (m x B, ld = tile_rows) = tile^T (m x ldg) * queries (ldg x B).
-    cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, a.batch, a.ldg, &alpha, model + row0 * row_bytes,
-                              cuda_type(a.input), a.ldg, a.queries_g, cuda_type(a.input), a.ldg, &beta, a.scores[buf],
-                              half ? CUDA_R_16F : CUDA_R_32F, a.tile_rows, compute_type(a.input), CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx");
+    cublas_check(
+        cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, a.batch, a.ldg, &alpha, model + row0 * row_bytes,
+                     cuda_type(a.input), a.ldg, a.queries_g, cuda_type(a.input), a.ldg, &beta, a.scores.buffers[buf],
+                     half ? CUDA_R_16F : CUDA_R_32F, a.tile_rows, compute_type(a.input), CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx");
     if (a.gemm_only) continue;
     CUDA_CHECK(cudaEventRecord(ev.scored[buf], s));
     CUDA_CHECK(cudaStreamWaitEvent(side, ev.scored[buf], 0));
     if (half)
       tile_select_kernel<kWarps, __half><<<blocks, kWarps * 32, smem, side>>>(
-          static_cast<const __half*>(a.scores[buf]), a.tile_rows, m, row0, a.inv_norms, a.batch, lists);
+          static_cast<const __half*>(a.scores.buffers[buf]), a.tile_rows, m, row0, a.inv_norms, a.batch, lists);
     else
       tile_select_kernel<kWarps, float><<<blocks, kWarps * 32, smem, side>>>(
-          static_cast<const float*>(a.scores[buf]), a.tile_rows, m, row0, a.inv_norms, a.batch, lists);
+          static_cast<const float*>(a.scores.buffers[buf]), a.tile_rows, m, row0, a.inv_norms, a.batch, lists);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaEventRecord(ev.selected[buf], side));
   }
@@ -183,9 +185,10 @@ BatchScanRow gemm_tiles_scan() {
                  "beyond the study"};
   r.slices = [](int batch, int tile_rows, int, int) { return BatchPolicy::slices(batch, tile_rows); };
   r.scratch = gemm_tiles_scratch;
-  r.bind = [](const ScanShape&, void* const* scratch, BatchScanArgs& a) {
-    a.scores[0] = scratch[0];
-    a.scores[1] = scratch[1];
+  r.bind = [](const ScanShape& sh, void* const* scratch, BatchScanArgs& a) {
+    a.scores.type = sh.scores;
+    a.scores.buffers[0] = scratch[0];
+    a.scores.buffers[1] = scratch[1];
   };
   r.prepare = clear_batch_lists;
   r.score = score_gemm_tiles;
@@ -204,7 +207,7 @@ void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
   allow_dynamic_smem(batch_rerank_kernel<kWarps>, smem, "batch_rerank_kernel");
   batch_rerank_kernel<kWarps><<<a.batch, kWarps * 32, smem, s>>>(
       a.exact, a.queries, a.query_norms, SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, a.k, certificate_bound(a),
-      a.out_s, a.out_r, a.status, a.centre_mean ? a.shifts : nullptr);
+      a.out_s, a.out_r, a.status, a.centring.mean ? a.centring.shifts : nullptr);
   CUDA_CHECK_LAUNCH();
 }
 

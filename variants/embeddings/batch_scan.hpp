@@ -33,34 +33,55 @@ struct BatchPolicy {
 
 struct BatchScanRow;
 
-// Everything one batch run reads and writes on the GPU (sizes: batch_workspace_bytes()).
+// Everything one batch pass reads and writes on the GPU (sizes: batch_workspace_bytes()). The
+// searcher fills the pass, the model, the queries and the results; each part below it belongs to
+// the scans that read it, and a scan's row binds it (BatchScanRow::bind, attach_copy).
 struct BatchScanArgs {
-  GemmInput input = GemmInput::F32;
-  const BatchScanRow* scan = nullptr;  // the scan that fills the lists (batch_scans.hpp)
-  const void* model = nullptr;         // rows x ldg elements of the GEMM input type
-  int ldg = 0;
-  DotArgs exact{};                   // fp32 model (vectors, norms, rows, dim, ld); its query fields unused
-  const float* inv_norms = nullptr;  // rows
-  const float* queries = nullptr;    // batch x dim, as uploaded
-  const float* query_norms = nullptr;
-  void* queries_g = nullptr;  // batch x ldg, normalised, GEMM input type
+  // The pass: its scan (batch_scans.hpp) and shape, K candidates a query in `slices` lists.
+  const BatchScanRow* scan = nullptr;
   int batch = 0;
   int k = 0;
   int K = 0;
   int tile_rows = 0;
   int slices = 1;
-  Storage scores_type = Storage::F32;    // F32 or F16
-  void* scores[2] = {nullptr, nullptr};  // batch x tile_rows each
-  float* lists_s = nullptr;              // batch x slices x K
+  float error_bound = 0;   // of the scan's keys (certificate_bound)
+  bool gemm_only = false;  // benchmark breakdown: skip the per-tile selection
+  // The model: the GEMM input's copy (rows x ldg elements of `input`), the exact fp32 rows for the
+  // re-rank (vectors, norms, rows, dim, ld; the query fields unused) and 1 / |x| per row.
+  GemmInput input = GemmInput::F32;
+  const void* model = nullptr;
+  int ldg = 0;
+  DotArgs exact{};
+  const float* inv_norms = nullptr;
+  // The queries: batch x dim as uploaded, their norms, and normalised in the GEMM input type
+  // (batch x ldg).
+  const float* queries = nullptr;
+  const float* query_norms = nullptr;
+  void* queries_g = nullptr;
+  // The lists the scan leaves (batch x slices x K), and the re-rank's results (batch x k) and
+  // status (batch; 1 where not certified).
+  float* lists_s = nullptr;
   int* lists_r = nullptr;
-  unsigned* thresholds = nullptr;            // batch: the fused scan's shared K-th per query
-  unsigned long long* candidates = nullptr;  // the filtered scan: filter_scan_queries x capacity
-  unsigned* counts = nullptr;                // and their fill, filter_scan_queries
-  long long capacity = 0;
-  float error_bound = 0;
-  // The int8 walk (filtered_i8): the model's tiled int8 copy, and this pass's int8
-  // queries (batch x ldg codes, batch bounds: batch_prepare fills them); fp32_bound: the distance
-  // of the re-rank's fp32 similarity from the normalised query's dot product over |x|.
+  float* out_s = nullptr;
+  int* out_r = nullptr;
+  int* status = nullptr;
+
+  // The cuBLAS tiles' (gemm_tiles): two buffers of batch x tile_rows scores.
+  struct TileScores {
+    Storage type = Storage::F32;  // F32 or F16
+    void* buffers[2] = {nullptr, nullptr};
+  } scores;
+  // The scans that share a threshold a query across blocks (fused_tensor_core, filtered_*): its key.
+  unsigned* thresholds = nullptr;
+  // The filtered scans' candidate buffers: filter_scan_queries x capacity entries, and their fill.
+  struct Candidates {
+    unsigned long long* entries = nullptr;
+    unsigned* counts = nullptr;
+    long long capacity = 0;
+  } candidates;
+  // The int8 walk's (filtered_i8): the model's tiled int8 copy, and this pass's int8 queries
+  // (batch x ldg codes, batch bounds: its preparation fills them); fp32_bound: the distance of the
+  // re-rank's fp32 similarity from the normalised query's dot product over |x|.
   struct I8Copy {
     const void* codes = nullptr;  // rows x ldg int8, rows sorted
     const int* order = nullptr;
@@ -72,15 +93,13 @@ struct BatchScanArgs {
     float fp32_bound = 0;
     TiledI8Projection projection;  // the projected copy's: the queries are coded against it
   } i8;
-  // The centred copies (kernels/embeddings/centre.cuh): the model's mean row when the filtered
-  // scans read them (null: the plain copies), and each query's shift q . mu / |q| (batch floats,
+  // The centred copies' (kernels/embeddings/centre.cuh), where the filtered scans read them: the
+  // model's mean row (null: the plain copies), and each query's shift q . mu / |q| (batch floats,
   // batch_prepare fills them), which the re-rank adds to a key before the certificate compares.
-  const float* centre_mean = nullptr;
-  float* shifts = nullptr;
-  float* out_s = nullptr;  // batch x k
-  int* out_r = nullptr;
-  int* status = nullptr;   // batch; 1 where not certified
-  bool gemm_only = false;  // benchmark breakdown: skip the per-tile selection
+  struct Centring {
+    const float* mean = nullptr;
+    float* shifts = nullptr;
+  } centring;
 };
 
 // Bytes of device scratch a batch needs (everything in BatchScanArgs but the model): the

@@ -58,9 +58,11 @@ struct BatchScanRow {
   void (*bind)(const ScanShape&, void* const* scratch, BatchScanArgs&) = nullptr;
   // The model copy it reads beyond the GEMM input's (a model_copies() row, prepared by the searcher
   // before the pass: the centred form where the scan filters and the model is centred), and how it
-  // goes into the arguments; null: none.
+  // goes into the arguments (`centre`: the centre the prepared copy is centred on, null where it is
+  // the plain copy); null: none.
   const char* copy = nullptr;
-  void (*attach_copy)(const DeviceModel&, const ModelCopyRow& prepared, BatchScanArgs&) = nullptr;
+  void (*attach_copy)(const DeviceModel&, const ModelCopyRow& prepared, const ModelCentre* centre,
+                      BatchScanArgs&) = nullptr;
   const ModelCopyRow* copy_row = nullptr;  // resolved when the table is built
   // After the queries are normalised: its own preparation (query codes, cleared lists).
   void (*prepare)(const BatchScanArgs&, cudaStream_t) = nullptr;

@@ -293,8 +293,8 @@ void seed_thresholds(const BatchScanArgs& a, const FilterPlan& p, const FilterSc
     launch_scan(kernel_of<true>(p.tiles, p.units, p.walk), sample, p.smem, s);
     const std::size_t seed_smem = filter_scan::select_smem(p.sm.groups * 16);
     allow_dynamic_smem(seed_from_sample_kernel<kSelect>, seed_smem, "seed_from_sample_kernel");
-    seed_from_sample_kernel<kSelect>
-        <<<f.nq, kSelect, seed_smem, s>>>(a.candidates, a.capacity, p.sm.groups * 16, p.rank, p.margin, thresholds);
+    seed_from_sample_kernel<kSelect><<<f.nq, kSelect, seed_smem, s>>>(a.candidates.entries, a.candidates.capacity,
+                                                                      p.sm.groups * 16, p.rank, p.margin, thresholds);
     CUDA_CHECK_LAUNCH();
   } else {
     CUDA_CHECK(cudaMemsetAsync(thresholds, 0, f.nq * sizeof(unsigned), s));
@@ -303,12 +303,12 @@ void seed_thresholds(const BatchScanArgs& a, const FilterPlan& p, const FilterSc
     // The wgmma walk's refinement: a filter pass over every refine_stride-th tile raises each
     // threshold to the k-th best it found (refine_seed_kernel), so that the whole pass appends
     // about k refine_stride candidates a query instead of k rows / sampled rows.
-    CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
+    CUDA_CHECK(cudaMemsetAsync(a.candidates.counts, 0, f.nq * sizeof(unsigned), s));
     filter_gemm_scan(f, refine_stride(), s);
-    const std::size_t refine_smem = filter_scan::select_smem(a.capacity);
+    const std::size_t refine_smem = filter_scan::select_smem(a.candidates.capacity);
     allow_dynamic_smem(refine_seed_kernel<kSelect>, refine_smem, "refine_seed_kernel");
-    refine_seed_kernel<kSelect>
-        <<<f.nq, kSelect, refine_smem, s>>>(a.candidates, a.capacity, a.counts, p.rank, p.margin, thresholds);
+    refine_seed_kernel<kSelect><<<f.nq, kSelect, refine_smem, s>>>(a.candidates.entries, a.candidates.capacity,
+                                                                   a.candidates.counts, p.rank, p.margin, thresholds);
     CUDA_CHECK_LAUNCH();
   }
 }
@@ -320,7 +320,7 @@ void last_pass(const BatchScanArgs& a, const FilterPlan& p, FilterScanArgs f, in
   f.stride = 1;
   const std::size_t first = static_cast<std::size_t>(q0) * a.K;
   const SliceLists out{a.lists_s + first, a.lists_r + first, 1, a.K};
-  const std::size_t select_bytes = filter_scan::select_smem(a.capacity);
+  const std::size_t select_bytes = filter_scan::select_smem(a.candidates.capacity);
   if (i8) {  // its counts are per block part, in seg_counts (select_segments_kernel gathers them)
     FilterScanArgs g = f;
     g.ldg = a.i8.ldg;
@@ -329,17 +329,18 @@ void last_pass(const BatchScanArgs& a, const FilterPlan& p, FilterScanArgs f, in
     const int parts = filter_gemm_scan_i8(
         g, x, a.i8.codes, static_cast<const signed char*>(a.i8.queries) + static_cast<std::size_t>(q0) * a.i8.ldg, s);
     allow_dynamic_smem(select_segments_kernel<kSelect>, select_bytes, "select_segments_kernel");
-    select_segments_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(
-        a.candidates, a.capacity, a.i8.seg_counts, parts, a.capacity / parts, a.K, out, a.status + q0, a.i8.order);
+    select_segments_kernel<kSelect>
+        <<<f.nq, kSelect, select_bytes, s>>>(a.candidates.entries, a.candidates.capacity, a.i8.seg_counts, parts,
+                                             a.candidates.capacity / parts, a.K, out, a.status + q0, a.i8.order);
   } else {
-    CUDA_CHECK(cudaMemsetAsync(a.counts, 0, f.nq * sizeof(unsigned), s));
+    CUDA_CHECK(cudaMemsetAsync(a.candidates.counts, 0, f.nq * sizeof(unsigned), s));
     if (p.gemm)
       filter_gemm_scan(f, 1, s);
     else
       launch_scan(kernel_of<false>(p.tiles, p.units, p.walk), f, p.smem, s);
     allow_dynamic_smem(select_candidates_kernel<kSelect>, select_bytes, "select_candidates_kernel");
-    select_candidates_kernel<kSelect>
-        <<<f.nq, kSelect, select_bytes, s>>>(a.candidates, a.capacity, a.counts, a.K, out, a.status + q0);
+    select_candidates_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(a.candidates.entries, a.candidates.capacity,
+                                                                          a.candidates.counts, a.K, out, a.status + q0);
   }
   CUDA_CHECK_LAUNCH();
 }
@@ -351,7 +352,8 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s, bool i8) {
   if (a.batch == 0) return;
   if (a.input != GemmInput::F16) throw Error("the filtered scan reads the fp16 copy");
   if (const auto no = batch_scan_refusal(*a.scan, a.exact.dim, a.K, device_status().props.major)) throw Error(no->why);
-  if (a.capacity < (i8 ? filter_scan_i8_capacity(a.exact.rows, a.K) : filter_scan_capacity(a.exact.rows, a.K)))
+  if (a.candidates.capacity <
+      (i8 ? filter_scan_i8_capacity(a.exact.rows, a.K) : filter_scan_capacity(a.exact.rows, a.K)))
     throw Error("filtered scan: candidate buffers too small");
   const FilterPlan p = plan_filter(a, i8);
   for (int q0 = 0; q0 < a.batch; q0 += Policy::kMaxQueries) {
@@ -365,9 +367,9 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s, bool i8) {
     f.chunks = chunks_of(a.exact.dim);
     f.qgroups = ceil_div(f.nq, 16 * p.tiles);
     f.thresholds = a.thresholds + q0;
-    f.cand = a.candidates;
-    f.capacity = a.capacity;
-    f.counts = a.counts;
+    f.cand = a.candidates.entries;
+    f.capacity = a.candidates.capacity;
+    f.counts = a.candidates.counts;
     seed_thresholds(a, p, f, a.thresholds + q0, s);
     last_pass(a, p, f, q0, i8, s);
   }
@@ -380,23 +382,26 @@ std::optional<Refusal> mma_refusal(int dim, int, int cc_major) {
   return std::nullopt;
 }
 
-// Candidate buffers for the queries of one launch, and their fill.
+// Candidate buffers for the queries of one launch and their fill, and every query's threshold.
 std::vector<ScanBuffer> buffers_of(const ScanShape& sh, long long capacity) {
   const std::size_t Q = static_cast<std::size_t>(filter_scan_queries(sh.batch));
-  return {{"candidate buffers", Q * capacity * sizeof(unsigned long long)}, {"candidate counts", Q * sizeof(unsigned)}};
+  return {{"candidate buffers", Q * capacity * sizeof(unsigned long long)},
+          {"candidate counts", Q * sizeof(unsigned)},
+          {"shared thresholds", static_cast<std::size_t>(sh.batch) * sizeof(unsigned)}};
 }
+constexpr int kOwnBuffers = 3;  // buffers_of's, before a scan's further ones
 
 void bind_buffers(void* const* scratch, long long capacity, BatchScanArgs& a) {
-  a.candidates = static_cast<unsigned long long*>(scratch[0]);
-  a.counts = static_cast<unsigned*>(scratch[1]);
-  a.capacity = capacity;
+  a.candidates.entries = static_cast<unsigned long long*>(scratch[0]);
+  a.candidates.counts = static_cast<unsigned*>(scratch[1]);
+  a.candidates.capacity = capacity;
+  a.thresholds = static_cast<unsigned*>(scratch[2]);
 }
 
 // The int8 walk's tiled copy (the centred one where the model is centred; projected where its
 // mean is long) and what the certificate needs of it.
-void attach_i8_copy(const DeviceModel& m, const ModelCopyRow& prepared, BatchScanArgs& a) {
+void attach_i8_copy(const DeviceModel& m, const ModelCopyRow& prepared, const ModelCentre* centre, BatchScanArgs& a) {
   const TiledI8Copy& t = copy_of<TiledI8Copy>(m, prepared);
-  const ModelCentre* centre = &prepared == &tiled_i8_copy_row() ? nullptr : used_centre(m);
   a.i8.codes = t.codes.get();
   a.i8.order = t.order.as<int>();
   a.i8.tiles = t.tiles.as<float4>();
@@ -448,9 +453,9 @@ BatchScanRow filtered_i8_scan() {
   };
   r.bind = [](const ScanShape& sh, void* const* scratch, BatchScanArgs& a) {
     bind_buffers(scratch, filter_scan_i8_capacity(sh.rows, sh.K), a);
-    a.i8.queries = scratch[2];
-    a.i8.query_bounds = static_cast<float4*>(scratch[3]);
-    a.i8.seg_counts = static_cast<unsigned*>(scratch[4]);
+    a.i8.queries = scratch[kOwnBuffers];
+    a.i8.query_bounds = static_cast<float4*>(scratch[kOwnBuffers + 1]);
+    a.i8.seg_counts = static_cast<unsigned*>(scratch[kOwnBuffers + 2]);
   };
   r.copy = "tiled_i8";
   r.attach_copy = attach_i8_copy;

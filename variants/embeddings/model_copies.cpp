@@ -71,14 +71,19 @@ const DeviceModel::Copy& prepare_copy(DeviceModel& m, const ModelCopyRow& row) {
   return m.keep_copy(row.name, row.make(m, m.take_stale_copy(row.name)));
 }
 
+const ModelCopyRow& centred_or_plain(const ModelCopyRow& row, const ModelCentre* centre) {
+  return centre && row.centred_row ? *row.centred_row : row;
+}
+
 const ModelCopyRow& prepare_centred_or_plain(DeviceModel& m, const ModelCopyRow& row) {
-  const ModelCopyRow* use = &row;
+  const ModelCentre* centre = nullptr;
   if (row.centred_row) {
     prepare_copy(m, centre_copy_row());
-    if (used_centre(m)) use = row.centred_row;
+    centre = used_centre(m);
   }
-  prepare_copy(m, *use);
-  return *use;
+  const ModelCopyRow& use = centred_or_plain(row, centre);
+  prepare_copy(m, use);
+  return use;
 }
 
 const DeviceModel::Copy& prepared_copy(const DeviceModel& m, const ModelCopyRow& row) {
@@ -95,19 +100,25 @@ const ModelCentre* used_centre(const DeviceModel& m) {
   return c && c->used ? c : nullptr;
 }
 
+namespace {
+// `plain`'s copy or its centred form, prepared, then looked up.
+template <class T>
+const T& prepared_as(DeviceModel& m, const ModelCopyRow& plain, bool centred) {
+  if (centred && !plain.centred_row) throw Error(std::string("model copy '") + plain.name + "' has no centred form");
+  const ModelCopyRow& row = centred ? *plain.centred_row : plain;
+  prepare_copy(m, row);
+  return copy_of<T>(m, row);
+}
+}  // namespace
+
 const ReducedCopy& prepared_reduced(DeviceModel& m, Storage s, bool centred) {
   const ModelCopyRow* row = reduced_copy_row(s);
   if (!row) throw Error("an fp32 scan reads the model itself, not a copy");
-  if (centred) row = row->centred_row;
-  prepare_copy(m, *row);
-  return copy_of<ReducedCopy>(m, *row);
+  return prepared_as<ReducedCopy>(m, *row, centred);
 }
 
 const TiledI8Copy& prepared_tiled_i8(DeviceModel& m, bool centred) {
-  const ModelCopyRow* row = &tiled_i8_copy_row();
-  if (centred) row = row->centred_row;
-  prepare_copy(m, *row);
-  return copy_of<TiledI8Copy>(m, *row);
+  return prepared_as<TiledI8Copy>(m, tiled_i8_copy_row(), centred);
 }
 
 const ModelCentre& prepared_centre(DeviceModel& m) {

@@ -121,8 +121,11 @@ std::vector<std::string> model_copy_problems(const ModelCopyRow& r);
 // Makes `row`'s copy unless the model keeps it (the copy it comes after first); an Error (the row's
 // refusal, or out of memory) where it cannot. Returns the copy.
 const DeviceModel::Copy& prepare_copy(DeviceModel& m, const ModelCopyRow& row);
-// For a reader that takes centred copies: prepares the centre, then the row's centred form where
-// the model is centred (else the row itself); returns the row prepared.
+// The one rule of the centring readers: `row`'s centred form where the model is centred (`centre`,
+// the model's used centre, non-null) and the row has one, else the row itself.
+const ModelCopyRow& centred_or_plain(const ModelCopyRow& row, const ModelCentre* centre);
+// For a reader that takes centred copies: prepares the centre, then centred_or_plain(row); returns
+// the row prepared.
 const ModelCopyRow& prepare_centred_or_plain(DeviceModel& m, const ModelCopyRow& row);
 
 // The copy, prepared before; an Error naming the row where it was not (never made here).

@@ -3,6 +3,7 @@
 // registered row (fused_tensor_core).
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "kernels/embeddings/tensor_scan_topk.cuh"
 #include "runtime/launch.hpp"
@@ -165,6 +166,12 @@ BatchScanRow fused_tensor_core_scan() {
                  "beyond the study"};
   r.refusal = [](int dim, int K, int) { return tensor_scan_refusal(dim, K); };
   r.slices = [](int batch, int, int dim, int K) { return tensor_scan_blocks(batch, dim, K); };
+  r.scratch = [](const ScanShape& sh) {
+    return std::vector<ScanBuffer>{{"shared thresholds", static_cast<std::size_t>(sh.batch) * sizeof(unsigned)}};
+  };
+  r.bind = [](const ScanShape&, void* const* scratch, BatchScanArgs& a) {
+    a.thresholds = static_cast<unsigned*>(scratch[0]);
+  };
   // Its blocks write every list whole; the thresholds start at the lowest key.
   r.prepare = [](const BatchScanArgs& a, cudaStream_t s) {
     CUDA_CHECK(cudaMemsetAsync(a.thresholds, 0, static_cast<std::size_t>(a.batch) * sizeof(unsigned), s));
