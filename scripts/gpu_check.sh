@@ -18,8 +18,9 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --
 for t in "$dir"/test_*; do
   [ $tests = 1 ] || break
   name=$(basename "$t")
+  t0=$SECONDS  # each binary's seconds: what a device call's time limit has to hold
   if "$t" --gtest_brief=1 >"$out/$name.log" 2>&1; then r=ok; else r=FAILED; status=1; fi
-  echo "$name: $r ($(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$name.log" | tr '\n' ' '))"
+  echo "$name: $r in $((SECONDS - t0)) s ($(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$name.log" | tr '\n' ' '))"
 done
 if [ $tests = 1 ] && [ -x "$dir/dead_rank.sh" ]; then
   # Two GPUs: a rank that dies mid-batch ends the other with one error line (skips with one GPU).
@@ -42,9 +43,10 @@ if [ $sanitize = 1 ]; then
       [ $t = test_list_select ] && f='*'
       [ $t = test_warp_primitives ] && f='*'
       [ $t = test_intersect_gpu ] && f='IntersectGpu.ExactOnTheSmallSet:IntersectGpu.ExactOnTheAdversarialSets'
+      t0=$SECONDS
       if compute-sanitizer --tool $tool --error-exitcode 99 "$dir/$t" --gtest_filter="$f" \
           --gtest_brief=1 >"$out/sanitize-$tool-$t.log" 2>&1; then r=clean; else r=ERRORS; status=1; fi
-      echo "compute-sanitizer $tool $t: $r ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool-$t.log" | tail -1))"
+      echo "compute-sanitizer $tool $t: $r in $((SECONDS - t0)) s ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool-$t.log" | tail -1))"
     done
   done
 fi
