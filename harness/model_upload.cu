@@ -73,6 +73,7 @@ DeviceModel DeviceUpload::finish(const Model& m, bool pinned) {
   readers_.clear();  // the staging goes back now, not with the searcher
   dm_.norms = DeviceBuffer(static_cast<std::size_t>(m.rows) * sizeof(float), "the model's norms");
   CUDA_CHECK(cudaMemcpy(dm_.norms.get(), m.norms.data(), m.rows * sizeof(float), cudaMemcpyHostToDevice));
+  dm_.measure_norm_range();
   begun_ = false;
   return std::move(dm_);
 }

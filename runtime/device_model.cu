@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "kernels/embeddings/norm_range.cuh"
 #include "kernels/embeddings/synthetic_fill.cuh"
@@ -111,6 +112,7 @@ DeviceModel upload_model(const Model& m, bool pinned) {
     CUDA_CHECK(cudaMemcpy(dm.vectors.get(), m.vectors.data(), bytes, cudaMemcpyHostToDevice));
   }
   CUDA_CHECK(cudaMemcpy(dm.norms.get(), m.norms.data(), m.rows * sizeof(float), cudaMemcpyHostToDevice));
+  dm.measure_norm_range();
   return dm;
 }
 
@@ -131,6 +133,7 @@ DeviceModel generate_synthetic_on_device(std::int64_t rows, int dim, std::uint64
                                                                            dm.norms.as<float>());
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
+  dm.measure_norm_range();
   return dm;
 }
 
@@ -152,7 +155,11 @@ Model download_model(const DeviceModel& dm) {
 namespace distancies {
 
 const NormRange& DeviceModel::norm_range() const {
-  if (have_range_) return range_;
+  if (!have_range_) throw std::logic_error("the model's norm range was read before it was measured");
+  return range_;
+}
+
+void DeviceModel::measure_norm_range() {
   DeviceBuffer out(3 * sizeof(unsigned), "norm range");
   const unsigned init[3] = {0x7f800000u, 0u, 0u};  // min = +inf, max = 0, all finite
   CUDA_CHECK(cudaMemcpy(out.get(), init, sizeof init, cudaMemcpyHostToDevice));
@@ -166,7 +173,6 @@ const NormRange& DeviceModel::norm_range() const {
   std::memcpy(&range_.max_norm, &got[1], sizeof(float));
   range_.finite = got[2] == 0;
   have_range_ = true;
-  return range_;
 }
 
 }  // namespace distancies

@@ -43,9 +43,12 @@ struct DeviceModel {
   std::size_t copy_bytes() const;  // every copy kept
   bool is_view() const { return is_view_; }
 
-  // Smallest positive and largest row norm, and whether all are finite: computed on first use
-  // and kept (the embeddings study's range guard rests on it).
+  // Smallest positive and largest row norm, and whether all are finite (the embeddings study's
+  // range guard rests on it). Measured once by whoever writes the norms (measure_norm_range(), a
+  // launch and a round trip), so reading it never allocates or launches; reading it before then
+  // is a programming error (std::logic_error).
   const NormRange& norm_range() const;
+  void measure_norm_range();
 
   // A model whose rows live in memory it does not own (a streamed chunk, a slot re-filled per
   // chunk): `vectors` and `norms` are borrowed. The norm range is given (the whole model's, so
@@ -57,8 +60,8 @@ struct DeviceModel {
   void rows_changed();
 
  private:
-  mutable NormRange range_;
-  mutable bool have_range_ = false;
+  NormRange range_;
+  bool have_range_ = false;
   std::map<std::string, std::unique_ptr<Copy>, std::less<>> copies_, stale_;
   bool is_view_ = false;  // a streamed chunk: its rows change under it
 };

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "gpu_skip.hpp"
@@ -352,4 +353,30 @@ TEST(Certification, RateOnTheSyntheticModel) {
   DeviceModel dm = generate_synthetic_on_device(kGloveRows, 300, kDefaultSeed);
   const Model m = download_model(dm);
   measure_certification("synthetic", m, dm);
+}
+
+// Every way a model reaches the GPU measures its norm range once, where its norms are written,
+// equal to the host's (zero rows and a non-finite norm included); reading it afterwards never
+// launches, and a model nobody measured refuses to answer rather than guess.
+TEST(NormRange, EveryBuilderMeasuresItOnce) {
+  DISTANCIES_REQUIRE_GPU();
+  Model m = random_model({3001, 40, 12, 0, 0});
+  m.norms[7] = 0.0f;
+  const NormRange want = host_norm_range(m.norms.data(), m.rows);
+  const auto expect_range = [&](const DeviceModel& dm, const NormRange& w, const char* how) {
+    SCOPED_TRACE(how);
+    const NormRange& got = dm.norm_range();
+    EXPECT_EQ(got.min_norm, w.min_norm);
+    EXPECT_EQ(got.max_norm, w.max_norm);
+    EXPECT_EQ(got.finite, w.finite);
+    EXPECT_EQ(&dm.norm_range(), &got) << "read, not measured again";
+  };
+  expect_range(upload_model(m, true), want, "upload_model, pinned");
+  expect_range(upload_model(m, false), want, "upload_model, pageable");
+  const DeviceModel gen = generate_synthetic_on_device(5000, 40, 3);
+  const Model host = download_model(gen);
+  expect_range(gen, host_norm_range(host.norms.data(), host.rows), "generate_synthetic_on_device");
+  m.norms[11] = INFINITY;
+  expect_range(upload_model(m), host_norm_range(m.norms.data(), m.rows), "a non-finite norm");
+  EXPECT_THROW(DeviceModel{}.norm_range(), std::logic_error);
 }

@@ -74,7 +74,6 @@ BatchSearcher::BatchSearcher(DeviceModel& model, Options opt) : model_(model), o
                "cublasSetMathMode");
   buf_->inv_norms = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(model.rows, 1)) * sizeof(float),
                                  "inverse row norms");
-  model.norm_range();  // computed once, here rather than in the first search's time
   const auto t0 = clock_type::now();
   DeviceBuffer scratch(kBatchWarmUpBytes, "cuBLAS warm-up");
   batch_gemm_warm_up(buf_->cublas.get(), stream_.get(), scratch.get());

@@ -38,6 +38,7 @@ DeviceModel upload_rows(const HostRows& r) {
     CUDA_CHECK(cudaMemcpy(dm.vectors.get(), r.vectors, r.vector_bytes(), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dm.norms.get(), r.norms, r.rows * sizeof(float), cudaMemcpyHostToDevice));
   }
+  dm.measure_norm_range();
   return dm;
 }
 
