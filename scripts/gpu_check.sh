@@ -37,7 +37,10 @@ if [ $sanitize = 1 ]; then
     for t in test_gpu_variants test_batch test_batch_pipelines test_model_copies test_list_select \
         test_warp_primitives test_intersect_gpu; do
       f=$filter
-      [ $t = test_batch ] && f=$batch_filter
+      [ $t = test_batch ] && f="$batch_filter:GemmTileScores.*"
+      # initcheck does not see cuBLAS's stores into a B = 3 tile's scores (docs/batch.md, "Known,
+      # left alone"); GemmTileScores.WritesEveryScoreInitcheckCallsUnwritten holds cuBLAS to them.
+      [ $t = test_batch ] && [ $tool = initcheck ] && f="$f-BatchSearch.UncertifiableQueriesFallBackToExact"
       [ $t = test_batch_pipelines ] && f='Registry/*b5_d7*:Registry/*rows_lt_k*:Registry/*zero_rows*'
       [ $t = test_model_copies ] && f='Registry/ModelCopyTest.MadeOnce*:Registry/ModelCopyTest.AViews*:ModelCopies.*'
       [ $t = test_list_select ] && f='*'

@@ -126,6 +126,16 @@ void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s,
   a.scan->score(ScanStreams{h, s, side, ev}, a);
 }
 
+void gemm_tile_scores(cublasHandle_t h, GemmInput input, const void* tile, int m, int ldg, const void* queries,
+                      int batch, void* scores, bool half_scores, int ldc) {
+  const float alpha = 1.0f, beta = 0.0f;
+  // Column-major view: scores (m x B, ld = ldc) = tile^T (m x ldg) * queries (ldg x B).
+  cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, batch, ldg, &alpha, tile, cuda_type(input), ldg, queries,
+                            cuda_type(input), ldg, &beta, scores, half_scores ? CUDA_R_16F : CUDA_R_32F, ldc,
+                            compute_type(input), CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
+}
+
 namespace {
 
 // The cuBLAS tiles: every tile a GEMM on the stream, its selection into the slice lists on the
@@ -136,7 +146,6 @@ void score_gemm_tiles(const ScanStreams& io, const BatchScanArgs& a) {
   cudaStream_t s = io.stream, side = io.side;
   const TileEvents& ev = io.events;
   cublas_check(cublasSetStream(h, s), "cublasSetStream");
-  const float alpha = 1.0f, beta = 0.0f;
   const SliceLists lists{a.lists_s, a.lists_r, a.slices, a.K};
   constexpr int kWarps = BatchPolicy::kSelectWarps;
   const std::size_t smem = kWarps * static_cast<std::size_t>(a.K) * (sizeof(float) + sizeof(int));
@@ -151,12 +160,8 @@ void score_gemm_tiles(const ScanStreams& io, const BatchScanArgs& a) {
     const int buf = t % 2;
     const int m = std::min(a.tile_rows, a.exact.rows - row0);
     if (t >= 2) CUDA_CHECK(cudaStreamWaitEvent(s, ev.selected[buf], 0));  // buffer free again
-    // Column-major view: scores (m x B, ld = tile_rows) = tile^T (m x ldg) * queries (ldg x B).
-    cublas_check(
-        cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, a.batch, a.ldg, &alpha, model + row0 * row_bytes,
-                     cuda_type(a.input), a.ldg, a.queries_g, cuda_type(a.input), a.ldg, &beta, a.scores.buffers[buf],
-                     half ? CUDA_R_16F : CUDA_R_32F, a.tile_rows, compute_type(a.input), CUBLAS_GEMM_DEFAULT),
-        "cublasGemmEx");
+    gemm_tile_scores(h, a.input, model + row0 * row_bytes, m, a.ldg, a.queries_g, a.batch, a.scores.buffers[buf], half,
+                     a.tile_rows);
     if (a.gemm_only) continue;
     CUDA_CHECK(cudaEventRecord(ev.scored[buf], s));
     CUDA_CHECK(cudaStreamWaitEvent(side, ev.scored[buf], 0));

@@ -152,6 +152,13 @@ int filter_scan_queries(int batch);
 constexpr std::size_t kBatchWarmUpBytes = 64 * 1024;
 void batch_gemm_warm_up(cublasHandle_t h, cudaStream_t s, void* scratch);
 
+// One tile's scores, as the cuBLAS tiles compute them: scores (m x batch, column-major, ld
+// `ldc`, fp16 where `half_scores`, else fp32) = tile^T (m rows of `ldg` elements) x queries (ldg
+// x batch), on the handle's stream. Every one of the m x batch scores is written (a test holds
+// cuBLAS to it, since compute-sanitizer's initcheck does not see some of its kernels' stores).
+void gemm_tile_scores(cublasHandle_t h, GemmInput input, const void* tile, int m, int ldg, const void* queries,
+                      int batch, void* scores, bool half_scores, int ldc);
+
 // The cuBLAS tiles' events: GEMM on the stream, selection on the side stream, two score buffers in
 // flight; the scan returns with the stream waiting for the last selection.
 struct TileEvents {
