@@ -210,6 +210,15 @@ TEST(AutoPlan, TheLargeProbeScalesLargeBatches) {
   EXPECT_DOUBLE_EQ(r.scale(*table.many, 4096), 4.0);
   EXPECT_NEAR(r.scale(*table.many, 181), 2.0, 0.01);  // sqrt(64 x 512): halfway on the log line
   EXPECT_DOUBLE_EQ(r.scale(*table.many), 1.0) << "no batch size: the probe's own";
+  // The small probe batch's scale decides the small batches, and is interpolated up to the probe's.
+  for (auto& x : r.batch)
+    if (x.pipeline == table.many) x.scale_small = 0.25, x.small_batch = 16;
+  EXPECT_DOUBLE_EQ(r.scale(*table.many, 1), 0.25);
+  EXPECT_DOUBLE_EQ(r.scale(*table.many, 16), 0.25);
+  EXPECT_NEAR(r.scale(*table.many, 32), 0.5, 1e-9);  // halfway between 16 and 64 on the log line
+  EXPECT_DOUBLE_EQ(r.scale(*table.many, 64), 1.0);
+  EXPECT_DOUBLE_EQ(r.scale(*table.many, 512), 4.0);
+  EXPECT_DOUBLE_EQ(r.scale(*table.many), 1.0) << "no batch size: still the probe's own";
   // The share measured on 512 rows stands until live traffic is the larger sample.
   const BatchPipeline& p = *table.many;
   r.observe(p, 100, 200);

@@ -189,6 +189,13 @@ TEST_P(FamilyTest, ProbeMeasuresEveryPipelineAutoMayChoose) {
   for (const auto& rate : r.batch) {
     EXPECT_GE(rate.redone, 0.0) << rate.pipeline->name;
     EXPECT_LE(rate.redone, 1.0) << rate.pipeline->name;
+    // Every pipeline in the table is also timed at the small and the large probe batch.
+    if (std::isfinite(auto_table_ms(rate.pipeline->name, kProbeSmallQueries))) {
+      EXPECT_EQ(rate.small_batch, kProbeSmallQueries) << rate.pipeline->name;
+      EXPECT_TRUE(std::isfinite(rate.scale_small) && rate.scale_small > 0) << rate.pipeline->name;
+      EXPECT_EQ(rate.large_batch, kProbeLargeQueries) << rate.pipeline->name;
+      EXPECT_TRUE(std::isfinite(rate.scale_large) && rate.scale_large > 0) << rate.pipeline->name;
+    }
     RecordProperty(test_name(rate.pipeline->name) + "_redone", std::to_string(rate.redone));
   }
   EXPECT_GE(r.one_query_f16, 0.0);
@@ -205,4 +212,11 @@ TEST_P(FamilyTest, ProbeMeasuresEveryPipelineAutoMayChoose) {
   const AutoChoice c = auto_batch(1024, 10, true, 300, cc, &r);
   ASSERT_NE(c.many, nullptr);
   EXPECT_NE(c.why.find("redone"), std::string::npos) << c.why;
+  // Every pipeline it priced is listed with its prediction, the chosen one the least.
+  ASSERT_FALSE(c.priced.empty());
+  for (const auto& p : c.priced) {
+    EXPECT_TRUE(std::isfinite(p.ms) && p.ms > 0) << p.pipeline->name;
+    if (p.pipeline == c.many)
+      for (const auto& o : c.priced) EXPECT_LE(p.ms, o.ms) << o.pipeline->name;
+  }
 }

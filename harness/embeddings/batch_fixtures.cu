@@ -73,7 +73,8 @@ void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool
 
 // What `--variant auto` runs for B queries with the 16-bit copy made (as it is in every fixture
 // after the warm-up); the label names the choice, so that `python3 -m scripts.codegen.auto_policy --check` can
-// hold it against the best pipeline of the same run.
+// hold it against the best pipeline of the same run; counters `predicted_ms:<pipeline>` say what
+// it predicted for each pipeline it priced.
 // The data's redo rates are measured once, untimed, as a session measures them on its model.
 const DataRates& probed_rates() {
   static const DataRates rates = [] {
@@ -88,6 +89,7 @@ void auto_fixture(benchmark::State& st, int batch) {
                                   device_status().props.major, &probed_rates());
   st.SetLabel(c.many->name);
   batch_fixture(st, c.many, batch, false, 0);
+  for (const AutoChoice::Priced& p : c.priced) st.counters[std::string("predicted_ms:") + p.pipeline->name] = p.ms;
 }
 
 }  // namespace

@@ -45,9 +45,10 @@ DataRates probe_data_rates(DeviceModel& dm, BatchSearcher& bs, int k, int cc_maj
   DataRates rates;
   const int n = static_cast<int>(std::min<long long>(queries, dm.rows));
   if (n <= 0 || k > BatchPolicy::kMaxK) return rates;
-  // The small batch is the large one's first n rows (the same rule): fetched once.
+  // The probe batch is the large one's first n rows, the small one its first 16 (the same rule): fetched once.
   const int large = static_cast<int>(std::min<long long>(kProbeLargeQueries, dm.rows));
   const RowQueries q = model_rows_as_queries(dm, std::max(n, large));
+  const int small = std::min(n, kProbeSmallQueries);  // the first 16 of them
   for (const BatchPipeline& p : batch_pipelines()) {
     if (p.per_query_pipeline || batch_scan_refusal(*p.scan_row, dm.dim, BatchPolicy::candidates(k), cc_major)) continue;
     bs.search(p, q.q.data(), q.norms.data(), n, k);  // makes the copies it reads; counts the redone
@@ -59,6 +60,11 @@ DataRates probe_data_rates(DeviceModel& dm, BatchSearcher& bs, int k, int cc_maj
     // And the large batch: its share of redone queries replaces the small one's (a share of a few
     // per cent, which decides batches of a hundred, is below what 64 rows can see), and its time
     // shows what a query costs beyond its share of the read where the scan turns compute-bound.
+    const double table_small = small < n ? auto_table_ms(p.name, small) : std::nan("");
+    if (std::isfinite(table_small) && table_small > 0) {
+      const double ms = best_time(bs, p, q, small, k);
+      if (ms > 0) rate.scale_small = ms / table_small, rate.small_batch = small;
+    }
     const double table_large = large > n ? auto_table_ms(p.name, large) : std::nan("");
     if (std::isfinite(table_large) && table_large > 0) {
       bs.search(p, q.q.data(), q.norms.data(), large, k);

@@ -1,8 +1,9 @@
 // What the data does to the batch certificates, measured on the resident model: a sample of its
 // own rows asked as one batch through every batch pipeline `auto` may choose, the share of
 // them each had to redo on its fallback, and its time on this model against the table's at that
-// size and at kProbeLargeQueries (whose share of redone queries is the one kept). `auto` scales the measured table by
-// it and adds the predicted time of the redo (variants/embeddings/auto_plan.hpp; docs/data.md says why).
+// size, at kProbeSmallQueries and at kProbeLargeQueries (whose share of redone queries is the one
+// kept). `auto` scales the measured table by it and adds the predicted time of the redo
+// (variants/embeddings/auto_plan.hpp; docs/data.md says why).
 #pragma once
 #include <vector>
 
@@ -15,6 +16,7 @@ namespace distancies {
 
 constexpr int kProbeQueries = 64;
 constexpr int kProbeLargeQueries = 512;  // the large probe batch (the same rule's first 512 rows)
+constexpr int kProbeSmallQueries = 16;   // the small one (its first 16: its time, not its share)
 constexpr int kProbeLoopQueries = 16;    // the per-query loops' timed rows (their time is linear in them)
 
 // The vectors of rows (i * 104729) mod rows, i < n, packed, and their norms: the rule the

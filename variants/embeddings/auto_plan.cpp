@@ -138,6 +138,11 @@ double DataRates::scale(const BatchPipeline& p, int batch_size) const {
   for (const Rate& r : batch) {
     if (r.pipeline != &p || !(std::isfinite(r.scale) && r.scale > 0)) continue;
     const bool large = std::isfinite(r.scale_large) && r.scale_large > 0 && r.large_batch > probe_queries;
+    const bool small =
+        std::isfinite(r.scale_small) && r.scale_small > 0 && r.small_batch > 0 && r.small_batch < probe_queries;
+    if (small && batch_size > 0 && batch_size < probe_queries)
+      return batch_size <= r.small_batch ? r.scale_small
+                                         : log_log(batch_size, r.small_batch, r.scale_small, probe_queries, r.scale);
     if (!large || batch_size <= probe_queries) return r.scale;
     if (batch_size >= r.large_batch) return r.scale_large;
     return log_log(batch_size, probe_queries, r.scale, r.large_batch, r.scale_large);
@@ -184,6 +189,7 @@ AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major, c
     if (needs_16bit_copy(p) && !copy_made) ms += copy_ms();
     if (rates && rates->probe_queries > 0 && !std::isfinite(loop))
       ms = ms * rates->scale(p, batch) + redo_ms(p, rates->redone(p) * batch, *rates);
+    c.priced.push_back({&p, ms});
     if (ms < best) {
       best = ms;
       c.many = &p;

@@ -14,6 +14,13 @@ struct AutoChoice {
   const Pipeline* one = nullptr;        // one query at a time
   const BatchPipeline* many = nullptr;  // or a batch pipeline
   std::string why;                      // one line: what was compared
+  // auto_batch: every pipeline it priced and its predicted ms (the bench's auto fixture records
+  // them beside the measured times, so a wrong choice shows which prediction was off).
+  struct Priced {
+    const BatchPipeline* pipeline;
+    double ms;
+  };
+  std::vector<Priced> priced;
 };
 
 // What the data does to the certificates, measured on the resident model itself
@@ -34,6 +41,10 @@ struct DataRates {
     // anisotropic data) shows only there. NaN: not measured.
     double scale_large = std::numeric_limits<double>::quiet_NaN();
     int large_batch = 0;
+    // The same at a small batch: where the read dominates, a scan's cost per query beyond it
+    // (more candidates on anisotropic data) is smaller than the probe batch shows.
+    double scale_small = std::numeric_limits<double>::quiet_NaN();
+    int small_batch = 0;
   };
   std::vector<Rate> batch;
   // The per-query loops (a one-query pipeline once a query, `batch_fused_loop`, `batch_i8_loop`),
@@ -49,7 +60,8 @@ struct DataRates {
   int probe_queries = 0;     // 0: not measured (the table alone decides)
   double redone(const BatchPipeline& p) const;
   // 1 where not measured; at `batch` above the probe's, interpolated (log-log) towards the
-  // large batch's scale, and that one beyond it.
+  // large batch's scale, and that one beyond it; below it, towards the small batch's, and that
+  // one below it.
   double scale(const BatchPipeline& p, int batch = 0) const;
   // A batch the session answered with `p`: `redone` of `queries` went down its fallback. Once
   // the live queries outnumber the probe's, their share replaces the probe's, so a stream whose
