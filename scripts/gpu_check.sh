@@ -2,14 +2,28 @@
 # On a GPU host, from a portable folder (scripts/pack_portable.sh): runs every test binary,
 # compute-sanitizer's four tools over the registry, and a short benchmark; logs go to $OUT
 # (or ./gpu-check-out).
-#   gpu_check.sh [PORTABLE_DIR=.] [--no-tests] [--no-sanitize] [--no-bench]
+#   gpu_check.sh [PORTABLE_DIR=.] [--no-tests] [--no-sanitize] [--no-bench] [--lane=I/N]
+# --lane=I/N runs only every N-th job (a test binary, a sanitizer run, the benchmark) from the I-th
+# (I = 0 .. N-1): N lanes, one a GPU, run the whole check in about 1/N of the time, e.g.
+#   for i in 0 1 2 3; do CUDA_VISIBLE_DEVICES=$i OUT=out/$i gpu_check.sh . --lane=$i/4 & done; wait
 set -uo pipefail
 dir=${1:-.}
 shift || true
-tests=1 sanitize=1 bench=1
+tests=1 sanitize=1 bench=1 lane=0 lanes=1
 for a in "$@"; do
-  case $a in --no-tests) tests=0 ;; --no-sanitize) sanitize=0 ;; --no-bench) bench=0 ;; esac
+  case $a in
+    --no-tests) tests=0 ;;
+    --no-sanitize) sanitize=0 ;;
+    --no-bench) bench=0 ;;
+    --lane=*/*)
+      lane=${a#--lane=} lanes=${lane#*/} lane=${lane%/*}
+      [[ $lane =~ ^[0-9]+$ && $lanes =~ ^[1-9][0-9]*$ && $lane -lt $lanes ]] ||
+        { echo "gpu_check.sh: --lane wants I/N with 0 <= I < N, not '${a#--lane=}'" >&2; exit 2; } ;;
+    *) echo "gpu_check.sh: unknown option '$a'" >&2; exit 2 ;;
+  esac
 done
+job=-1
+mine() { job=$((job + 1)); [ $((job % lanes)) = "$lane" ]; }  # this lane's share of the jobs
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
 . "$dir/gpu_env.sh"  # the packed libraries, then the host's cuBLAS
@@ -17,12 +31,13 @@ status=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --format=csv | tee "$out/nvidia-smi.csv"
 for t in "$dir"/test_*; do
   [ $tests = 1 ] || break
+  mine || continue
   name=$(basename "$t")
   t0=$SECONDS  # each binary's seconds: what a device call's time limit has to hold
   if "$t" --gtest_brief=1 >"$out/$name.log" 2>&1; then r=ok; else r=FAILED; status=1; fi
   echo "$name: $r in $((SECONDS - t0)) s ($(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$name.log" | tr '\n' ' '))"
 done
-if [ $tests = 1 ] && [ -x "$dir/dead_rank.sh" ]; then
+if [ $tests = 1 ] && [ -x "$dir/dead_rank.sh" ] && mine; then
   # Two GPUs: a rank that dies mid-batch ends the other with one error line (skips with one GPU).
   "$dir/dead_rank.sh" "$dir/distancies" "$out/dead-rank" >"$out/dead_rank.log" 2>&1
   r=$?
@@ -36,6 +51,7 @@ if [ $sanitize = 1 ]; then
   for tool in memcheck racecheck initcheck synccheck; do
     for t in test_gpu_variants test_batch test_batch_pipelines test_model_copies test_list_select \
         test_warp_primitives test_intersect_gpu; do
+      mine || continue
       f=$filter
       [ $t = test_batch ] && f="$batch_filter:GemmTileScores.*"
       # initcheck does not see cuBLAS's stores into a B = 3 tile's scores (docs/batch.md, "Known,
@@ -53,7 +69,7 @@ if [ $sanitize = 1 ]; then
     done
   done
 fi
-if [ $bench = 1 ]; then
+if [ $bench = 1 ] && mine; then
   "$dir/distancies-bench" --benchmark_min_time=0.2 --benchmark_out="$out/bench-quick.json" \
     --benchmark_out_format=json >"$out/bench-quick.log" 2>&1 || status=1
   tail -n 40 "$out/bench-quick.log"
