@@ -3,6 +3,7 @@
 // decision rules, not particular timings.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <string>
@@ -244,4 +245,37 @@ TEST(AutoPlan, ClimbingFallbacksSwitchThePipeline) {
   EXPECT_NE(after.many, before.many) << after.why;
   r.observe(*before.many, 0, 100000);  // and back when they fall
   EXPECT_EQ(auto_batch(1024, 10, true, 300, 9, &r).many, before.many);
+}
+
+// The redo is priced at its expectation: a pipeline that redoes each query with probability s
+// adds, for a batch of B, P(N > 0) = 1 - (1 - s)^B times its fallback's time for E[N | N > 0]
+// queries; a share of one redoes the whole batch, a share of none adds nothing.
+TEST(AutoPlan, TheRedoIsPricedAtItsExpectation) {
+  const BatchPipeline& walk = batch_pipeline("batch_i8_filter");
+  ASSERT_NE(walk.fallback_pipeline, nullptr);
+  const std::string fb = walk.fallback_pipeline->name;
+  DataRates r;
+  r.probe_queries = 64;
+  for (const auto& p : batch_pipelines()) r.batch.push_back({&p, 0.0, 1.0});
+  const auto priced = [&](int b) {
+    for (const auto& x : auto_batch(b, 10, true, 300, 9, &r).priced)
+      if (x.pipeline == &walk) return x.ms;
+    return std::nan("");
+  };
+  const auto share = [&](double s) {
+    for (auto& x : r.batch)
+      if (x.pipeline == &walk) x.redone = s;
+  };
+  for (int b : {16, 128, 1024}) {
+    SCOPED_TRACE(b);
+    share(0.0);
+    const double plain = priced(b);
+    ASSERT_NEAR(plain, auto_table_ms("batch_i8_filter", b), 1e-12) << "nothing redone: the table's time";
+    share(1.0 / 128);
+    const double any = 1 - std::pow(1 - 1.0 / 128, b);
+    const int n = std::max(1, static_cast<int>(std::lround(b / 128.0 / any)));
+    EXPECT_NEAR(priced(b), plain + any * auto_table_ms(fb, n), 1e-12);
+    share(1.0);
+    EXPECT_NEAR(priced(b), plain + auto_table_ms(fb, b), 1e-12) << "every query redone, every time";
+  }
 }

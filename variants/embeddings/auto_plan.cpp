@@ -72,16 +72,20 @@ double predicted_ms(std::string_view pipeline, int batch) {
 
 bool needs_16bit_copy(const BatchPipeline& p) { return p.input == GemmInput::F16 || p.input == GemmInput::BF16; }
 
-// Predicted time of redoing `queries` (an expected count, maybe fractional) that `p` could not
-// certify: its fallback's time for them, and so on down the chain with each step's own rate.
-double redo_ms(const BatchPipeline& p, double queries, const DataRates& rates, int depth = 0) {
+// Expected time of redoing the queries of a batch of `batch` that `p` could not certify, each
+// one independently with probability `share`: with N of them, the fallback runs when N > 0, so the
+// expectation is P(N > 0) times its time for E[N | N > 0] queries (exact for one query and for
+// many; the redo of a fixed set is not paid by every batch), and so on down the chain with each
+// step's own share.
+double redo_ms(const BatchPipeline& p, int batch, double share, const DataRates& rates, int depth = 0) {
   const BatchPipeline* fb = p.fallback_pipeline;
-  if (!fb || queries <= 0 || depth > 8) return 0;
-  const int n = std::max(1, static_cast<int>(std::lround(queries)));
+  if (!fb || batch <= 0 || !(share > 0) || depth > 8) return 0;
+  const double any = 1 - std::pow(1 - std::min(share, 1.0), batch);  // P(N > 0)
+  if (!(any > 0)) return 0;
+  const int n = std::max(1, static_cast<int>(std::lround(batch * std::min(share, 1.0) / any)));  // E[N | N > 0]
   const double one = predicted_ms(fb->name, n) * rates.scale(*fb, n);
   if (!std::isfinite(one)) return 0;
-  const double ms = queries < 1 ? queries * one : one;  // a fraction of a query: its expected share
-  return ms + redo_ms(*fb, queries * rates.redone(*fb), rates, depth + 1);
+  return any * (one + redo_ms(*fb, n, rates.redone(*fb), rates, depth + 1));
 }
 
 // The probe timed the per-query loops on this model (their copies made, their fallbacks in the
@@ -188,7 +192,7 @@ AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major, c
     if (!std::isfinite(ms)) continue;  // not in the measured table
     if (needs_16bit_copy(p) && !copy_made) ms += copy_ms();
     if (rates && rates->probe_queries > 0 && !std::isfinite(loop))
-      ms = ms * rates->scale(p, batch) + redo_ms(p, rates->redone(p) * batch, *rates);
+      ms = ms * rates->scale(p, batch) + redo_ms(p, std::max(batch, 1), rates->redone(p), *rates);
     c.priced.push_back({&p, ms});
     if (ms < best) {
       best = ms;
