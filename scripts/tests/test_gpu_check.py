@@ -1,5 +1,6 @@
 """scripts/gpu_check.sh with a stand-in portable folder: --lane=I/N splits the test binaries, the
-sanitizer runs and the benchmark so that N lanes run each exactly once, and a bad lane is refused."""
+sanitizer runs and the benchmark so that N lanes run each exactly once, longest first to the least
+loaded lane (--plan prints it), and a bad lane is refused."""
 import os
 import subprocess
 
@@ -58,7 +59,17 @@ def test_lanes_split_every_job_once(tmp_path):
         assert r.returncode == 0, r.stderr
         parts.append(lines(tmp_path / f"lane{i}.txt"))
     assert sorted(sum(parts, [])) == sorted(every)
-    assert all(abs(len(p) - len(every) / 3) <= 1 for p in parts), [len(p) for p in parts]
+    # The plan the lanes followed: every job in one lane, the longest first to the least loaded,
+    # so no lane ends more than one job's seconds after the mean.
+    plan = run(tmp_path, root, bin_dir, "--lane=0/3", "--plan", ran="plan.txt")
+    assert plan.returncode == 0, plan.stderr
+    assert not (tmp_path / "plan.txt").exists(), "--plan runs nothing"
+    rows = [line.split(" ", 2) for line in plan.stdout.splitlines()]
+    assert len(rows) == len(every)
+    loads = [sum(int(s) for lane, s, _ in rows if lane == str(i)) for i in range(3)]
+    assert max(loads) <= sum(loads) / 3 + max(int(s) for _, s, _ in rows), loads
+    for i in range(3):
+        assert sum(1 for lane, _, _ in rows if lane == str(i)) == len(parts[i])
 
 
 def test_a_bad_lane_is_refused(tmp_path):
