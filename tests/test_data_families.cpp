@@ -216,7 +216,8 @@ TEST_P(FamilyTest, ProbeMeasuresEveryPipelineAutoMayChoose) {
   ASSERT_FALSE(c.priced.empty());
   for (const auto& p : c.priced) {
     EXPECT_TRUE(std::isfinite(p.ms) && p.ms > 0) << p.pipeline->name;
-    if (p.pipeline == c.many)
+    if (p.pipeline == c.many) {
       for (const auto& o : c.priced) EXPECT_LE(p.ms, o.ms) << o.pipeline->name;
+    }
   }
 }
