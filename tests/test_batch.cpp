@@ -537,10 +537,7 @@ TEST(GemmTileScores, WritesEveryScoreInitcheckCallsUnwritten) {
                 m.dim * sizeof(float));
   cublasHandle_t h = nullptr;
   ASSERT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
-  // The searcher's math mode (harness/embeddings/batch_search.cu), so that cuBLAS picks its kernels.
-  ASSERT_EQ(cublasSetMathMode(
-                h, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
-            CUBLAS_STATUS_SUCCESS);
+  set_batch_math_mode(h);  // the searcher's, so that cuBLAS picks the same kernels
   const struct {
     GemmInput input;
     bool half_scores;

@@ -65,13 +65,7 @@ BatchSearcher::BatchSearcher(DeviceModel& model, Options opt) : model_(model), o
   stream_ = Stream(cudaStreamNonBlocking);
   side_ = Stream(cudaStreamNonBlocking);
   buf_ = std::make_unique<Buffers>();
-  // batch_f16_h's bound counts one fp16 rounding of the fp32-accumulated result: forbid cuBLAS
-  // reductions in reduced precision (split-K partial sums kept in fp16), so the library
-  // guarantees it rather than us only observing it.
-  cublas_check(cublasSetMathMode(
-                   buf_->cublas.get(),
-                   static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
-               "cublasSetMathMode");
+  set_batch_math_mode(buf_->cublas.get());
   buf_->inv_norms = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(model.rows, 1)) * sizeof(float),
                                  "inverse row norms");
   const auto t0 = clock_type::now();

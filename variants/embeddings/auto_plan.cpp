@@ -80,9 +80,10 @@ bool needs_16bit_copy(const BatchPipeline& p) { return p.input == GemmInput::F16
 double redo_ms(const BatchPipeline& p, int batch, double share, const DataRates& rates, int depth = 0) {
   const BatchPipeline* fb = p.fallback_pipeline;
   if (!fb || batch <= 0 || !(share > 0) || depth > 8) return 0;
-  const double any = 1 - std::pow(1 - std::min(share, 1.0), batch);  // P(N > 0)
+  const double s = std::min(share, 1.0);
+  const double any = 1 - std::pow(1 - s, batch);  // P(N > 0)
   if (!(any > 0)) return 0;
-  const int n = std::max(1, static_cast<int>(std::lround(batch * std::min(share, 1.0) / any)));  // E[N | N > 0]
+  const int n = std::max(1, static_cast<int>(std::lround(batch * s / any)));  // E[N | N > 0]
   const double one = predicted_ms(fb->name, n) * rates.scale(*fb, n);
   if (!std::isfinite(one)) return 0;
   return any * (one + redo_ms(*fb, n, rates.redone(*fb), rates, depth + 1));

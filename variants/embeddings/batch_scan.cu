@@ -108,14 +108,10 @@ void batch_gemm_warm_up(cublasHandle_t h, cudaStream_t s, void* scratch) {
   char* a = static_cast<char*>(scratch);
   char* b = a + m * kk * 4;
   char* c = b + kk * n * 4;
-  const float alpha = 1.0f, beta = 0.0f;
   for (GemmInput g : {GemmInput::F32, GemmInput::TF32, GemmInput::BF16, GemmInput::F16})
     for (bool half_scores : {false, true}) {
       if (half_scores && g != GemmInput::F16) continue;  // fp16 scores come from fp16 inputs only
-      cublas_check(
-          cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, kk, &alpha, a, cuda_type(g), kk, b, cuda_type(g), kk, &beta,
-                       c, half_scores ? CUDA_R_16F : CUDA_R_32F, m, compute_type(g), CUBLAS_GEMM_DEFAULT),
-          "cublasGemmEx (warm-up)");
+      gemm_tile_scores(h, g, a, m, kk, b, n, c, half_scores, m);
     }
   CUDA_CHECK(cudaStreamSynchronize(s));
 }
@@ -124,6 +120,12 @@ void batch_score_tiles(cublasHandle_t h, const BatchScanArgs& a, cudaStream_t s,
                        const TileEvents& ev) {
   if (a.gemm_only && !a.scan->gemm_tiles) return;  // no GEMM of its own: nothing to time
   a.scan->score(ScanStreams{h, s, side, ev}, a);
+}
+
+void set_batch_math_mode(cublasHandle_t h) {
+  cublas_check(cublasSetMathMode(h, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                                              CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
+               "cublasSetMathMode");
 }
 
 void gemm_tile_scores(cublasHandle_t h, GemmInput input, const void* tile, int m, int ldg, const void* queries,

@@ -152,6 +152,11 @@ int filter_scan_queries(int batch);
 constexpr std::size_t kBatchWarmUpBytes = 64 * 1024;
 void batch_gemm_warm_up(cublasHandle_t h, cudaStream_t s, void* scratch);
 
+// The math mode of a handle that computes tiles: batch_f16_h's bound counts one fp16 rounding of
+// the fp32-accumulated result, so cuBLAS reductions in reduced precision (split-K partial sums
+// kept in fp16) are forbidden and the library guarantees it rather than us only observing it.
+void set_batch_math_mode(cublasHandle_t h);
+
 // One tile's scores, as the cuBLAS tiles compute them: scores (m x batch, column-major, ld
 // `ldc`, fp16 where `half_scores`, else fp32) = tile^T (m rows of `ldg` elements) x queries (ldg
 // x batch), on the handle's stream. Every one of the m x batch scores is written (a test holds
