@@ -29,14 +29,17 @@ using namespace distancies;
 using namespace distancies::testing;
 
 // Exact ties across the whole candidate set: 150 copies of row 0 and the query is row 0, so
-// the k-th and the K-th candidates are equal and no bound can certify: the fallback answers.
+// the k-th and the K-th candidates are equal and no bound can certify: the fallback answers
+// (the filtered scans' with their wide re-rank off; WideRerankAnswersFromTheCandidates has it on).
 TEST(BatchSearch, UncertifiableQueriesFallBackToExact) {
   DISTANCIES_REQUIRE_GPU();
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   const Model m = random_model({5000, 300, seed, 0, 300});
   DeviceModel dm = upload_model(m);
-  BatchSearcher bs(dm);
+  BatchSearcher::Options narrow;
+  narrow.wide_rerank = false;
+  BatchSearcher bs(dm, narrow);
   Batch b = random_batch(m, 3, seed);
   std::memcpy(b.q.data(), m.row(0), m.dim * sizeof(float));  // query 0 sits on the ties
   b.norms[0] = m.norms[0];
@@ -45,9 +48,60 @@ TEST(BatchSearch, UncertifiableQueriesFallBackToExact) {
     SCOPED_TRACE(name);
     const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), 3, 10);
     EXPECT_GE(bs.last_fallbacks(), 1) << "the tie cannot be certified";
+    EXPECT_EQ(bs.last_widened(), 0);
     expect_batch_exact(m, dm, b, got, 10);
     const auto oracle = oracle_search(m, b.q.data(), 10);
     for (int r = 0; r < 10; ++r) EXPECT_EQ(got[0][r].row, oracle[r].row) << "ties go to the lower row";
+  }
+}
+
+// The wide re-rank: a query whose K best candidates cannot certify its top k (exact ties, and
+// near-duplicates closer than the copy's bound) is answered from every candidate its buffer holds,
+// with no fallback, exactly (the oracle, `fused` bit for bit, ties to the lower row); on a model
+// short enough to append every row and on one long enough to seed thresholds from a sample.
+TEST(BatchSearch, WideRerankAnswersFromTheCandidates) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  for (const std::int64_t rows : {5000ll, 200003ll}) {
+    SCOPED_TRACE("rows " + std::to_string(rows));
+    Model m = random_model({rows, 300, seed, 0, 150});  // rows 13, 26 ... 1950: exact copies of row 0
+    // Rows 3000 ... 3299: row 5 moved by 1e-5 of its length, within any 16- or 8-bit bound.
+    for (int i = 0; i < 300; ++i) {
+      float* v = m.vectors.data() + (3000 + i) * m.ld;
+      std::memcpy(v, m.row(5), m.dim * sizeof(float));
+      for (int j = 0; j < m.dim; ++j) v[j] += 1e-5f * m.norms[5] * g(rng) / std::sqrt(float(m.dim));
+      m.norms[3000 + i] = vector_norm(v, m.dim);
+    }
+    DeviceModel dm = upload_model(m);
+    Batch b = random_batch(m, 4, seed);
+    std::memcpy(b.q.data(), m.row(0), m.dim * sizeof(float));  // on the exact ties
+    b.norms[0] = m.norms[0];
+    std::memcpy(b.q.data() + m.dim, m.row(5), m.dim * sizeof(float));  // among the near-duplicates
+    b.norms[1] = m.norms[5];
+    for (const char* name : {"batch_f16_filter", "batch_i8_filter"}) {
+      SCOPED_TRACE(name);
+      const BatchPipeline& p = batch_pipeline(name);
+      if (const auto no =
+              batch_scan_refusal(*p.scan_row, m.dim, BatchPolicy::candidates(10), device_status().props.major)) {
+        std::cout << "[ SKIPPED  ] " << name << ": " << no->why << "\n";
+        continue;
+      }
+      BatchSearcher::Options narrow;
+      narrow.wide_rerank = false;
+      BatchSearcher without(dm, narrow), with(dm);
+      const auto redone = without.search(p, b.q.data(), b.norms.data(), 4, 10);
+      ASSERT_GE(without.last_fallbacks(), 2) << "the planted rows must defeat the K candidates' certificate";
+      const auto got = with.search(p, b.q.data(), b.norms.data(), 4, 10);
+      EXPECT_EQ(with.last_fallbacks(), 0);
+      EXPECT_EQ(with.last_widened(), without.last_fallbacks());
+      expect_batch_exact(m, dm, b, got, 10);
+      expect_batch_exact(m, dm, b, redone, 10);
+      const auto oracle = oracle_search(m, b.q.data(), 10);
+      for (int r = 0; r < 10; ++r) EXPECT_EQ(got[0][r].row, oracle[r].row) << "ties go to the lower row";
+    }
   }
 }
 

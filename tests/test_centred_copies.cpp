@@ -405,7 +405,9 @@ TEST(CentredCopy, FilteredBatchesExactWithFewerFallbacks) {
         SCOPED_TRACE(std::string(name) + (centred ? " centred" : " plain"));
         const BatchPipeline& p = batch_pipeline(name);
         if (batch_scan_refusal(*p.scan_row, 300, BatchPolicy::candidates(10), device_status().props.major)) continue;
-        BatchSearcher bs(dm);
+        BatchSearcher::Options narrow;  // the certificates themselves, not the wide re-rank
+        narrow.wide_rerank = false;
+        BatchSearcher bs(dm, narrow);
         const auto got = bs.search(p, b.q.data(), b.norms.data(), static_cast<int>(b.norms.size()), 10);
         expect_batch_exact(m, dm, b, got, 10);
         (centred ? centred_fallbacks : plain_fallbacks)[i++] = bs.last_fallbacks();

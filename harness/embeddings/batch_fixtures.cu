@@ -53,6 +53,7 @@ void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool
     m.add("queries_per_s", batch / (ms / 1e3));
     m.add("distances_per_ms", double(batch) * double(s.device->rows) / ms);
     m.add("fallbacks", searcher.last_fallbacks());
+    m.add("widened", searcher.last_widened());
     m.add("sub_batch", searcher.last_sub_batch());
   };
   auto work = [&](cudaStream_t) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -61,6 +62,11 @@ struct BatchSearcher::Buffers {
 };
 
 BatchSearcher::BatchSearcher(DeviceModel& model, Options opt) : model_(model), opt_(opt) {
+  if (const char* env = std::getenv("DISTANCIES_WIDE_RERANK")) {  // to measure what it gains
+    const std::string v(env);
+    if (v != "on" && v != "off") throw Error("DISTANCIES_WIDE_RERANK must be on or off, not '" + v + "'");
+    opt_.wide_rerank = opt_.wide_rerank && v == "on";
+  }
   require_device();
   stream_ = Stream(cudaStreamNonBlocking);
   side_ = Stream(cudaStreamNonBlocking);
@@ -84,6 +90,7 @@ std::vector<std::vector<Hit>> BatchSearcher::search(const BatchPipeline& p, cons
   if (batch < 0) throw Error("a batch cannot have a negative size");
   fallbacks_ = 0;
   refused_ = 0;
+  widened_ = 0;
   if (bd) *bd = Breakdown{};
   std::vector<std::vector<Hit>> out;
   if (p.per_query_pipeline) {
@@ -148,7 +155,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
     n[i] = norms[which[i]];
   }
   Breakdown fb;
-  const int outer = fallbacks_, outer_refused = refused_;  // the nested search resets them
+  const int outer = fallbacks_, outer_refused = refused_, outer_widened = widened_;  // the nested search resets them
   // The subset is uploaded from the host: device queries, if set, are the whole batch's.
   const float* dq = std::exchange(dev_queries_, nullptr);
   const float* dn = std::exchange(dev_norms_, nullptr);
@@ -160,6 +167,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
   dev_norms_ = dn;
   fallbacks_ = outer + static_cast<int>(which.size());
   refused_ = outer_refused;
+  widened_ += outer_widened;  // and the fallback's own
   if (bd) {
     bd->stages.push_back({"fallback", false, fb.total_ms});
     bd->total_ms += fb.total_ms;
@@ -337,6 +345,7 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const Copies& cop
   a.out_r = w.out_r.as<int>();
   a.status = w.status.as<int>();
   a.gemm_only = opt_.gemm_only;
+  a.widen = opt_.wide_rerank;
   return a;
 }
 
@@ -359,7 +368,10 @@ void BatchSearcher::run_pass(const BatchScanArgs& a, const Staging& h, Breakdown
                       {b.tile_events[2].get(), b.tile_events[3].get()}};
   batch_score_tiles(b.cublas.get(), a, stream_, side_, ev);
   m[3].record(stream_);
-  if (!a.gemm_only) batch_rerank(a, stream_);
+  if (!a.gemm_only) {
+    batch_rerank(a, stream_);
+    if (a.widen && a.scan->widen) a.scan->widen(a, stream_);
+  }
   m[4].record(stream_);
   if (!a.gemm_only) {
     CUDA_CHECK(cudaMemcpyAsync(h.sims, a.out_s, n * kk * 4, cudaMemcpyDeviceToHost, stream_));
@@ -427,7 +439,8 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
         for (int i = 0; i < n; ++i) {
           const std::size_t at = static_cast<std::size_t>(i) * kk;
           out[first + i] = hits_from(h.sims + at, h.rows + at, kk, rows);
-          if (h.status[i] != 0 || refused[first + i]) uncertified.push_back(first + i);
+          if (h.status[i] > 0 || refused[first + i]) uncertified.push_back(first + i);
+          widened_ += h.status[i] < 0 && !refused[first + i];  // certified by the wide re-rank
         }
       first += n;
     } catch (const OutOfMemory& e) {

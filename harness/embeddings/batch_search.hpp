@@ -33,6 +33,9 @@ class BatchSearcher {
     int tile_rows = 0;              // model rows per GEMM tile (0: BatchPolicy's choice)
     std::size_t scratch_limit = 0;  // bytes of scratch a sub-batch may take (0: what the GPU has)
     bool gemm_only = false;         // benchmark breakdown: GEMM tiles without the selection (no results)
+    // A filtered scan answers the queries its K candidates leave uncertified from all it appended
+    // before the fallback (docs/batch.md, "The wide re-rank"); DISTANCIES_WIDE_RERANK=off clears it.
+    bool wide_rerank = true;
   };
   // The searcher prepares the copies its pipelines read and keeps them with `model`.
   BatchSearcher(DeviceModel& model, Options opt);
@@ -67,6 +70,8 @@ class BatchSearcher {
   // batch's timing holds the library's one-time loading.
   double startup_ms() const { return startup_ms_; }
   int last_refused() const { return refused_; }  // of those, refused by the range guard or an unusable copy
+  // Queries of the last search the wide re-rank answered from their candidates (not redone).
+  int last_widened() const { return widened_; }
 
  private:
   struct Buffers;
@@ -109,6 +114,7 @@ class BatchSearcher {
   int sub_batch_ = 0;
   int fallbacks_ = 0;
   int refused_ = 0;
+  int widened_ = 0;
 };
 
 }  // namespace distancies

@@ -15,6 +15,7 @@
 #include "kernels/embeddings/mma_filter_scan.cuh"
 #include "kernels/embeddings/mma_filter_shared.cuh"
 #include "kernels/embeddings/segment_select.cuh"
+#include "kernels/embeddings/wide_rerank.cuh"
 #include "runtime/launch.hpp"
 #include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/filter_gemm.hpp"
@@ -329,9 +330,9 @@ void last_pass(const BatchScanArgs& a, const FilterPlan& p, FilterScanArgs f, in
     const int parts = filter_gemm_scan_i8(
         g, x, a.i8.codes, static_cast<const signed char*>(a.i8.queries) + static_cast<std::size_t>(q0) * a.i8.ldg, s);
     allow_dynamic_smem(select_segments_kernel<kSelect>, select_bytes, "select_segments_kernel");
-    select_segments_kernel<kSelect>
-        <<<f.nq, kSelect, select_bytes, s>>>(a.candidates.entries, a.candidates.capacity, a.i8.seg_counts, parts,
-                                             a.candidates.capacity / parts, a.K, out, a.status + q0, a.i8.order);
+    select_segments_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(
+        a.candidates.entries, a.candidates.capacity, a.i8.seg_counts, parts, a.candidates.capacity / parts, a.K, out,
+        a.status + q0, a.i8.order, a.candidates.counts);
   } else {
     CUDA_CHECK(cudaMemsetAsync(a.candidates.counts, 0, f.nq * sizeof(unsigned), s));
     if (p.gemm)
@@ -373,6 +374,28 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s, bool i8) {
     seed_thresholds(a, p, f, a.thresholds + q0, s);
     last_pass(a, p, f, q0, i8, s);
   }
+}
+
+// The wide re-rank (kernels/embeddings/wide_rerank.cuh) of the queries the re-rank left
+// uncertified: where the pass's candidate buffers are still the last pass's (one query group).
+void widen_filtered(const BatchScanArgs& a, cudaStream_t s) {
+  if (a.batch == 0 || a.batch > Policy::kMaxQueries) return;
+  const auto max_n = static_cast<unsigned>(std::min(a.candidates.capacity, filter_scan::kSmemKeys));
+  // Blocks a query: enough that a few queries' thousands of rows fill the device (the blocks of
+  // the queries left alone return at once), at least 8.
+  constexpr int kWarps = 8;
+  const int parts = std::clamp(ceil_div(16 * device_status().props.multiProcessorCount, a.batch), 8, 256);
+  const std::size_t smem = static_cast<std::size_t>(a.exact.ld) * sizeof(float);
+  allow_dynamic_smem(wide_exact_kernel<kWarps>, smem, "wide_exact_kernel");
+  wide_exact_kernel<kWarps><<<dim3(parts, a.batch), kWarps * 32, smem, s>>>(a.exact, a.queries, a.query_norms,
+                                                                            a.candidates.entries, a.candidates.capacity,
+                                                                            a.candidates.counts, max_n, a.status);
+  CUDA_CHECK_LAUNCH();
+  const std::size_t select_bytes = filter_scan::select_smem(max_n);
+  allow_dynamic_smem(wide_select_kernel<kSelect>, select_bytes, "wide_select_kernel");
+  wide_select_kernel<kSelect><<<a.batch, kSelect, select_bytes, s>>>(
+      a.candidates.entries, a.candidates.capacity, a.candidates.counts, max_n, a.k, a.out_s, a.out_r, a.status);
+  CUDA_CHECK_LAUNCH();
 }
 
 std::optional<Refusal> mma_refusal(int dim, int, int cc_major) {
@@ -427,6 +450,7 @@ BatchScanRow filtered_mma_scan() {
     bind_buffers(scratch, filter_scan_capacity(sh.rows, sh.K), a);
   };
   r.score = [](const ScanStreams& io, const BatchScanArgs& a) { filter_scan_tiles(a, io.stream, false); };
+  r.widen = widen_filtered;
   r.filters = true;
   r.queries_per_read = filter_scan_max_queries;
   return r;
@@ -465,6 +489,7 @@ BatchScanRow filtered_i8_scan() {
                      a.i8.query_bounds, s);
   };
   r.score = [](const ScanStreams& io, const BatchScanArgs& a) { filter_scan_tiles(a, io.stream, true); };
+  r.widen = widen_filtered;
   r.filters = true;
   r.upper_bound_keys = true;
   r.element_bytes = 1.0;
