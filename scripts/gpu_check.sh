@@ -90,7 +90,7 @@ fi
 if [ $sanitize = 1 ]; then
   # Small cases cover every registered variant and pipeline; the sanitizer is slow.
   filter='Registry/*d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*ties*:Registry/TopkStageTest*/*:FirstMerge*:ReadFloor*:ReducedPrecision.NearTies*:ReducedPrecision.Fp16*'
-  batch_filter='Registry/*b5_d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*b9_d301*:BatchSearch.Uncertifiable*:BatchSearch.Splits*'
+  batch_filter='Registry/*b5_d7*:Registry/*rows_lt_k*:Registry/*zero_rows*:Registry/*b9_d301*:BatchSearch.Uncertifiable*:BatchSearch.Splits*:BatchSearch.WideRerank*'
   for tool in $tools; do
     for t in $sanitized; do
       mine "sanitize $tool $t" || continue
@@ -98,7 +98,8 @@ if [ $sanitize = 1 ]; then
       [ $t = test_batch ] && f="$batch_filter:GemmTileScores.*"
       # initcheck does not see cuBLAS's stores into a B = 3 tile's scores (docs/batch.md, "Known,
       # left alone"); GemmTileScores.WritesEveryScoreInitcheckCallsUnwritten holds cuBLAS to them.
-      [ $t = test_batch ] && [ $tool = initcheck ] && f="$f-BatchSearch.UncertifiableQueriesFallBackToExact"
+      [ $t = test_batch ] && [ $tool = initcheck ] &&
+        f="$f-BatchSearch.UncertifiableQueriesFallBackToExact:BatchSearch.WideRerankOffRedoesThePlantedTies"
       [ $t = test_batch_pipelines ] && f='Registry/*b5_d7*:Registry/*rows_lt_k*:Registry/*zero_rows*'
       [ $t = test_model_copies ] && f='Registry/ModelCopyTest.MadeOnce*:Registry/ModelCopyTest.AViews*:ModelCopies.*'
       [ $t = test_list_select ] && f='*'
