@@ -60,12 +60,12 @@ namespace {
 
 // Planted rows no K candidates can certify: 150 exact copies of row 0 (rows 13, 26 ... 1950) and
 // 300 near-duplicates of row 5 (rows 3000 ... 3299, moved by 1e-5 of its length: within any 16- or
-// 8-bit bound); queries 0 and 1 ask for rows 0 and 5, the other two are random.
+// 8-bit bound); queries 0 and 1, and the last two, ask for rows 0 and 5; the others are random.
 struct PlantedTies {
   Model m;
   Batch b;
 };
-PlantedTies planted_ties(std::int64_t rows, std::uint32_t seed) {
+PlantedTies planted_ties(std::int64_t rows, std::uint32_t seed, int batch = 4) {
   PlantedTies t{random_model({rows, 300, seed, 0, 150}), {}};
   Model& m = t.m;
   std::mt19937 rng(seed);
@@ -76,11 +76,12 @@ PlantedTies planted_ties(std::int64_t rows, std::uint32_t seed) {
     for (int j = 0; j < m.dim; ++j) v[j] += 1e-5f * m.norms[5] * g(rng) / std::sqrt(float(m.dim));
     m.norms[3000 + i] = vector_norm(v, m.dim);
   }
-  t.b = random_batch(m, 4, seed);
-  std::memcpy(t.b.q.data(), m.row(0), m.dim * sizeof(float));
-  t.b.norms[0] = m.norms[0];
-  std::memcpy(t.b.q.data() + m.dim, m.row(5), m.dim * sizeof(float));
-  t.b.norms[1] = m.norms[5];
+  t.b = random_batch(m, batch, seed);
+  for (const int q : {0, 1, batch - 2, batch - 1}) {
+    const std::int64_t row = q % 2 == 0 ? 0 : 5;
+    std::memcpy(t.b.q.data() + static_cast<std::size_t>(q) * m.dim, m.row(row), m.dim * sizeof(float));
+    t.b.norms[q] = m.norms[row];
+  }
   return t;
 }
 
@@ -103,22 +104,26 @@ std::vector<const BatchPipeline*> filtered_pipelines(int dim) {
 
 // The wide re-rank: a query whose K best candidates cannot certify its top k (the planted ties)
 // is answered from every candidate its buffer holds, with no fallback, exactly (the oracle,
-// `fused` bit for bit, ties to the lower row); on a model short enough to append every row and on
-// one long enough to seed thresholds from a sample.
+// `fused` bit for bit, ties to the lower row); on a model short enough to append every row, there
+// in a pass of two query groups (each re-ranked before the next reuses the buffers), and on one
+// long enough to seed thresholds from a sample.
 TEST(BatchSearch, WideRerankAnswersFromTheCandidates) {
   DISTANCIES_REQUIRE_GPU();
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
+  const int groups = filter_scan_max_queries() + 76;
   for (const std::int64_t rows : {5000ll, 200003ll}) {
-    SCOPED_TRACE("rows " + std::to_string(rows));
-    const PlantedTies t = planted_ties(rows, seed);
+    const int batch = rows == 5000 ? groups : 4;
+    SCOPED_TRACE("rows " + std::to_string(rows) + ", batch " + std::to_string(batch));
+    const PlantedTies t = planted_ties(rows, seed, batch);
     DeviceModel dm = upload_model(t.m);
     for (const BatchPipeline* p : filtered_pipelines(t.m.dim)) {
       SCOPED_TRACE(p->name);
       BatchSearcher bs(dm);
-      const auto got = bs.search(*p, t.b.q.data(), t.b.norms.data(), 4, 10);
+      const auto got = bs.search(*p, t.b.q.data(), t.b.norms.data(), batch, 10);
       EXPECT_EQ(bs.last_fallbacks(), 0);
-      EXPECT_GE(bs.last_widened(), 2) << "the planted queries are answered from their candidates";
+      EXPECT_EQ(bs.last_sub_batch(), batch) << "one pass";
+      EXPECT_GE(bs.last_widened(), batch > 4 ? 4 : 2) << "the planted queries are answered from their candidates";
       expect_batch_exact(t.m, dm, t.b, got, 10);
       const auto oracle = oracle_search(t.m, t.b.q.data(), 10);
       for (int r = 0; r < 10; ++r) EXPECT_EQ(got[0][r].row, oracle[r].row) << "ties go to the lower row";

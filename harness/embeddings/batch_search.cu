@@ -369,8 +369,10 @@ void BatchSearcher::run_pass(const BatchScanArgs& a, const Staging& h, Breakdown
   batch_score_tiles(b.cublas.get(), a, stream_, side_, ev);
   m[3].record(stream_);
   if (!a.gemm_only) {
-    batch_rerank(a, stream_);
-    if (a.widen && a.scan->widen) a.scan->widen(a, stream_);
+    if (a.scan->rerank)
+      a.scan->rerank(a, stream_);
+    else
+      batch_rerank(a, stream_);
   }
   m[4].record(stream_);
   if (!a.gemm_only) {

@@ -46,7 +46,7 @@ struct BatchScanArgs {
   int slices = 1;
   float error_bound = 0;   // of the scan's keys (certificate_bound)
   bool gemm_only = false;  // benchmark breakdown: skip the per-tile selection
-  bool widen = true;       // the scan's wide re-rank of uncertified queries (BatchScanRow::widen)
+  bool widen = true;       // the filtered scans' wide re-rank of uncertified queries (BatchScanRow::rerank)
   // The model: the GEMM input's copy (rows x ldg elements of `input`), the exact fp32 rows for the
   // re-rank (vectors, norms, rows, dim, ld; the query fields unused) and 1 / |x| per row.
   GemmInput input = GemmInput::F32;

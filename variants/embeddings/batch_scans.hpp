@@ -68,9 +68,10 @@ struct BatchScanRow {
   void (*prepare)(const BatchScanArgs&, cudaStream_t) = nullptr;
   // Scores every row against every query and leaves each query's lists.
   void (*score)(const ScanStreams&, const BatchScanArgs&) = nullptr;
-  // After the re-rank: answers what it can of the queries left uncertified from the pass's own
-  // candidates, before the fallback (the filtered scans' wide re-rank); null: none.
-  void (*widen)(const BatchScanArgs&, cudaStream_t) = nullptr;
+  // The re-rank of its lists, and whatever answers the queries it leaves uncertified from the
+  // pass's own candidates before the fallback (the filtered scans' wide re-rank); null:
+  // batch_rerank alone.
+  void (*rerank)(const BatchScanArgs&, cudaStream_t) = nullptr;
 
   bool gemm_tiles = false;        // a GEMM of its own over tiles: tile sizes and GEMM-only timing apply
   bool filters = false;           // drops scores below thresholds: reads the centred copies where the model is centred

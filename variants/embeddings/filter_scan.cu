@@ -346,6 +346,53 @@ void last_pass(const BatchScanArgs& a, const FilterPlan& p, FilterScanArgs f, in
   CUDA_CHECK_LAUNCH();
 }
 
+// The wide re-rank (kernels/embeddings/wide_rerank.cuh) of the queries of one query group (`a`'s
+// batch, at most kMaxQueries) the re-rank left uncertified, while the candidate buffers are still
+// the group's last pass's.
+void widen_group(const BatchScanArgs& a, cudaStream_t s) {
+  if (a.batch == 0) return;
+  const auto max_n = static_cast<unsigned>(std::min(a.candidates.capacity, filter_scan::kSmemKeys));
+  // Blocks a query: enough that a few queries' thousands of rows fill the device (the blocks of
+  // the queries left alone return at once), at least 8.
+  constexpr int kWarps = 8;
+  const int parts = std::clamp(ceil_div(16 * device_status().props.multiProcessorCount, a.batch), 8, 256);
+  const std::size_t smem = static_cast<std::size_t>(a.exact.ld) * sizeof(float);
+  allow_dynamic_smem(wide_exact_kernel<kWarps>, smem, "wide_exact_kernel");
+  wide_exact_kernel<kWarps><<<dim3(parts, a.batch), kWarps * 32, smem, s>>>(a.exact, a.queries, a.query_norms,
+                                                                            a.candidates.entries, a.candidates.capacity,
+                                                                            a.candidates.counts, max_n, a.status);
+  CUDA_CHECK_LAUNCH();
+  const std::size_t select_bytes = filter_scan::select_smem(max_n);
+  allow_dynamic_smem(wide_select_kernel<kSelect>, select_bytes, "wide_select_kernel");
+  wide_select_kernel<kSelect><<<a.batch, kSelect, select_bytes, s>>>(
+      a.candidates.entries, a.candidates.capacity, a.candidates.counts, max_n, a.k, a.out_s, a.out_r, a.status);
+  CUDA_CHECK_LAUNCH();
+}
+
+// The re-rank (and the wide re-rank) of the query group of `nq` queries from q0: its own view of
+// the pass's queries, lists, results and status.
+void rerank_group(const BatchScanArgs& a, int q0, int nq, cudaStream_t s) {
+  BatchScanArgs g = a;
+  g.batch = nq;
+  g.queries = a.queries + static_cast<std::size_t>(q0) * a.exact.dim;
+  g.query_norms = a.query_norms + q0;
+  const std::size_t lists = static_cast<std::size_t>(q0) * a.slices * a.K;
+  g.lists_s = a.lists_s + lists;
+  g.lists_r = a.lists_r + lists;
+  g.out_s = a.out_s + static_cast<std::size_t>(q0) * a.k;
+  g.out_r = a.out_r + static_cast<std::size_t>(q0) * a.k;
+  g.status = a.status + q0;
+  if (a.centring.shifts) g.centring.shifts = a.centring.shifts + q0;
+  batch_rerank(g, s);
+  if (a.widen) widen_group(g, s);
+}
+
+// A pass of one query group is re-ranked here; one of more groups was, group by group, in the
+// scan (filter_scan_tiles), while each group's candidate buffers were its own.
+void rerank_filtered(const BatchScanArgs& a, cudaStream_t s) {
+  if (a.batch <= Policy::kMaxQueries) rerank_group(a, 0, a.batch, s);
+}
+
 // Every query scored against every row by mma_filter_scan_kernel (sample, seed, filter; `i8`: the
 // last pass on the int8 copy), then each query's best K candidates written as its one slice list
 // for batch_rerank; a query whose buffer overflowed gets status 1.
@@ -373,29 +420,10 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s, bool i8) {
     f.counts = a.candidates.counts;
     seed_thresholds(a, p, f, a.thresholds + q0, s);
     last_pass(a, p, f, q0, i8, s);
+    // The next group's passes reuse the candidate buffers: this group is re-ranked (and widened)
+    // before them.
+    if (a.batch > Policy::kMaxQueries) rerank_group(a, q0, f.nq, s);
   }
-}
-
-// The wide re-rank (kernels/embeddings/wide_rerank.cuh) of the queries the re-rank left
-// uncertified: where the pass's candidate buffers are still the last pass's (one query group).
-void widen_filtered(const BatchScanArgs& a, cudaStream_t s) {
-  if (a.batch == 0 || a.batch > Policy::kMaxQueries) return;
-  const auto max_n = static_cast<unsigned>(std::min(a.candidates.capacity, filter_scan::kSmemKeys));
-  // Blocks a query: enough that a few queries' thousands of rows fill the device (the blocks of
-  // the queries left alone return at once), at least 8.
-  constexpr int kWarps = 8;
-  const int parts = std::clamp(ceil_div(16 * device_status().props.multiProcessorCount, a.batch), 8, 256);
-  const std::size_t smem = static_cast<std::size_t>(a.exact.ld) * sizeof(float);
-  allow_dynamic_smem(wide_exact_kernel<kWarps>, smem, "wide_exact_kernel");
-  wide_exact_kernel<kWarps><<<dim3(parts, a.batch), kWarps * 32, smem, s>>>(a.exact, a.queries, a.query_norms,
-                                                                            a.candidates.entries, a.candidates.capacity,
-                                                                            a.candidates.counts, max_n, a.status);
-  CUDA_CHECK_LAUNCH();
-  const std::size_t select_bytes = filter_scan::select_smem(max_n);
-  allow_dynamic_smem(wide_select_kernel<kSelect>, select_bytes, "wide_select_kernel");
-  wide_select_kernel<kSelect><<<a.batch, kSelect, select_bytes, s>>>(
-      a.candidates.entries, a.candidates.capacity, a.candidates.counts, max_n, a.k, a.out_s, a.out_r, a.status);
-  CUDA_CHECK_LAUNCH();
 }
 
 std::optional<Refusal> mma_refusal(int dim, int, int cc_major) {
@@ -450,7 +478,7 @@ BatchScanRow filtered_mma_scan() {
     bind_buffers(scratch, filter_scan_capacity(sh.rows, sh.K), a);
   };
   r.score = [](const ScanStreams& io, const BatchScanArgs& a) { filter_scan_tiles(a, io.stream, false); };
-  r.widen = widen_filtered;
+  r.rerank = rerank_filtered;
   r.filters = true;
   r.queries_per_read = filter_scan_max_queries;
   return r;
@@ -489,7 +517,7 @@ BatchScanRow filtered_i8_scan() {
                      a.i8.query_bounds, s);
   };
   r.score = [](const ScanStreams& io, const BatchScanArgs& a) { filter_scan_tiles(a, io.stream, true); };
-  r.widen = widen_filtered;
+  r.rerank = rerank_filtered;
   r.filters = true;
   r.upper_bound_keys = true;
   r.element_bytes = 1.0;
