@@ -1,6 +1,7 @@
 """Per-family table of a benchmark run made once per data family (docs/data.md): rows are the
 fixtures (one query and batch pipelines, `auto` with what it chose), columns the families; each
-cell the median in ms with the queries redone on a fallback in brackets, and per family the
+cell the median in ms with the queries redone on a fallback in round brackets and those the
+wide re-rank answered from their candidates in square ones, and per family the
 ratio of `auto` to the best pipeline of the same run at each batch size; with the peers' runs,
 their rows (FAISS GPU, PyTorch; the share of checked queries they answered exactly where not
 all) and how many times FAISS fp32's time `auto` takes.
@@ -29,14 +30,14 @@ FAISS_FP32 = re.compile(r"^peer/faiss_flat_ip/batch:(?P<b>\d+)$")
 
 
 def medians(doc):
-    """name -> (ms, fallbacks, label, exact share) of every median in a run."""
+    """name -> (ms, fallbacks, label, exact share, widened) of every median in a run."""
     out = {}
     for b in doc["benchmarks"]:
         if b.get("aggregate_name") != "median" or "error_occurred" in b:
             continue
         name = SUFFIX.sub("", b.get("run_name", b["name"]))
         out[name] = (b["real_time"] * MS[b.get("time_unit", "ms")], b.get("fallbacks"), b.get("label", ""),
-                     b.get("exact_fraction"))
+                     b.get("exact_fraction"), b.get("widened"))
     return out
 
 
@@ -71,7 +72,7 @@ def load(paths):
 def auto_ratios(m):
     """B -> (auto ms, its choice, best pipeline, best ms) within one run."""
     out = {}
-    for name, (ms, _, label, _) in m.items():
+    for name, (ms, _, label, *_) in m.items():
         a = AUTO.match(name)
         if not a:
             continue
@@ -84,8 +85,8 @@ def auto_ratios(m):
 
 
 def cell(v):
-    ms, fallbacks, _, exact = v
-    text = f"{ms:.3f}" + (f" ({int(fallbacks)})" if fallbacks else "")
+    ms, fallbacks, _, exact, widened = v
+    text = f"{ms:.3f}" + (f" ({int(fallbacks)})" if fallbacks else "") + (f" [{int(widened)}]" if widened else "")
     return text + (f" ({exact:.0%} exact)" if exact is not None and exact < 1 else "")
 
 
@@ -122,8 +123,9 @@ def markdown(runs):
     gpus = sorted(set().union(*(r["gpu"] for r in runs.values())))
     commits = sorted(set().union(*(r["commit"] for r in runs.values())))
     lines.append("")
-    lines.append(f"Medians in ms on {', '.join(gpus)} (commit {', '.join(commits)}); in brackets the queries redone "
-                 "on a fallback, or the share of a peer's checked queries it answered exactly where not all.")
+    lines.append(f"Medians in ms on {', '.join(gpus)} (commit {', '.join(commits)}); in round brackets the queries "
+                 "redone on a fallback, or the share of a peer's checked queries it answered exactly where not all; in "
+                 "square ones the queries the wide re-rank answered from their candidates (docs/batch.md).")
     return "\n".join(lines) + "\n"
 
 

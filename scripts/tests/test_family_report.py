@@ -8,12 +8,13 @@ from scripts.reports import family_report
 
 
 def run(family, rows):
-    """A Google Benchmark-shaped run of one family: (name, ms, fallbacks, label) medians."""
+    """A Google Benchmark-shaped run of one family: (name, ms, fallbacks, label[, widened]) medians."""
     return {"context": {"model_family": family, "gpu": "GPU X", "distancies_commit": "abc"},
             "benchmarks": [{"name": n + "/manual_time_median", "run_name": n + "/manual_time",
                             "aggregate_name": "median", "real_time": ms, "time_unit": "ms",
-                            **({"fallbacks": fb} if fb else {}), **({"label": lab} if lab else {})}
-                           for n, ms, fb, lab in rows]}
+                            **({"fallbacks": fb} if fb else {}), **({"label": lab} if lab else {}),
+                            **({"widened": w[0]} if w else {})}
+                           for n, ms, fb, lab, *w in rows]}
 
 
 def test_table_names_families_cells_and_auto_ratio(tmp_path):
@@ -21,10 +22,12 @@ def test_table_names_families_cells_and_auto_ratio(tmp_path):
     b = tmp_path / "b.json"
     a.write_text(json.dumps(run("iid", [("batch/p/batch:16", 1.0, 0, ""), ("batch/q/batch:16", 2.0, 0, ""),
                                         ("batch_auto/batch:16", 1.0, 0, "p")])))
-    b.write_text(json.dumps(run("aniso:0.95", [("batch/p/batch:16", 8.0, 16, ""), ("batch/q/batch:16", 2.0, 0, ""),
+    b.write_text(json.dumps(run("aniso:0.95", [("batch/p/batch:16", 8.0, 16, ""), ("batch/q/batch:16", 2.0, 0, "", 3),
                                                ("batch_auto/batch:16", 2.2, 0, "q")])))
     text = family_report.markdown(family_report.load([a, b]))
     assert "| `batch/p/batch:16` | 1.000 | 8.000 (16) |" in text
+    assert "| `batch/q/batch:16` | 2.000 | 2.000 [3] |" in text  # answered by the wide re-rank
+    assert "square ones" in text
     assert "`p` 1.00" in text and "`q` 1.10" in text  # auto over the best of its own run
     assert "GPU X" in text
 
