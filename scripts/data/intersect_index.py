@@ -1,9 +1,11 @@
 """Build a real inverted index for the posting-list study from a real text corpus.
 
 The corpus is Debian's Python standard library (/usr/lib/python3.X, from the libpython3.X-minimal
-and libpython3.X-stdlib packages; else this interpreter's sysconfig 'stdlib' path), or any --root: every *.py file is
-one document (doc ids in sorted-path order), its terms the lower-cased identifiers and words of
-three or more letters. Writes, next to --out:
+and libpython3.X-stdlib packages; else this interpreter's sysconfig 'stdlib' path), or any --root: every file
+matching --glob (*.py unless given; repeatable) is one document (doc ids in sorted-path order), its
+terms the lower-cased identifiers and words of three or more letters. A larger real corpus from a
+package: Debian's Linux kernel source (linux-source-6.1: `apt-get download linux-source-6.1`,
+`dpkg -x`, untar /usr/src/linux-source-6.1.tar.xz) with `--glob '*.c' --glob '*.h'`. Writes, next to --out:
   OUT.bin      the study's index format: little-endian uint32 [len][ids...], list i = term i
   OUT.terms    term i on line i (the vocabulary)
   OUT.queries  queries of 2-5 terms that co-occur (all drawn from one random document, so every
@@ -28,8 +30,8 @@ def debian_stdlib():
     return [str(found[-1])] if found else []
 
 
-def documents(roots, max_files):
-    files = sorted({p for r in roots for p in Path(r).rglob("*.py") if p.is_file()})
+def documents(roots, max_files, globs=("*.py",)):
+    files = sorted({p for r in roots for g in globs for p in Path(r).rglob(g) if p.is_file()})
     return files[:max_files] if max_files else files
 
 
@@ -67,6 +69,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", action="append", help="corpus folder (repeatable); default: this Python's stdlib")
     ap.add_argument("--out", required=True, help="output path prefix")
+    ap.add_argument("--glob", action="append", help="the documents' file pattern (repeatable; default *.py)")
     ap.add_argument("--max-files", type=int, default=0, help="only the first N files in path order (0: all)")
     ap.add_argument("--min-df", type=int, default=2, help="drop terms in fewer documents")
     ap.add_argument("--queries", type=int, default=1000)
@@ -76,9 +79,10 @@ def main(argv=None):
     for r in roots:
         if not Path(r).is_dir():
             sys.exit(f"intersect_index.py: error: corpus folder {r} does not exist")
-    files = documents(roots, a.max_files)
+    globs = a.glob or ["*.py"]
+    files = documents(roots, a.max_files, globs)
     if not files:
-        sys.exit(f"intersect_index.py: error: no *.py files under {', '.join(roots)}")
+        sys.exit(f"intersect_index.py: error: no {' or '.join(globs)} files under {', '.join(roots)}")
     terms, lists = build(files, a.min_df)
     if not terms:
         sys.exit("intersect_index.py: error: no term is in --min-df documents")
