@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "runtime/cublas_check.hpp"
+#include "runtime/env_setting.hpp"
 #include "runtime/launch.hpp"
 #include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/model_copies.hpp"
@@ -62,11 +62,8 @@ struct BatchSearcher::Buffers {
 };
 
 BatchSearcher::BatchSearcher(DeviceModel& model, Options opt) : model_(model), opt_(opt) {
-  if (const char* env = std::getenv("DISTANCIES_WIDE_RERANK")) {  // to measure what it gains
-    const std::string v(env);
-    if (v != "on" && v != "off") throw Error("DISTANCIES_WIDE_RERANK must be on or off, not '" + v + "'");
-    opt_.wide_rerank = opt_.wide_rerank && v == "on";
-  }
+  // DISTANCIES_WIDE_RERANK=off: to measure what it gains.
+  opt_.wide_rerank = opt_.wide_rerank && env_setting("DISTANCIES_WIDE_RERANK", {"on", "off"}, "on") == "on";
   require_device();
   stream_ = Stream(cudaStreamNonBlocking);
   side_ = Stream(cudaStreamNonBlocking);

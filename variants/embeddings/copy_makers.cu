@@ -13,6 +13,7 @@
 #include "kernels/embeddings/centre.cuh"
 #include "kernels/embeddings/convert_reduced.cuh"
 #include "kernels/embeddings/tiled_i8.cuh"
+#include "runtime/env_setting.hpp"
 #include "runtime/launch.hpp"
 #include "variants/embeddings/model_copies.hpp"
 
@@ -137,13 +138,7 @@ std::unique_ptr<DeviceModel::Copy> build_tiled_i8(const DeviceModel& m, std::uni
 
 namespace {
 // DISTANCIES_CENTRE or DISTANCIES_PROJECT: "on", "off" or "auto" (unset).
-std::string setting_of(const char* name) {
-  const char* env = std::getenv(name);
-  const std::string v = env ? env : "auto";
-  if (v != "on" && v != "off" && v != "auto")
-    throw Error(std::string(name) + " must be on, off or auto, not '" + v + "'");
-  return v;
-}
+std::string setting_of(const char* name) { return env_setting(name, {"on", "off", "auto"}, "auto"); }
 
 // mu in double, then fp32 (any fixed mu keeps the identity exact; this one makes y small), and
 // rho >= |y| / |x| over the rows; whether some row is zero.
