@@ -61,11 +61,13 @@ __device__ __forceinline__ int candidate_row(unsigned long long c) {
 __device__ __forceinline__ float candidate_sim(unsigned long long c) {
   return from_ordered_bits(static_cast<unsigned>(c >> 32));
 }
-// A score's key; -0 counts as +0, so that the key order is the float order.
-__device__ __forceinline__ unsigned score_key(float dot, float inv) {
-  const unsigned k = ordered_bits(approx_rank_key(dot * inv));
+// A float's key; -0 counts as +0, so that the key order is the float order.
+__device__ __forceinline__ unsigned float_key(float f) {
+  const unsigned k = ordered_bits(f);
   return k == 0x7fffffffu ? 0x80000000u : k;
 }
+// A score's key.
+__device__ __forceinline__ unsigned score_key(float dot, float inv) { return float_key(approx_rank_key(dot * inv)); }
 
 // A score offered to query q: its key against the query's floor; one that reaches it is written at
 // `sample_at` (the sample pass, every key at its place) or appended to the query's buffer (one

@@ -103,8 +103,7 @@ struct I8Filter {
   // s_q I / U_lo for I >= 0 and s_q I / U_hi below (|I| < 2^24: exact as a float).
   __device__ static unsigned upper_key(int I, const float4& q, const Tile& t, const Args& x) {
     const float approx = __fmul_ru(__fmul_ru(static_cast<float>(I), q.x), I >= 0 ? t.r_lo : t.r_hi);
-    const unsigned k = ordered_bits(__fadd_ru(approx, bound(q, t.u, x)));
-    return k == 0x7fffffffu ? 0x80000000u : k;
+    return filter_scan::float_key(__fadd_ru(approx, bound(q, t.u, x)));
   }
 
   // As the fp16 epilogue: one integer compare a score, a warp vote a 4, the few that pass through

@@ -23,8 +23,7 @@ __device__ __forceinline__ bool wanted(const int* status, const unsigned* counts
 // An exact similarity and its row as one key whose order is ranks_before's: -0 counts as +0, and
 // of equal similarities the lower row is the larger key.
 __device__ __forceinline__ unsigned long long exact_key(float s, int row) {
-  const unsigned k = ordered_bits(s);
-  return filter_scan::candidate_key(k == 0x7fffffffu ? 0x80000000u : k, row);
+  return filter_scan::candidate_key(filter_scan::float_key(s), row);
 }
 
 constexpr int kNaN = 2;       // status of a query with an exact NaN among its candidates: never certified
