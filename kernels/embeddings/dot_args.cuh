@@ -25,6 +25,12 @@ __device__ __forceinline__ float cosine_from_dot(float dot, float query_norm, fl
   return row_norm > 0.0f ? dot / (query_norm * row_norm) : 0.0f;
 }
 
+// The block's threads copy a.query, zero-padded to a.ld floats, to `out` (shared memory); the
+// caller synchronises before reading it.
+__device__ __forceinline__ void stage_query(const DotArgs& a, float* out) {
+  for (int j = threadIdx.x; j < a.ld; j += blockDim.x) out[j] = j < a.dim ? a.query[j] : 0.0f;
+}
+
 #endif
 
 // Below every real similarity and every real row: pads partial chunks.

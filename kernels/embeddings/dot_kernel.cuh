@@ -9,7 +9,7 @@ namespace distancies {
 template <class Agent>
 __global__ void __launch_bounds__(Agent::kBlockThreads) dot_kernel(DotArgs a) {
   extern __shared__ __align__(16) float shared_query[];
-  for (int j = threadIdx.x; j < a.ld; j += blockDim.x) shared_query[j] = j < a.dim ? a.query[j] : 0.0f;
+  stage_query(a, shared_query);
   __syncthreads();
   Agent::run(a, shared_query);
 }

@@ -20,7 +20,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
   float4* q4 = reinterpret_cast<float4*>(smem);
   const BlockLists lists = carve_block_lists(q4 + ld4, kWarps, k);
   float* qf = reinterpret_cast<float*>(q4);
-  for (int j = threadIdx.x; j < a.ld; j += blockDim.x) qf[j] = j < a.dim ? a.query[j] : 0.0f;
+  stage_query(a, qf);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   WarpTopk top{lists.s + warp * k, lists.r + warp * k, k};
   if (!kAllSims) top.clear(lane);

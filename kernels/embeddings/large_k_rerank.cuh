@@ -19,18 +19,14 @@ __global__ void __launch_bounds__(kWarps * 32)
     exact_similarities_kernel(DotArgs a, const int* rows, int K, float* out_s, int* out_r, int* status) {
   extern __shared__ __align__(16) unsigned char smem[];
   float* qf = reinterpret_cast<float*>(smem);
-  for (int j = threadIdx.x; j < a.ld; j += blockDim.x) qf[j] = j < a.dim ? a.query[j] : 0.0f;
+  stage_query(a, qf);
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int ld4 = a.ld / 4;
   const auto* q4 = reinterpret_cast<const float4*>(qf);
-  const auto* vec4 = reinterpret_cast<const float4*>(a.vectors);
   for (int c = blockIdx.x * kWarps + warp; c < K; c += gridDim.x * kWarps) {
     const int row = rows[c];
     float s = kSentinelSim;
-    if (row != kSentinelRow)
-      s = cosine_from_dot(row_dot_f32(vec4 + static_cast<long long>(row) * ld4, q4, ld4, lane), a.query_norm,
-                          a.norms[row]);
+    if (row != kSentinelRow) s = row_similarity(a, q4, row, lane);
     if (lane == 0) {
       out_s[c] = s;
       out_r[c] = row;

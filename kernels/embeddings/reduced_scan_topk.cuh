@@ -160,17 +160,14 @@ __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, cons
   int* list_r = reinterpret_cast<int*>(list_s + k);
   __shared__ int exact_nan;
   float* qf = reinterpret_cast<float*>(q4);
-  for (int j = threadIdx.x; j < a.ld; j += blockDim.x) qf[j] = j < a.dim ? a.query[j] : 0.0f;
+  stage_query(a, qf);
   if (threadIdx.x == 0) exact_nan = 0;
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const float4* vec4 = reinterpret_cast<const float4*>(a.vectors);
   for (int c = warp; c < K; c += kWarps) {
     const int row = approx_r[c];
     float s = kSentinelSim;
-    if (row != kSentinelRow)
-      s = cosine_from_dot(row_dot_f32(vec4 + static_cast<long long>(row) * ld4, q4, ld4, lane), a.query_norm,
-                          a.norms[row]);
+    if (row != kSentinelRow) s = row_similarity(a, q4, row, lane);
     if (lane == 0) {
       exact_s[c] = s;
       exact_r[c] = row;

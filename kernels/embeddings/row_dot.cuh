@@ -27,4 +27,12 @@ __device__ __forceinline__ float row_dot_f32(const float4* row, const float4* q4
   return warp_sum_broadcast(acc);
 }
 
+// The fp32 similarity of model row `row` to the staged query q4 (stage_query), as every exact
+// re-rank computes it (the warp's lanes together; every lane gets it).
+__device__ __forceinline__ float row_similarity(const DotArgs& a, const float4* q4, long long row, int lane) {
+  const int ld4 = a.ld / 4;
+  return cosine_from_dot(row_dot_f32(reinterpret_cast<const float4*>(a.vectors) + row * ld4, q4, ld4, lane),
+                         a.query_norm, a.norms[row]);
+}
+
 }  // namespace distancies

@@ -42,19 +42,18 @@ __global__ void __launch_bounds__(kWarps * 32)
   if (!wide_rerank::wanted(status, counts, b, max_n)) return;
   extern __shared__ __align__(16) unsigned char smem[];
   float* qf = reinterpret_cast<float*>(smem);
-  const float* q = queries + static_cast<long long>(b) * model.dim;
-  for (int j = threadIdx.x; j < model.ld; j += blockDim.x) qf[j] = j < model.dim ? q[j] : 0.0f;
+  DotArgs a = model;
+  a.query = queries + static_cast<long long>(b) * model.dim;
+  a.query_norm = query_norms[b];
+  stage_query(a, qf);
   __syncthreads();
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, ld4 = model.ld / 4;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const auto* q4 = reinterpret_cast<const float4*>(qf);
-  const auto* vec4 = reinterpret_cast<const float4*>(model.vectors);
-  const float qn = query_norms[b];
   unsigned long long* mine = cand + static_cast<long long>(b) * capacity;
   const long long n = counts[b];
   for (long long c = static_cast<long long>(blockIdx.x) * kWarps + warp; c < n; c += gridDim.x * kWarps) {
     const int row = filter_scan::candidate_row(mine[c]);
-    const float s =
-        cosine_from_dot(row_dot_f32(vec4 + static_cast<long long>(row) * ld4, q4, ld4, lane), qn, model.norms[row]);
+    const float s = row_similarity(a, q4, row, lane);
     if (lane == 0) {
       mine[c] = wide_rerank::exact_key(s, row);
       if (s != s) status[b] = wide_rerank::kNaN;
