@@ -369,6 +369,10 @@ void widen_group(const BatchScanArgs& a, cudaStream_t s) {
   CUDA_CHECK_LAUNCH();
 }
 
+// Whether a pass has several query groups, which share the candidate buffers: then the scan
+// re-ranks (and widens) each group before the next reuses them, and nothing is left for after.
+bool reranks_by_group(const BatchScanArgs& a) { return a.batch > Policy::kMaxQueries; }
+
 // The re-rank (and the wide re-rank) of the query group of `nq` queries from q0: its own view of
 // the pass's queries, lists, results and status.
 void rerank_group(const BatchScanArgs& a, int q0, int nq, cudaStream_t s) {
@@ -387,10 +391,9 @@ void rerank_group(const BatchScanArgs& a, int q0, int nq, cudaStream_t s) {
   if (a.widen) widen_group(g, s);
 }
 
-// A pass of one query group is re-ranked here; one of more groups was, group by group, in the
-// scan (filter_scan_tiles), while each group's candidate buffers were its own.
+// A pass of one query group is re-ranked here (one of more groups was, in the scan).
 void rerank_filtered(const BatchScanArgs& a, cudaStream_t s) {
-  if (a.batch <= Policy::kMaxQueries) rerank_group(a, 0, a.batch, s);
+  if (!reranks_by_group(a)) rerank_group(a, 0, a.batch, s);
 }
 
 // Every query scored against every row by mma_filter_scan_kernel (sample, seed, filter; `i8`: the
@@ -420,9 +423,7 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s, bool i8) {
     f.counts = a.candidates.counts;
     seed_thresholds(a, p, f, a.thresholds + q0, s);
     last_pass(a, p, f, q0, i8, s);
-    // The next group's passes reuse the candidate buffers: this group is re-ranked (and widened)
-    // before them.
-    if (a.batch > Policy::kMaxQueries) rerank_group(a, q0, f.nq, s);
+    if (reranks_by_group(a)) rerank_group(a, q0, f.nq, s);
   }
 }
 
