@@ -442,23 +442,25 @@ def r_main_suite(c: Ctx, gpu: str = "h200"):
                             f"{int(fixtures_s // 60)} min {fixtures_s % 60:.0f} s | {doc['context'].get('gpu', '?')} |")
 
 
-def r_intersect_peers(c: Ctx, gpu: str = "h200"):
-    """GOV2-shaped set: the serial and all-core CPU rows against the best GPU batch rows."""
-    src = c.src(f"results/intersection/{gpu}.json")
+def r_intersect_peers(c: Ctx, which: str = "h200"):
+    """One set of a run (`STEM` or `STEM@SET`, the GOV2-shaped set by default): the serial and
+    all-core CPU rows against the best GPU batch rows, each against the faster all-core peer."""
+    stem, _, dset = which.partition("@")
+    dset = dset or "gov2"
+    src = c.src(f"results/intersection/{stem}.json")
     m = _medians(c, src)
-    serial = m["intersect/svs/serial/set:gov2"]["real_time"]
-    simd = m["intersect/simd_gallop/allcores/set:gov2"]["real_time"]
-    rows = ["| row | ms | × serial SVS | × all-core SIMD galloping | floor ratio (own minimal read) "
+    serial = m[f"intersect/svs/serial/set:{dset}"]["real_time"]
+    peer = min(m[f"intersect/{p}/allcores/set:{dset}"]["real_time"] for p in ("roaring", "simd_gallop"))
+    rows = ["| row | ms | × serial SVS | × the faster all-core peer | floor ratio (own minimal read) "
             "| × reading every distinct list |",
             "|---|---:|---:|---:|---:|---:|"]
-    names = ["intersect/svs/serial/set:gov2", "intersect/roaring/allcores/set:gov2",
-             "intersect/simd_gallop/allcores/set:gov2", "intersect/probe/coarse_batch/set:gov2",
-             "intersect/hash/coarse_batch/set:gov2", "intersect/bitmap/coarse_batch/set:gov2"]
+    names = [f"intersect/{n}/set:{dset}" for n in ("svs/serial", "roaring/allcores", "simd_gallop/allcores",
+                                                   "probe/coarse_batch", "hash/coarse_batch", "bitmap/coarse_batch")]
     for n in names:
         b = m[n]
         fr = b.get("floor_ratio")
         dr = b.get("distinct_read_ratio")
-        rows.append(f"| `{n}` | {ms(b['real_time'])} | {serial / b['real_time']:,.1f} | {simd / b['real_time']:,.2f} | "
+        rows.append(f"| `{n}` | {ms(b['real_time'])} | {serial / b['real_time']:,.1f} | {peer / b['real_time']:,.2f} | "
                     f"{'—' if fr is None else f'{fr:,.1f}'} | {'—' if dr is None else f'{dr:,.2f}'} |")
     return [src], "\n".join(rows)
 

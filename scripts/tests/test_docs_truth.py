@@ -181,3 +181,18 @@ def test_ab_block_is_the_medians_of_every_sample_of_each_side(tmp_path):
     # old: median of 1.0, 1.05, 1.1, 1.2 = 1.075; new: median of 1.2, 1.25, 1.3, 1.4 = 1.275
     assert "| `fam` | `batch/x/batch:16` | 1.0750 | 1.2750 | 1.186 | 1.0000–1.2000 | 1.2000–1.4000 |" in body
     assert "Largest after / before: 1.186 (`batch/x/batch:16` on `fam`)." in body
+
+
+def test_intersect_peers_block_takes_a_set_and_the_faster_peer(tmp_path):
+    root = make_repo(tmp_path)
+    rows = {"svs/serial": 30.0, "roaring/allcores": 0.5, "simd_gallop/allcores": 1.5, "probe/coarse_batch": 0.02,
+            "hash/coarse_batch": 0.05, "bitmap/coarse_batch": 0.04}
+    write_run(root / "results/intersection/h200-x.json",
+              [{"name": f"intersect/{r}/set:real/manual_time_median", "run_name": f"intersect/{r}/set:real/manual_time",
+                "run_type": "aggregate", "aggregate_name": "median", "real_time": t, "time_unit": "ms",
+                "floor_ratio": 2.0, "distinct_read_ratio": 1.5} for r, t in rows.items()])
+    srcs, body = render_docs.render("intersect-peers:h200-x@real", render_docs.Ctx(root))
+    assert srcs == ["results/intersection/h200-x.json"]
+    # the faster peer here is CRoaring (0.5 ms): the probing row is 25 x it, 1,500 x serial SVS
+    assert "| `intersect/probe/coarse_batch/set:real` | 0.020 | 1,500.0 | 25.00 | 2.0 | 1.50 |" in body
+    assert "| `intersect/simd_gallop/allcores/set:real` | 1.500 | 20.0 | 0.33 |" in body
