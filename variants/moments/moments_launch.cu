@@ -24,6 +24,7 @@ constexpr int kUnrollF64 = 4;
 constexpr int kStagedChunkBytes = 12 * 1024;  // one_pass_staged: a chunk about this size,
 constexpr int kStagedRingDefault = 4;         // this many in the ring (2 blocks an SM: 96 KB staged)
 constexpr std::size_t kStagedMostBytes = 160 * 1024;
+constexpr std::size_t kStagedStaticBytes = sizeof(StateShared<float>) + kStagedMaxRing * sizeof(unsigned long long);
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
@@ -128,7 +129,8 @@ void one_pass_staged(const MomentsInput& in, const MomentsOutput& out, MomentsSc
   const StagedChunks ch{plan.chunk_rows, ring, ceil_div(in.rows, plan.chunk_rows)};
   const int groups = static_cast<int>(std::min<long long>(g.groups, ch.count));
   const MomentPartials<float> p = carve<MomentPartials<float>>(s, carve_partials<float>, in.cols, groups);
-  allow_dynamic_smem(one_pass_staged_partials_kernel<float>, plan.ring_bytes, "one_pass_staged");
+  // The opt-in covers the kernel's static shared memory too (the merge's states, the barriers).
+  allow_dynamic_smem(one_pass_staged_partials_kernel<float>, plan.ring_bytes + kStagedStaticBytes, "one_pass_staged");
   one_pass_staged_partials_kernel<float>
       <<<dim3(1, groups), g.threads, plan.ring_bytes, st>>>(in, ColumnMap{g.width, g.slots}, ch, p);
   CUDA_CHECK_LAUNCH();
