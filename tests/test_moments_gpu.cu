@@ -11,7 +11,6 @@
 
 #include "harness/moments/gpu_moments.hpp"
 #include "harness/moments/oracle.hpp"
-#include "runtime/device.hpp"
 #include "tests/gpu_skip.hpp"
 #include "tests/moments_test_data.hpp"
 #include "variants/moments/launch.hpp"
@@ -59,8 +58,8 @@ TEST_P(EveryVariant, MatchesTheOracleOnEveryShape) {
 TEST_P(EveryVariant, ReadsPaddedRows) {
   DISTANCIES_REQUIRE_GPU();
   const long long rows = 3333;
-  // A model's rows: 50 floats padded to 52; and 48 padded to 52, whose aligned rows
-  // one_pass_staged copies whole chunks of (the padding, 1e30 here, must never be read).
+  // A model's rows: 50 floats padded to 52, and 48 padded to 52 (rows whose columns and
+  // padding are whole 16-byte steps); the padding, 1e30 here, must never be read.
   for (const auto& [cols, ld] : {std::pair<int, int>{50, 52}, std::pair<int, int>{48, 52}}) {
     std::vector<float> x(rows * ld, 1e30f);
     const std::vector<float> packed = moments_matrix(2, rows, cols);
@@ -173,36 +172,6 @@ TEST(MomentsVariants, GeometryCoversEveryColumnAndNoMoreThreads) {
       EXPECT_LE(static_cast<long long>(g.groups - 1) * g.slots, rows);  // no group without rows
     }
   }
-}
-
-// one_pass_staged takes whole rows in 16-byte aligned chunks, or leaves the shape to one_pass's
-// kernel: every chunk a multiple of the column slots, the ring within its 160 KB.
-TEST(MomentsVariants, StagedChunksAreAlignedWholeRowsOrNone) {
-  DISTANCIES_REQUIRE_GPU();
-  alignas(16) static const float base[8] = {};
-  auto plan = [](const float* x, long long rows, int cols, long long ld) {
-    const MomentsInput in{x, rows, cols, ld};
-    return moments_staged_plan(in, moments_geometry(rows, cols, MatrixLayout::RowMajor), 4, 12 * 1024);
-  };
-  const bool hopper = device_status().props.major >= 9;
-  for (const auto& [rows, cols] : std::vector<std::pair<long long, int>>{{894785, 300}, {1000, 8}, {5, 1024}, {1, 4}}) {
-    const MomentsGeometry g = moments_geometry(rows, cols, MatrixLayout::RowMajor);
-    const StagedPlan p = plan(base, rows, cols, cols);
-    if (!hopper) {
-      EXPECT_EQ(p.chunk_rows, 0) << "no bulk copy before sm_90";
-      continue;
-    }
-    EXPECT_GT(p.chunk_rows, 0) << rows << "x" << cols;
-    EXPECT_EQ(p.chunk_rows % g.slots, 0) << rows << "x" << cols;
-    EXPECT_LE(p.chunk_rows, (rows + g.slots - 1) / g.slots * g.slots) << "no chunk beyond the matrix's rows";
-    EXPECT_EQ(p.ring_bytes, 4u * p.chunk_rows * cols * sizeof(float));
-    EXPECT_LE(p.ring_bytes, 160u * 1024);
-  }
-  EXPECT_EQ(plan(base, 1000, 301, 301).chunk_rows, 0) << "columns not a multiple of 4";
-  EXPECT_EQ(plan(base, 1000, 300, 302).chunk_rows, 0) << "leading dimension not a multiple of 4";
-  EXPECT_EQ(plan(base + 1, 1000, 300, 300).chunk_rows, 0) << "a base not 16-byte aligned";
-  EXPECT_EQ(plan(base, 1000, 2048, 2048).chunk_rows, 0) << "two column tiles";
-  EXPECT_EQ(plan(base, 1000, 4, 40000).chunk_rows, 0) << "a ring over 160 KB";
 }
 
 }  // namespace

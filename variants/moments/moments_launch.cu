@@ -1,17 +1,10 @@
 // Dispatch for the moments kernels: geometry, scratch carving, launches.
 #include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-#include <utility>
 
 #include "kernels/moments/one_pass_moments.cuh"
-#include "kernels/moments/one_pass_staged.cuh"
 #include "kernels/moments/two_pass_moments.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
-#include "runtime/launch.hpp"
 #include "variants/moments/launch.hpp"
 
 namespace distancies {
@@ -21,10 +14,6 @@ namespace {
 constexpr int kMergeThreads = 256;  // 8 columns (warps) per merge block
 constexpr int kUnrollF32 = 8;       // loads in flight per thread (2 blocks of 1024 per SM: 64 KiB per SM)
 constexpr int kUnrollF64 = 4;
-constexpr int kStagedChunkBytes = 12 * 1024;  // one_pass_staged: a chunk about this size,
-constexpr int kStagedRingDefault = 4;         // this many in the ring (2 blocks an SM: 96 KB staged)
-constexpr std::size_t kStagedMostBytes = 160 * 1024;
-constexpr std::size_t kStagedStaticBytes = sizeof(StateShared<float>) + kStagedMaxRing * sizeof(unsigned long long);
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
@@ -105,39 +94,6 @@ void one_pass(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& 
   CUDA_CHECK_LAUNCH();
 }
 
-// The ring's shape: DISTANCIES_MOMENTS_STAGES=CHUNKS,BYTES overrides it, for measuring.
-std::pair<int, long long> staged_shape() {
-  int ring = kStagedRingDefault;
-  long long bytes = kStagedChunkBytes;
-  if (const char* env = std::getenv("DISTANCIES_MOMENTS_STAGES")) {
-    if (std::sscanf(env, "%d,%lld", &ring, &bytes) != 2 || ring < 2 || ring > kStagedMaxRing || bytes < 16)
-      throw Error(std::string("DISTANCIES_MOMENTS_STAGES: want CHUNKS,BYTES with 2 <= CHUNKS <= ") +
-                  std::to_string(kStagedMaxRing) + ", not '" + env + "'");
-  }
-  return {ring, bytes};
-}
-
-void one_pass_staged(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& s, cudaStream_t st) {
-  check_input(in, MatrixLayout::RowMajor);
-  const MomentsGeometry g = moments_geometry(in.rows, in.cols, MatrixLayout::RowMajor);
-  const auto [ring, bytes] = staged_shape();
-  const StagedPlan plan = moments_staged_plan(in, g, ring, bytes);
-  if (plan.chunk_rows == 0) {  // the shape has no aligned whole-row chunks: the register kernel
-    one_pass<float, false, true>(in, out, s, st);
-    return;
-  }
-  const StagedChunks ch{plan.chunk_rows, ring, ceil_div(in.rows, plan.chunk_rows)};
-  const int groups = static_cast<int>(std::min<long long>(g.groups, ch.count));
-  const MomentPartials<float> p = carve<MomentPartials<float>>(s, carve_partials<float>, in.cols, groups);
-  // The opt-in covers the kernel's static shared memory too (the merge's states, the barriers).
-  allow_dynamic_smem(one_pass_staged_partials_kernel<float>, plan.ring_bytes + kStagedStaticBytes, "one_pass_staged");
-  one_pass_staged_partials_kernel<float>
-      <<<dim3(1, groups), g.threads, plan.ring_bytes, st>>>(in, ColumnMap{g.width, g.slots}, ch, p);
-  CUDA_CHECK_LAUNCH();
-  merge_partials_kernel<float, false><<<merge_grid(in.cols), kMergeThreads, 0, st>>>(p, in, out);
-  CUDA_CHECK_LAUNCH();
-}
-
 template <class T, bool kCorrect>
 void two_pass(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& s, cudaStream_t st) {
   check_input(in, MatrixLayout::RowMajor);
@@ -182,20 +138,6 @@ MomentsGeometry moments_geometry(long long rows, int cols, MatrixLayout layout) 
   return g;
 }
 
-StagedPlan moments_staged_plan(const MomentsInput& in, const MomentsGeometry& g, int ring, long long chunk_bytes) {
-  StagedPlan plan;
-  const bool aligned = in.cols % 4 == 0 && in.ld % 4 == 0 && reinterpret_cast<std::uintptr_t>(in.x) % 16 == 0;
-  if (g.tiles != 1 || !aligned || device_status().props.major < 9) return plan;
-  const long long slot_rows_bytes = static_cast<long long>(g.slots) * in.ld * 4;           // one row a column slot
-  const long long rows = std::min(g.slots * std::max(1LL, chunk_bytes / slot_rows_bytes),  // no more than the matrix
-                                  ceil_div(in.rows, g.slots) * g.slots);
-  const std::size_t ring_bytes = static_cast<std::size_t>(ring) * rows * in.ld * 4;
-  if (ring_bytes > kStagedMostBytes) return plan;
-  plan.chunk_rows = static_cast<int>(rows);
-  plan.ring_bytes = ring_bytes;
-  return plan;
-}
-
 void launch_two_pass_corrected(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& s, cudaStream_t st) {
   two_pass<float, true>(in, out, s, st);
 }
@@ -207,9 +149,6 @@ void launch_two_pass_f64(const MomentsInput& in, const MomentsOutput& out, Momen
 }
 void launch_one_pass(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& s, cudaStream_t st) {
   one_pass<float, false, true>(in, out, s, st);
-}
-void launch_one_pass_staged(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& s, cudaStream_t st) {
-  one_pass_staged(in, out, s, st);
 }
 void launch_one_pass_shared_merge(const MomentsInput& in, const MomentsOutput& out, MomentsScratch& s,
                                   cudaStream_t st) {
