@@ -10,11 +10,13 @@ struct ColumnMap {
   int slots;  // threads per column in a block
 };
 
-// Calls f(x) for every element of the calling thread's column share; returns false when the
-// thread has no column (outside the map or past the last column). Block (bx, by) covers the
-// tile bx and the row groups by, by + gridDim.y, ...; column_out receives the column.
-template <bool kColMajor, int kUnroll, class F>
-__device__ __forceinline__ bool scan_column(const MomentsInput& in, ColumnMap map, long long& column_out, F&& f) {
+// Calls group(v) for each kUnroll elements of the calling thread's column share loaded together
+// (float v[kUnroll]), then one(x) for each element left over; returns false when the thread has
+// no column (outside the map or past the last column). Block (bx, by) covers the tile bx and the
+// row groups by, by + gridDim.y, ...; column_out receives the column.
+template <bool kColMajor, int kUnroll, class Group, class One>
+__device__ __forceinline__ bool scan_column_groups(const MomentsInput& in, ColumnMap map, long long& column_out,
+                                                   Group&& group, One&& one) {
   const int t = threadIdx.x;
   if (t >= map.width * map.slots) return false;
   const long long col = static_cast<long long>(blockIdx.x) * map.width + t % map.width;
@@ -28,11 +30,22 @@ __device__ __forceinline__ bool scan_column(const MomentsInput& in, ColumnMap ma
     float v[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(p + u * stride);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) f(v[u]);
+    group(v);
   }
-  for (; r < in.rows; r += step_rows, p += stride) f(__ldg(p));
+  for (; r < in.rows; r += step_rows, p += stride) one(__ldg(p));
   return true;
+}
+
+// Calls f(x) for every element of the calling thread's column share, kUnroll loads in flight.
+template <bool kColMajor, int kUnroll, class F>
+__device__ __forceinline__ bool scan_column(const MomentsInput& in, ColumnMap map, long long& column_out, F&& f) {
+  return scan_column_groups<kColMajor, kUnroll>(
+      in, map, column_out,
+      [&](const float(&v)[kUnroll]) {
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) f(v[u]);
+      },
+      f);
 }
 
 // The first value of the calling thread's column (0 outside the matrix): the shift of

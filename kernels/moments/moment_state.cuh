@@ -42,8 +42,11 @@ __device__ __forceinline__ MomentState<T> merge_states(const MomentState<T>& a, 
 // variance). Four multiply-adds per element, no division.
 // In fp32, s1 and s2 are compensated (Kahan): a thread sums ~1,000 elements, and the rounding
 // of the plain sums, amplified by M2 = s2 - s1^2/n when the shift lies a few sd from the mean,
-// was the whole of one_pass's variance error (1.2e-6 at 2^28 x 300; docs/moments.md). Three
-// more adds per sum and element: the loop stays bound by the read.
+// was the whole of one_pass's variance error (1.2e-6 at 2^28 x 300; docs/moments.md).
+// add_group sums a group of loads plainly first and compensates once a group: the group's few
+// roundings are small against the running sum's, and the compensation's three adds are paid
+// once a group instead of once an element (the loop's instructions were most of what the SM
+// issued: docs/moments.md, "Fewer instructions a element").
 template <class T>
 struct ShiftedSums {
   long long n = 0;
@@ -70,6 +73,28 @@ struct ShiftedSums {
     s3 = fma(d2, d, s3);
     s4 = fma(d2, d2, s4);
     ++n;
+  }
+
+  template <int N>
+  __device__ __forceinline__ void add_group(const float (&x)[N]) {
+    T g1 = T(0), g2 = T(0);
+#pragma unroll
+    for (int u = 0; u < N; ++u) {
+      const T d = T(x[u]) - shift;
+      const T d2 = d * d;
+      g1 += d;
+      g2 += d2;
+      s3 = fma(d2, d, s3);
+      s4 = fma(d2, d2, s4);
+    }
+    if constexpr (sizeof(T) == 4) {
+      kahan_add(s1, c1, g1);
+      kahan_add(s2, c2, g2);
+    } else {
+      s1 += g1;
+      s2 += g2;
+    }
+    n += N;
   }
 
   // Central sums from the shifted ones (binomial expansion around the thread's own mean);

@@ -26,7 +26,8 @@ __global__ void __launch_bounds__(kMomentsMaxThreads, sizeof(T) == 4 ? 2 : 1)
   acc.shift = T(column_shift<kColMajor>(
       in, static_cast<long long>(blockIdx.x) * map.width + static_cast<int>(threadIdx.x) % map.width));
   long long col = 0;
-  scan_column<kColMajor, kUnroll>(in, map, col, [&](float x) { acc.add(x); });
+  scan_column_groups<kColMajor, kUnroll>(
+      in, map, col, [&](const float(&v)[kUnroll]) { acc.add_group(v); }, [&](float x) { acc.add(x); });
   const MomentState<T> s = block_merge_columns<T, kShuffle>(acc.state(), map.width, map.slots, sm);
   const long long c = static_cast<long long>(blockIdx.x) * map.width + threadIdx.x;
   if (static_cast<int>(threadIdx.x) < map.width && c < in.cols) {
