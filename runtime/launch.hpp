@@ -62,10 +62,10 @@ inline bool dependent_launch_enabled() {
 // reads what earlier work in the stream wrote. Where the device cannot (before sm_90) the
 // attribute is left out and the launch is an ordinary one.
 template <class... Params, class... Args>
-void launch_dependent(void (*kernel)(Params...), unsigned grid, unsigned block, std::size_t smem, cudaStream_t stream,
+void launch_dependent(void (*kernel)(Params...), dim3 grid, unsigned block, std::size_t smem, cudaStream_t stream,
                       Args&&... args) {
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid);
+  config.gridDim = grid;
   config.blockDim = dim3(block);
   config.dynamicSmemBytes = smem;
   config.stream = stream;

@@ -5,6 +5,7 @@
 // error, so a row left out scores below the k-th best and the exact top k of the candidates is the
 // model's. A few thousand rows read in fp32 instead of another pass over the model.
 #pragma once
+#include "kernels/common/dependent_launch.cuh"
 #include "kernels/common/ranking.hpp"
 #include "kernels/embeddings/dot_args.cuh"
 #include "kernels/embeddings/mma_filter_scan.cuh"
@@ -38,6 +39,7 @@ template <int kWarps>
 __global__ void __launch_bounds__(kWarps * 32)
     wide_exact_kernel(DotArgs model, const float* queries, const float* query_norms, unsigned long long* cand,
                       long long capacity, const unsigned* counts, unsigned max_n, int* status) {
+  wait_for_prerequisites();  // a dependent launch: the re-rank's statuses first
   const int b = blockIdx.y;
   if (!wide_rerank::wanted(status, counts, b, max_n)) return;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -69,6 +71,7 @@ template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
     wide_select_kernel(const unsigned long long* cand, long long capacity, const unsigned* counts, unsigned max_n,
                        int k, float* out_s, int* out_r, int* status) {
+  wait_for_prerequisites();  // a dependent launch: the exact keys first
   const int b = blockIdx.x;
   if (!wide_rerank::wanted(status, counts, b, max_n) || counts[b] < static_cast<unsigned>(k)) return;
   __shared__ int repeated;

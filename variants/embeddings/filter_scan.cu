@@ -357,16 +357,15 @@ void widen_group(const BatchScanArgs& a, cudaStream_t s) {
   constexpr int kWarps = 8;
   const int parts = std::clamp(ceil_div(16 * device_status().props.multiProcessorCount, a.batch), 8, 256);
   const std::size_t smem = static_cast<std::size_t>(a.exact.ld) * sizeof(float);
+  // Dependent launches: both run on every pass, most often to find nothing to do, so their launch
+  // latency is hidden behind the kernel ahead (each waits for it before reading the statuses).
   allow_dynamic_smem(wide_exact_kernel<kWarps>, smem, "wide_exact_kernel");
-  wide_exact_kernel<kWarps><<<dim3(parts, a.batch), kWarps * 32, smem, s>>>(a.exact, a.queries, a.query_norms,
-                                                                            a.candidates.entries, a.candidates.capacity,
-                                                                            a.candidates.counts, max_n, a.status);
-  CUDA_CHECK_LAUNCH();
+  launch_dependent(wide_exact_kernel<kWarps>, dim3(parts, a.batch), kWarps * 32, smem, s, a.exact, a.queries,
+                   a.query_norms, a.candidates.entries, a.candidates.capacity, a.candidates.counts, max_n, a.status);
   const std::size_t select_bytes = filter_scan::select_smem(max_n);
   allow_dynamic_smem(wide_select_kernel<kSelect>, select_bytes, "wide_select_kernel");
-  wide_select_kernel<kSelect><<<a.batch, kSelect, select_bytes, s>>>(
-      a.candidates.entries, a.candidates.capacity, a.candidates.counts, max_n, a.k, a.out_s, a.out_r, a.status);
-  CUDA_CHECK_LAUNCH();
+  launch_dependent(wide_select_kernel<kSelect>, dim3(a.batch), kSelect, select_bytes, s, a.candidates.entries,
+                   a.candidates.capacity, a.candidates.counts, max_n, a.k, a.out_s, a.out_r, a.status);
 }
 
 // Whether a pass has several query groups, which share the candidate buffers: then the scan
