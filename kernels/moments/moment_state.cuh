@@ -60,16 +60,21 @@ struct ShiftedSums {
     s = t;
   }
 
+  // s1 += a1 and s2 += a2, compensated in fp32.
+  __device__ __forceinline__ void add_to_sums(T a1, T a2) {
+    if constexpr (sizeof(T) == 4) {
+      kahan_add(s1, c1, a1);
+      kahan_add(s2, c2, a2);
+    } else {
+      s1 += a1;
+      s2 += a2;
+    }
+  }
+
   __device__ __forceinline__ void add(float x) {
     const T d = T(x) - shift;
     const T d2 = d * d;
-    if constexpr (sizeof(T) == 4) {
-      kahan_add(s1, c1, d);
-      kahan_add(s2, c2, d2);
-    } else {
-      s1 += d;
-      s2 += d2;
-    }
+    add_to_sums(d, d2);
     s3 = fma(d2, d, s3);
     s4 = fma(d2, d2, s4);
     ++n;
@@ -87,13 +92,7 @@ struct ShiftedSums {
       s3 = fma(d2, d, s3);
       s4 = fma(d2, d2, s4);
     }
-    if constexpr (sizeof(T) == 4) {
-      kahan_add(s1, c1, g1);
-      kahan_add(s2, c2, g2);
-    } else {
-      s1 += g1;
-      s2 += g2;
-    }
+    add_to_sums(g1, g2);
     n += N;
   }
 
