@@ -34,13 +34,16 @@ tools="memcheck racecheck initcheck synccheck"
 cost() {
   case $1 in
     "sanitize memcheck test_gpu_variants") echo 168 ;;
-    "test test_batch" | "test test_registry" | "sanitize initcheck test_gpu_variants") echo 130 ;;
-    "test test_batch_pipelines" | "sanitize racecheck test_intersect_gpu") echo 80 ;;
+    "test test_batch") echo 150 ;;
+    "test test_registry" | "sanitize initcheck test_gpu_variants") echo 130 ;;
+    "test test_batch_pipelines" | "sanitize racecheck test_intersect_gpu") echo 85 ;;
     "sanitize racecheck test_list_select" | "bench") echo 60 ;;
     "sanitize racecheck test_"*) echo 40 ;;
-    "test test_data_families" | "test test_moments_gpu" | "sanitize memcheck test_intersect_gpu") echo 33 ;;
+    "test test_moments_gpu") echo 40 ;;
+    "test test_data_families" | "sanitize memcheck test_intersect_gpu") echo 33 ;;
     "test test_"*intersect* | "test test_gpu_variants" | "test test_range_guard" | "sanitize initcheck test_intersect_gpu") echo 27 ;;
-    "test test_centred_copies" | "dead_rank") echo 15 ;;
+    "test test_centred_copies") echo 21 ;;
+    "dead_rank") echo 15 ;;
     *) echo 3 ;;
   esac
 }
