@@ -465,6 +465,21 @@ def r_intersect_peers(c: Ctx, which: str = "h200"):
     return [src], "\n".join(rows)
 
 
+def r_projected_bound(c: Ctx, _arg: str = ""):
+    """scripts/analysis/projected_bound.py's candidates per family and variant: median / 90th
+    percentile (share of queries over K)."""
+    src = c.src("results/families/projected-bound.json")
+    doc = c.json(src)
+    names = [("tiled_plain", "plain"), ("tiled_centred", "centred"), ("tiled_projected52", "projected, 52 columns"),
+             ("tiled_fp32_term", "exact fp32 term"), ("projected52", "projected, 52 columns, a scale a row"),
+             ("fp32_term", "exact fp32 term, a scale a row")]
+    rows = ["| family | " + " | ".join(label for _, label in names) + " |", "|---|" + "---:|" * len(names)]
+    for fam, v in doc["families"].items():
+        cells = [f"{v[n]['median']:,.0f} / {v[n]['p90']:,.0f} ({100 * v[n]['over_k_list']:.0f} %)" for n, _ in names]
+        rows.append(f"| `{fam}` | " + " | ".join(cells) + " |")
+    return [src], "\n".join(rows)
+
+
 def r_floor_audit(c: Ctx, which: str = "moments/h200"):
     """How many of a run's medians are under their floor (floor_ratio < 1): each is a bug."""
     study, gpu = which.split("/")
@@ -522,6 +537,7 @@ RENDERERS = {
     "family-table": r_family_table,
     "main-suite": r_main_suite,
     "intersect-peers": r_intersect_peers,
+    "projected-bound": r_projected_bound,
     "matmul-anchors": r_matmul_anchors,
     "floor-audit": r_floor_audit,
 }

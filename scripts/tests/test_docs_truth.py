@@ -196,3 +196,15 @@ def test_intersect_peers_block_takes_a_set_and_the_faster_peer(tmp_path):
     # the faster peer here is CRoaring (0.5 ms): the probing row is 25 x it, 1,500 x serial SVS
     assert "| `intersect/probe/coarse_batch/set:real` | 0.020 | 1,500.0 | 25.00 | 2.0 | 1.50 |" in body
     assert "| `intersect/simd_gallop/allcores/set:real` | 1.500 | 20.0 | 0.33 |" in body
+
+
+def test_projected_bound_block_shows_each_familys_candidates(tmp_path):
+    root = make_repo(tmp_path)
+    one = {"median": 30.0, "p90": 37.0, "max": 90, "over_k_list": 0.025}
+    names = [t + n for t in ("", "tiled_") for n in ("plain", "centred", "projected52", "fp32_term")]
+    (root / "results/families").mkdir(parents=True)
+    (root / "results/families/projected-bound.json").write_text(json.dumps(
+        {"families": {"aniso:0.95": {"rows": 200000, "dim": 300, **{n: one for n in names}}}}))
+    srcs, body = render_docs.render("projected-bound", render_docs.Ctx(root))
+    assert srcs == ["results/families/projected-bound.json"]
+    assert body.splitlines()[2].startswith("| `aniso:0.95` | 30 / 37 (2 %) | 30 / 37 (2 %) |")
