@@ -13,6 +13,14 @@ def aniso(rows, dim, c, seed):
     return a * u[None, :] + rng.standard_normal((rows, dim))
 
 
+def centred(x, queries):
+    """Unit rows, their mean mu, the centred rows, the first rows as queries and their w."""
+    xn = x / np.linalg.norm(x, axis=1, keepdims=True)
+    mu = xn.mean(axis=0)
+    q = xn[:queries]
+    return xn, mu, xn - mu, q, (q @ mu) / (mu @ mu)
+
+
 def test_codes_reconstruct_within_their_error():
     m = aniso(300, 40, 0.9, 1)
     s, c, err = pb.codes(m)
@@ -25,12 +33,7 @@ def test_codes_reconstruct_within_their_error():
 
 
 def test_every_upper_bound_holds_per_row_and_tiled():
-    x = aniso(500, 48, 0.95, 2)
-    xn = x / np.linalg.norm(x, axis=1, keepdims=True)
-    mu = xn.mean(axis=0)
-    y = xn - mu
-    q = xn[:7]
-    w = (q @ mu) / (mu @ mu)
+    xn, mu, y, q, w = centred(aniso(500, 48, 0.95, 2), 7)
     qres = q - w[:, None] * mu
     for tiled in (False, True):
         assert (pb.upper_bounds(xn, q, tiled) >= xn @ q.T - 1e-12).all()
@@ -38,12 +41,7 @@ def test_every_upper_bound_holds_per_row_and_tiled():
 
 
 def test_projected_long_vectors_keep_the_centred_dot():
-    x = aniso(200, 32, 0.8, 3)
-    xn = x / np.linalg.norm(x, axis=1, keepdims=True)
-    mu = xn.mean(axis=0)
-    y = xn - mu
-    q = xn[:5]
-    w = (q @ mu) / (mu @ mu)
+    _, mu, y, q, w = centred(aniso(200, 32, 0.8, 3), 5)
     v = y @ mu
     long_rows = np.hstack([y, np.repeat(v[:, None], pb.EXTRA, axis=1)])
     long_queries = np.hstack([q - w[:, None] * mu, np.repeat((w / pb.EXTRA)[:, None], pb.EXTRA, axis=1)])
