@@ -4,13 +4,18 @@
 // managed memory.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gpu_skip.hpp"
 #include "harness/intersect/generate.hpp"
 #include "harness/intersect/gpu_intersect.hpp"
+#include "runtime/error.hpp"
 #include "variants/intersect/cpu_intersect.hpp"
 #include "variants/intersect/intersect_registry.hpp"
+#include "variants/intersect/packed_device.hpp"
+#include "variants/intersect/packed_lists.hpp"
 
 using namespace distancies;
 using namespace distancies::intersect;
@@ -74,3 +79,29 @@ TEST(IntersectGpu, ExactOnAGov2ShapedSetAtFullScale) {
 }
 
 }  // namespace
+
+// The warp decode of packed lists on the device (kernels/intersect/packed_decode.cuh) returns
+// the codec's ids: a GOV2-shaped set's lists, gaps of every width up to 32 bits, empty lists, a
+// list asked twice, lists in any order.
+TEST(IntersectGpu, DecodesPackedListsAsTheCodec) {
+  DISTANCIES_REQUIRE_GPU();
+  Gov2Shape shape;
+  shape.lists = 300;
+  shape.queries = 1;
+  DataSet set = gov2_shaped(shape, 11);
+  set.index.add({});
+  set.index.add({0u, 0xffffffffu});
+  set.index.add({0u, 1u, 0xfffffffeu, 0xffffffffu});
+  std::vector<std::uint32_t> wide;
+  for (std::uint64_t id = 5; id < 0xffffffffull && wide.size() < 1000; id += 1 + (id * 2654435761ull) % (1ull << 24))
+    wide.push_back(static_cast<std::uint32_t>(id));
+  set.index.add(wide);
+  const PackedLists p = pack_lists(set.index);
+  std::vector<std::size_t> lists;
+  for (std::size_t l = p.lists(); l-- > 0;) lists.push_back(l);
+  lists.push_back(0);
+  const auto got = decode_lists_on_device(p, lists);
+  ASSERT_EQ(got.size(), lists.size());
+  for (std::size_t i = 0; i < lists.size(); ++i) ASSERT_EQ(got[i], unpack_list(p, lists[i])) << "list " << lists[i];
+  EXPECT_THROW(decode_lists_on_device(p, {p.lists()}), Error);
+}

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/intersect/generate.hpp"
+#include "kernels/intersect/packed_decode.hpp"
 #include "runtime/error.hpp"
 #include "variants/intersect/packed_lists.hpp"
 
@@ -51,6 +52,20 @@ void expect_round_trip(const PostingIndex& index) {
   }
 }
 
+// Every length around the block size, every width from 0 (consecutive ids) to 32 (the widest
+// gap an id can have), lists starting at 0 and near the top of the id range, and empty lists.
+PostingIndex every_shape() {
+  std::mt19937_64 rng(20261128);
+  PostingIndex index;
+  for (std::size_t n : {0, 1, 2, 31, 127, 128, 129, 255, 256, 257, 1000})
+    for (std::uint64_t max_gap : {0ull, 1ull, 7ull, 1000ull, 1ull << 20, 1ull << 31})
+      for (std::uint32_t first : {0u, 12345u}) index.add(list_with_gaps(n, first, max_gap, rng));
+  index.add({0u, 0xffffffffu});                               // the widest gap there is
+  index.add({0u, 1u, 0xfffffffeu, 0xffffffffu});              // widths 0 and 32 in one block
+  index.add(list_with_gaps(300, 0xffffffffu - 299, 0, rng));  // consecutive up to the last id
+  return index;
+}
+
 }  // namespace
 
 TEST(PackedLists, GapBits) {
@@ -64,18 +79,32 @@ TEST(PackedLists, GapBits) {
   EXPECT_EQ(gap_bits(0xfffffffeu), 32);
 }
 
-// Every length around the block size, every width from 0 (consecutive ids) to 32 (the widest
-// gap an id can have), lists starting at 0 and near the top of the id range, and empty lists.
-TEST(PackedLists, EveryShapeComesBackExactly) {
-  std::mt19937_64 rng(20261128);
-  PostingIndex index;
-  for (std::size_t n : {0, 1, 2, 31, 127, 128, 129, 255, 256, 257, 1000})
-    for (std::uint64_t max_gap : {0ull, 1ull, 7ull, 1000ull, 1ull << 20, 1ull << 31})
-      for (std::uint32_t first : {0u, 12345u}) index.add(list_with_gaps(n, first, max_gap, rng));
-  index.add({0u, 0xffffffffu});                               // the widest gap there is
-  index.add({0u, 1u, 0xfffffffeu, 0xffffffffu});              // widths 0 and 32 in one block
-  index.add(list_with_gaps(300, 0xffffffffu - 299, 0, rng));  // consecutive up to the last id
-  expect_round_trip(index);
+TEST(PackedLists, EveryShapeComesBackExactly) { expect_round_trip(every_shape()); }
+
+// The GPU's warp decode (kernels/intersect/packed_decode.hpp) emulated lane by lane, the warp's
+// scan done in order: every block of every shape decodes to the codec's ids.
+TEST(PackedLists, TheWarpDecodeEmulatedEqualsTheCodec) {
+  const PackedLists p = pack_lists(every_shape());
+  std::uint32_t want[kPackBlock];
+  for (std::size_t l = 0; l < p.lists(); ++l)
+    for (std::size_t b = 0; b < p.blocks(l); ++b) {
+      const int n = unpack_block(p, l, b, want);
+      const std::size_t at = p.list_block[l] + b;
+      std::uint32_t before = 0;
+      for (int lane = 0; lane < 32; ++lane) {
+        std::uint32_t sums[packed_decode::kIdsPerLane], ids[packed_decode::kIdsPerLane];
+        const std::uint32_t total =
+            packed_decode::lane_sums(p.words.data() + p.block_word[at], p.block_bits[at], n, lane, sums);
+        packed_decode::lane_ids(p.block_first[at], lane, before, sums, ids);
+        before += total;
+        for (int t = 0; t < packed_decode::kIdsPerLane; ++t) {
+          const int i = packed_decode::kIdsPerLane * lane + t;
+          if (i < n) {
+            ASSERT_EQ(ids[t], want[i]) << "list " << l << " block " << b << " id " << i;
+          }
+        }
+      }
+    }
 }
 
 TEST(PackedLists, TheGov2ShapedSetPacksSmallerThanItsIds) {

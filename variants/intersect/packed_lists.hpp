@@ -3,8 +3,8 @@
 // its widest gap; 0 for a run of consecutive ids) in 32-bit words. The blocks' first ids are kept
 // apart, uncompressed, so that a search for an id finds the one block that can hold it and
 // decodes that block alone, the layout a warp decodes with four ids a lane and one prefix sum.
-// This is the host codec (pack, unpack, the bytes a device copy holds); the GPU intersections do
-// not read it yet (docs/intersection.md, "Compressed lists").
+// This is the host codec (pack, unpack, the bytes a device copy holds); packed_device.hpp decodes
+// it on the GPU, which the intersections do not call yet (docs/intersection.md, "Compressed lists").
 #pragma once
 #include <cstddef>
 #include <cstdint>
