@@ -3,6 +3,9 @@
 open in issue 38), on the data families.
 
     .venv/bin/python -m scripts.analysis.projected_bound FAMILY=MODEL [...] --queries 200 --out F.json
+    .venv/bin/python -m scripts.analysis.projected_bound FAMILY=MODEL --queries 100 --large --out F.json
+
+(--large: a model of millions of rows, held in float32, the tiled copy's two designs only.)
 
 A CPU emulation in float64 of the Cauchy-Schwarz bound of docs/batch.md ("8-bit tiles",
 "Projected int8 copies") with a per-row int8 scale (the tiled copy shares one scale a 64-row
@@ -83,31 +86,35 @@ def summary(counts):
             "over_k_list": float((counts > K_LIST).mean())}
 
 
-def family_counts(x, n_queries):
+VARIANTS = ("plain", "centred", "projected52", "fp32_term")
+
+
+def family_counts(x, n_queries, variants=VARIANTS, layouts=(False, True)):
     """Per variant, the candidates of each query: rows whose upper bound on its exact similarity
-    reaches the exact 10th best."""
+    reaches the exact 10th best. layouts: False a scale a row, True the tiled copy's."""
     xn = x / np.linalg.norm(x, axis=1, keepdims=True)
     idx = (np.arange(n_queries, dtype=np.int64) * 104729) % x.shape[0]
-    q = xn[idx]
+    q = xn[idx].astype(np.float64)
     exact = xn @ q.T
     kth = -np.partition(-exact, K_BEST - 1, axis=0)[K_BEST - 1]
-    mu = xn.mean(axis=0)
-    y = xn - mu
+    del exact
+    mu = xn.mean(axis=0, dtype=np.float64)
+    y = xn - mu.astype(xn.dtype)
     w = (q @ mu) / (mu @ mu)
     v = y @ mu
     qres = q - w[:, None] * mu
     shift = (q @ mu)[None, :]
-    long_rows = np.hstack([y, np.repeat(v[:, None], EXTRA, axis=1)])
-    long_queries = np.hstack([qres, np.repeat((w / EXTRA)[:, None], EXTRA, axis=1)])
+    ups = {  # each computed when counted: a model of millions of rows holds one at a time
+        "plain": lambda tiled: upper_bounds(xn, q, tiled),
+        "centred": lambda tiled: upper_bounds(y, q, tiled) + shift,
+        "projected52": lambda tiled: upper_bounds(
+            np.hstack([y, np.repeat(v[:, None].astype(y.dtype), EXTRA, axis=1)]),
+            np.hstack([qres, np.repeat((w / EXTRA)[:, None], EXTRA, axis=1)]), tiled) + shift,
+        "fp32_term": lambda tiled: upper_bounds(y, qres, tiled) + v[:, None] * w[None, :] + shift}
     out = {}
-    for tiled in (False, True):
-        tag = "tiled_" if tiled else ""
-        ups = {"plain": upper_bounds(xn, q, tiled),
-               "centred": upper_bounds(y, q, tiled) + shift,
-               "projected52": upper_bounds(long_rows, long_queries, tiled) + shift,
-               "fp32_term": upper_bounds(y, qres, tiled) + v[:, None] * w[None, :] + shift}
-        for name, up in ups.items():
-            out[tag + name] = summary((up >= kth[None, :]).sum(axis=0))
+    for tiled in layouts:
+        for name in variants:
+            out[("tiled_" if tiled else "") + name] = summary((ups[name](tiled) >= kth[None, :]).sum(axis=0))
     return out
 
 
@@ -116,6 +123,8 @@ def main(argv=None):
     ap.add_argument("models", nargs="+", help="FAMILY=MODEL (.dsv or word2vec binary)")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--large", action="store_true",
+                    help="millions of rows: float32 rows, the tiled copy's projected52 and fp32_term only")
     a = ap.parse_args(argv)
     result = {"k": K_BEST, "k_list": K_LIST, "extra": EXTRA, "queries": a.queries, "families": {}}
     for spec in a.models:
@@ -124,7 +133,13 @@ def main(argv=None):
             return 2
         fam, path = spec.split("=", 1)
         x = load_rows(path)
-        result["families"][fam] = {"rows": int(x.shape[0]), "dim": int(x.shape[1]), **family_counts(x, a.queries)}
+        if a.large:
+            x = x.astype(np.float32)
+            counts = family_counts(x, a.queries, ("projected52", "fp32_term"), (True,))
+        else:
+            counts = family_counts(x, a.queries)
+        result["families"][fam] = {"rows": int(x.shape[0]), "dim": int(x.shape[1]), **counts}
+        del x
         print(f"projected_bound: {fam}: " + ", ".join(f"{n} {v['median']:.0f}/{v['p90']:.0f}"
                                                       for n, v in result["families"][fam].items()
                                                       if isinstance(v, dict)), file=sys.stderr)

@@ -465,18 +465,20 @@ def r_intersect_peers(c: Ctx, which: str = "h200"):
     return [src], "\n".join(rows)
 
 
-def r_projected_bound(c: Ctx, _arg: str = ""):
-    """scripts/analysis/projected_bound.py's candidates per family and variant: median / 90th
-    percentile (share of queries over K)."""
-    src = c.src("results/families/projected-bound.json")
+def r_projected_bound(c: Ctx, which: str = ""):
+    """scripts/analysis/projected_bound.py's candidates per family and variant (those the file has):
+    median / 90th percentile (share of queries over K). `which`: the file's suffix (`full`:
+    results/families/projected-bound-full.json)."""
+    src = c.src("results/families/projected-bound" + (f"-{which}" if which else "") + ".json")
     doc = c.json(src)
     names = [("tiled_plain", "plain"), ("tiled_centred", "centred"), ("tiled_projected52", "projected, 52 columns"),
              ("tiled_fp32_term", "exact fp32 term"), ("projected52", "projected, 52 columns, a scale a row"),
              ("fp32_term", "exact fp32 term, a scale a row")]
-    rows = ["| family | " + " | ".join(label for _, label in names) + " |", "|---|" + "---:|" * len(names)]
+    names = [(n, label) for n, label in names if all(n in v for v in doc["families"].values())]
+    rows = ["| family | rows | " + " | ".join(label for _, label in names) + " |", "|---|---:|" + "---:|" * len(names)]
     for fam, v in doc["families"].items():
         cells = [f"{v[n]['median']:,.0f} / {v[n]['p90']:,.0f} ({100 * v[n]['over_k_list']:.0f} %)" for n, _ in names]
-        rows.append(f"| `{fam}` | " + " | ".join(cells) + " |")
+        rows.append(f"| `{fam}` | {v['rows']:,} | " + " | ".join(cells) + " |")
     return [src], "\n".join(rows)
 
 

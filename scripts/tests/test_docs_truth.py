@@ -207,4 +207,11 @@ def test_projected_bound_block_shows_each_familys_candidates(tmp_path):
         {"families": {"aniso:0.95": {"rows": 200000, "dim": 300, **{n: one for n in names}}}}))
     srcs, body = render_docs.render("projected-bound", render_docs.Ctx(root))
     assert srcs == ["results/families/projected-bound.json"]
-    assert body.splitlines()[2].startswith("| `aniso:0.95` | 30 / 37 (2 %) | 30 / 37 (2 %) |")
+    assert body.splitlines()[2].startswith("| `aniso:0.95` | 200,000 | 30 / 37 (2 %) | 30 / 37 (2 %) |")
+    # a file with some variants only: the columns it has
+    (root / "results/families/projected-bound-full.json").write_text(json.dumps(
+        {"families": {"aniso:0.98": {"rows": 2196016, "dim": 300, "tiled_fp32_term": one}}}))
+    srcs, body = render_docs.render("projected-bound:full", render_docs.Ctx(root))
+    assert srcs == ["results/families/projected-bound-full.json"]
+    assert body.splitlines()[0] == "| family | rows | exact fp32 term |"
+    assert body.splitlines()[2] == "| `aniso:0.98` | 2,196,016 | 30 / 37 (2 %) |"
