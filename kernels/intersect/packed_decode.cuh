@@ -9,10 +9,10 @@ namespace distancies {
 struct PackedDecodeArgs {
   const std::uint32_t* words;
   const std::uint32_t* block_first;
-  const unsigned long long* block_word;
+  const std::uint64_t* block_word;
   const std::uint8_t* block_bits;
-  const unsigned long long* jobs;
-  const unsigned long long* out_at;
+  const std::uint64_t* jobs;
+  const std::uint64_t* out_at;
   const int* n_ids;
   long long job_count;
   std::uint32_t* out;
@@ -23,7 +23,7 @@ __global__ void __launch_bounds__(kWarps * 32) decode_blocks_kernel(PackedDecode
   const long long job = static_cast<long long>(blockIdx.x) * kWarps + threadIdx.x / 32;
   if (job >= a.job_count) return;  // whole warps leave together
   const int lane = threadIdx.x % 32;
-  const unsigned long long b = a.jobs[job];
+  const std::uint64_t b = a.jobs[job];
   const int n = a.n_ids[job];
   std::uint32_t sums[packed_decode::kIdsPerLane];
   const std::uint32_t total = packed_decode::lane_sums(a.words + a.block_word[b], a.block_bits[b], n, lane, sums);

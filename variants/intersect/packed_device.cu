@@ -25,7 +25,7 @@ DeviceBuffer to_device(const std::vector<T>& v, const char* what) {
 
 std::vector<std::vector<std::uint32_t>> decode_lists_on_device(const PackedLists& p,
                                                                const std::vector<std::size_t>& lists) {
-  std::vector<unsigned long long> jobs, out_at;
+  std::vector<std::uint64_t> jobs, out_at;
   std::vector<int> n_ids;
   std::size_t total = 0;
   for (std::size_t l : lists) {
@@ -37,21 +37,19 @@ std::vector<std::vector<std::uint32_t>> decode_lists_on_device(const PackedLists
     }
     total += p.lengths[l];
   }
-  std::vector<std::vector<std::uint32_t>> out;
   if (jobs.empty()) return std::vector<std::vector<std::uint32_t>>(lists.size());
-  const std::vector<unsigned long long> block_word(p.block_word.begin(), p.block_word.end());
   const DeviceBuffer words = to_device(p.words, "the packed gaps"),
                      first = to_device(p.block_first, "the blocks' first ids"),
-                     word_at = to_device(block_word, "the blocks' word offsets"),
+                     word_at = to_device(p.block_word, "the blocks' word offsets"),
                      bits = to_device(p.block_bits, "the blocks' widths"), job = to_device(jobs, "the decode jobs"),
                      at = to_device(out_at, "the decoded ids' places"), n = to_device(n_ids, "the blocks' id counts");
   DeviceBuffer ids(std::max<std::size_t>(total * sizeof(std::uint32_t), 16), "the decoded ids");
   const PackedDecodeArgs a{words.as<std::uint32_t>(),
                            first.as<std::uint32_t>(),
-                           word_at.as<unsigned long long>(),
+                           word_at.as<std::uint64_t>(),
                            bits.as<std::uint8_t>(),
-                           job.as<unsigned long long>(),
-                           at.as<unsigned long long>(),
+                           job.as<std::uint64_t>(),
+                           at.as<std::uint64_t>(),
                            n.as<int>(),
                            static_cast<long long>(jobs.size()),
                            ids.as<std::uint32_t>()};
@@ -60,6 +58,7 @@ std::vector<std::vector<std::uint32_t>> decode_lists_on_device(const PackedLists
   CUDA_CHECK_LAUNCH();
   std::vector<std::uint32_t> flat(total);
   CUDA_CHECK(cudaMemcpy(flat.data(), ids.get(), total * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  std::vector<std::vector<std::uint32_t>> out;
   std::size_t from = 0;
   for (std::size_t l : lists) {
     out.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(from),
