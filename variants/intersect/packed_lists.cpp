@@ -15,7 +15,7 @@ void pack_block(const std::uint32_t* ids, int n, PackedLists& p) {
   std::uint32_t widest = 0;
   for (int i = 1; i < n; ++i) widest = std::max(widest, ids[i] - ids[i - 1] - 1);
   const int bits = gap_bits(widest);
-  p.block_first.push_back(ids[0]);
+  for (int a = 0; a < n; a += kPackAnchor) p.anchors.push_back(ids[a]);
   p.block_word.push_back(p.words.size());
   p.block_bits.push_back(static_cast<std::uint8_t>(bits));
   const std::size_t base = p.words.size();
@@ -38,9 +38,14 @@ int gap_bits(std::uint32_t gap) {
 }
 
 std::size_t PackedLists::bytes() const {
-  return words.size() * sizeof(std::uint32_t) + block_first.size() * sizeof(std::uint32_t) +
+  return words.size() * sizeof(std::uint32_t) + anchors.size() * sizeof(std::uint32_t) +
          block_word.size() * sizeof(std::uint64_t) + block_bits.size() + list_block.size() * sizeof(std::uint64_t) +
-         lengths.size() * sizeof(std::uint64_t);
+         list_anchor.size() * sizeof(std::uint64_t) + lengths.size() * sizeof(std::uint64_t);
+}
+
+std::uint64_t PackedLists::list_words(std::size_t list) const {
+  const auto word_at = [&](std::uint64_t block) { return block < total_blocks() ? block_word[block] : words.size(); };
+  return word_at(list_block[list + 1]) - word_at(list_block[list]);
 }
 
 PackedLists pack_lists(const PostingIndex& index) {
@@ -49,10 +54,18 @@ PackedLists pack_lists(const PostingIndex& index) {
     const ListView v = index.list(l);
     for (std::size_t b = 0; b < v.size; b += kPackBlock)
       pack_block(v.ids + b, static_cast<int>(std::min<std::size_t>(kPackBlock, v.size - b)), p);
-    p.list_block.push_back(p.block_first.size());
+    p.list_block.push_back(p.total_blocks());
+    p.list_anchor.push_back(p.anchors.size());
     p.lengths.push_back(v.size);
   }
   return p;
+}
+
+packed_decode::ListView list_view(const PackedLists& p, std::size_t list) {
+  if (list >= p.lists()) throw Error("packed lists: no list " + std::to_string(list));
+  const std::size_t b = p.list_block[list];
+  return {p.words.data(), p.block_word.data() + b, p.block_bits.data() + b, p.anchors.data() + p.list_anchor[list],
+          p.lengths[list]};
 }
 
 int unpack_block(const PackedLists& p, std::size_t list, std::size_t block, std::uint32_t* out) {
@@ -64,7 +77,7 @@ int unpack_block(const PackedLists& p, std::size_t list, std::size_t block, std:
   const int bits = p.block_bits[at];
   const std::uint32_t* w = p.words.data() + p.block_word[at];
   const std::uint64_t mask = bits == 32 ? 0xffffffffull : (1ull << bits) - 1;
-  out[0] = p.block_first[at];
+  out[0] = p.first_id(list, block);
   for (int i = 1; i < n; ++i) {
     std::uint64_t gap = 0;
     if (bits > 0) {
