@@ -80,6 +80,34 @@ TEST(IntersectGpu, ExactOnAGov2ShapedSetAtFullScale) {
 
 }  // namespace
 
+// One query alone (GpuBatch::run_one, the one-query latency's path) returns the oracle's answer
+// for every query and every row that answers one alone: short and multi-tile shortest lists,
+// empty answers, with and without bitmaps; the other rows refuse with an error.
+TEST(IntersectGpu, OneQueryAloneEqualsTheOracle) {
+  DISTANCIES_REQUIRE_GPU();
+  std::vector<std::pair<std::string, DataSet>> sets;
+  sets.emplace_back("the small set", small_set());
+  sets.emplace_back("a shortest list of 4,099", ratio_set(4099, 5, 4, 4099));
+  for (auto& [name, d] : adversarial_sets()) sets.emplace_back(name, std::move(d));
+  for (const auto& [name, d] : sets)
+    for (std::size_t budget : {std::size_t(1) << 30, std::size_t(0)}) {
+      const auto want = oracle(d);
+      GpuIndex gi(d.index, IndexMemory::Explicit, budget);
+      GpuBatch b(gi, d.queries);
+      for (const IntersectVariant& v : intersect_variants()) {
+        if (!v.compacts) {
+          if (v.mark) {
+            EXPECT_THROW(b.run_one(v, 0, nullptr), Error) << v.name;
+          }
+          continue;
+        }
+        for (std::size_t q = 0; q < want.size(); ++q)
+          ASSERT_EQ(b.run_one(v, q, nullptr), want[q]) << v.name << " on " << name << ", query " << q;
+        EXPECT_THROW(b.run_one(v, want.size(), nullptr), Error);
+      }
+    }
+}
+
 // The warp decode of packed lists on the device (kernels/intersect/packed_decode.cuh) returns
 // the codec's ids: a GOV2-shaped set's lists, gaps of every width up to 32 bits, empty lists, a
 // list asked twice, lists in any order.

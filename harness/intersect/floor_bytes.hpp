@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "variants/intersect/packed_lists.hpp"
 #include "variants/intersect/posting_lists.hpp"
 
 namespace distancies::intersect {
@@ -30,6 +31,20 @@ inline BatchBytes batch_bytes(const PostingIndex& index, const std::vector<Query
   for (std::uint32_t t : all) b.distinct += 4 * index.length(t);
   for (std::uint32_t t : shortest) b.distinct_shortest += 4 * index.length(t);
   return b;
+}
+
+// What a row reading packed lists must read at least: each distinct shortest list's packed gaps
+// and its blocks' first ids (the rest of its anchors and the other lists' bytes it may skip).
+inline std::uint64_t packed_shortest_bytes(const PackedLists& p, const PostingIndex& index,
+                                           const std::vector<Query>& queries) {
+  std::set<std::uint32_t> shortest;
+  for (const Query& q : queries) {
+    const std::vector<std::uint32_t> by_length = terms_by_length(index, q);
+    if (!by_length.empty()) shortest.insert(by_length[0]);
+  }
+  std::uint64_t bytes = 0;
+  for (std::uint32_t t : shortest) bytes += 4 * (p.list_words(t) + p.blocks(t));
+  return bytes;
 }
 
 }  // namespace distancies::intersect

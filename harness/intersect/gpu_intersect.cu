@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "kernels/intersect/touched_floor.cuh"
-#include "runtime/device.hpp"
 #include "runtime/error.hpp"
 #include "variants/intersect/cpu_intersect.hpp"
 
@@ -53,7 +52,15 @@ void GpuAllocation::upload(const void* src, std::size_t bytes) {
   }
 }
 
-GpuIndex::GpuIndex(const PostingIndex& index, IndexMemory memory, std::size_t bitmap_budget) : index_(index) {
+struct GpuIndex::Packed {
+  PackedLists host;
+  GpuAllocation words, block_word, block_bits, anchors, list_block, list_anchor, lengths;
+};
+
+GpuIndex::~GpuIndex() = default;
+
+GpuIndex::GpuIndex(const PostingIndex& index, IndexMemory memory, std::size_t bitmap_budget)
+    : index_(index), memory_(memory) {
   require_device();
   ids_ = GpuAllocation(index.ids.size() * 4, memory, "the index ids");
   ids_.upload(index.ids.data(), index.ids.size() * 4);
@@ -92,6 +99,44 @@ IntersectArgs GpuIndex::args() const {
   return a;
 }
 
+const GpuIndex::Packed& GpuIndex::packed() const {
+  if (!packed_) {
+    auto p = std::make_unique<Packed>();
+    p->host = pack_lists(index_);
+    auto upload = [&](GpuAllocation& to, const auto& v, const char* what) {
+      to = GpuAllocation(v.size() * sizeof(v[0]), memory_, what);
+      to.upload(v.data(), v.size() * sizeof(v[0]));
+    };
+    upload(p->words, p->host.words, "the packed gaps");
+    upload(p->block_word, p->host.block_word, "the packed blocks' word offsets");
+    upload(p->block_bits, p->host.block_bits, "the packed blocks' widths");
+    upload(p->anchors, p->host.anchors, "the packed lists' anchors");
+    upload(p->list_block, p->host.list_block, "the packed lists' first blocks");
+    upload(p->list_anchor, p->host.list_anchor, "the packed lists' first anchors");
+    upload(p->lengths, p->host.lengths, "the packed lists' lengths");
+    packed_ = std::move(p);
+  }
+  return *packed_;
+}
+
+const PackedLists& GpuIndex::packed_host() const { return packed().host; }
+
+PackedIndexArgs GpuIndex::packed_args() const {
+  const Packed& p = packed();
+  return {p.words.as<std::uint32_t>(),   p.block_word.as<std::uint64_t>(), p.block_bits.as<std::uint8_t>(),
+          p.anchors.as<std::uint32_t>(), p.list_block.as<std::uint64_t>(), p.list_anchor.as<std::uint64_t>(),
+          p.lengths.as<std::uint64_t>()};
+}
+
+std::uint64_t GpuIndex::list_bytes(bool packed) const {
+  return packed ? packed_host().bytes() : index_.ids.size() * 4 + index_.offsets.size() * 8;
+}
+
+std::uint64_t GpuIndex::aux_bytes(bool packed) const {
+  const std::uint64_t bitmaps = bitmapped_ * bitmap_words_ * 4 + index_.lists() * 8;
+  return bitmaps + (packed ? 0 : std::uint64_t(index_.lists()) * (kIntersectBuckets + 1) * 4);
+}
+
 GpuBatch::GpuBatch(const GpuIndex& index, const std::vector<Query>& queries) : index_(index) {
   const PostingIndex& ix = index.host();
   std::vector<IntersectTile> tiles, merged;
@@ -127,6 +172,10 @@ GpuBatch::GpuBatch(const GpuIndex& index, const std::vector<Query>& queries) : i
   const auto E = IndexMemory::Explicit;
   queries_ = GpuAllocation(host_queries_.size() * sizeof(DeviceQuery), E, "the queries");
   queries_.upload(host_queries_.data(), host_queries_.size() * sizeof(DeviceQuery));
+  std::vector<DeviceQuery> solo = host_queries_;
+  for (DeviceQuery& d : solo) d.cand_base = 0;
+  solo_queries_ = GpuAllocation(solo.size() * sizeof(DeviceQuery), E, "the queries, one at a time");
+  solo_queries_.upload(solo.data(), solo.size() * sizeof(DeviceQuery));
   for (auto [tiling, host] : {std::pair{&shortest_, &tiles}, std::pair{&merged_, &merged}}) {
     tiling->tiles = GpuAllocation(host->size() * sizeof(IntersectTile), E, "the tiles");
     tiling->tiles.upload(host->data(), host->size() * sizeof(IntersectTile));
@@ -145,12 +194,18 @@ GpuBatch::GpuBatch(const GpuIndex& index, const std::vector<Query>& queries) : i
   sink_ = GpuAllocation(host_chunks_.size() * 4, E, "the floor sink");
 }
 
-void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
-  if (!v.mark) throw Error(std::string("'") + v.name + "' is not a GPU variant");
+IntersectArgs GpuBatch::args_for(const IntersectVariant& v) const {
   IntersectArgs a = index_.args();
   a.queries = queries_.as<DeviceQuery>();
   a.cand = cand_.as<unsigned>();
   a.flags = flags_.as<unsigned char>();
+  if (v.method == IntersectMethod::Packed) a.packed = index_.packed_args();
+  return a;
+}
+
+void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
+  if (!v.mark) throw Error(std::string("'") + v.name + "' is not a GPU variant");
+  IntersectArgs a = args_for(v);
   last_batched_ = v.batched;
   last_compacts_ = v.compacts;
   const Tiling& tl = v.method == IntersectMethod::MergePath ? merged_ : shortest_;
@@ -182,6 +237,36 @@ void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
     CUDA_CHECK(cudaMemcpyAsync(&count, num_.as<unsigned long long>() + q, 8, cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
+}
+
+std::vector<std::uint32_t> GpuBatch::run_one(const IntersectVariant& v, std::size_t q, cudaStream_t stream) {
+  if (!v.mark || !v.batched || !v.compacts)
+    throw Error(std::string("'") + v.name + "' does not answer one query alone (the compacting GPU batch rows do)");
+  if (q >= host_queries_.size()) throw Error("no query " + std::to_string(q + 1) + " in the batch");
+  const int t0 = shortest_.begin[q], nt = shortest_.begin[q + 1] - t0;
+  if (nt == 0) return {};
+  const std::uint64_t base = host_queries_[q].cand_base;
+  const std::uint64_t len = (q + 1 < host_queries_.size() ? host_queries_[q + 1].cand_base : shortest_ids_) - base;
+  const std::size_t need = (len + nt) * 4;
+  if (pinned_.bytes() < need) {
+    pinned_ = PinnedBuffer(need, "one query's answers");
+    // Page-locked memory is mapped: the device's address of it (the same one under unified addressing).
+    CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&pinned_device_), pinned_.as<void>(), 0));
+  }
+  const unsigned* host = pinned_.as<unsigned>();
+  IntersectArgs a = args_for(v);
+  a.queries = solo_queries_.as<DeviceQuery>();
+  a.cand = pinned_device_;
+  a.tiles = shortest_.tiles.as<IntersectTile>() + t0;
+  a.tile_counts = pinned_device_ + len;
+  v.mark(a, nt, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<std::uint32_t> out;
+  for (int t = 0; t < nt; ++t) {
+    const unsigned* at = host + std::uint64_t(t) * kIntersectTile;
+    out.insert(out.end(), at, at + host[len + t]);
+  }
+  return out;
 }
 
 void GpuBatch::run_floor(cudaStream_t stream) {

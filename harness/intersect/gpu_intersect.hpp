@@ -6,11 +6,14 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "harness/intersect/index.hpp"
 #include "kernels/intersect/intersect_args.cuh"
+#include "runtime/device.hpp"
 #include "variants/intersect/intersect_registry.hpp"
+#include "variants/intersect/packed_lists.hpp"
 
 namespace distancies::intersect {
 
@@ -39,19 +42,32 @@ class GpuAllocation {
 };
 
 // The index on the device, with its Hash(512) tables and bitmaps of its long lists (lists of
-// at least (max_id + 1) / 256 ids, while they fit in bitmap_budget bytes).
+// at least (max_id + 1) / 256 ids, while they fit in bitmap_budget bytes), and a packed copy of
+// its lists made on first use (the rows that read packed lists).
 class GpuIndex {
  public:
   GpuIndex(const PostingIndex& index, IndexMemory memory, std::size_t bitmap_budget = std::size_t(1) << 30);
+  ~GpuIndex();
   IntersectArgs args() const;  // the index fields filled in
+  PackedIndexArgs packed_args() const;
   std::size_t bitmapped_lists() const { return bitmapped_; }
   const PostingIndex& host() const { return index_; }
+  const PackedLists& packed_host() const;
+  // Device bytes a row reads its lists from: the ids and offsets, or the packed copy.
+  std::uint64_t list_bytes(bool packed) const;
+  // Device bytes of everything a row's searches use besides: Hash(512) tables (plain rows),
+  // bitmaps and their slots (both).
+  std::uint64_t aux_bytes(bool packed) const;
 
  private:
+  struct Packed;
+  const Packed& packed() const;
   const PostingIndex& index_;
+  IndexMemory memory_;
   GpuAllocation ids_, offsets_, hash_, slots_, bitmaps_;
   unsigned long long bitmap_words_ = 0;
   std::size_t bitmapped_ = 0;
+  mutable std::unique_ptr<Packed> packed_;
 };
 
 // A batch of queries on the device, ready to run any GPU variant (and the CPU ones, for
@@ -61,6 +77,10 @@ class GpuBatch {
   GpuBatch(const GpuIndex& index, const std::vector<Query>& queries);
   // Enqueues the variant on `stream` (a per-query variant synchronises after each query).
   void run(const IntersectVariant& v, cudaStream_t stream);
+  // Query q alone, as a caller waiting for its answer does: its tiles' launch, the kernel writing
+  // their answers and counts straight to page-locked host memory (no copy), one synchronisation,
+  // the answer assembled. The compacting batch rows.
+  std::vector<std::uint32_t> run_one(const IntersectVariant& v, std::size_t q, cudaStream_t stream);
   void run_floor(cudaStream_t stream);                // reads every touched list once
   std::vector<std::vector<std::uint32_t>> answers();  // of the last run (synchronises)
 
@@ -84,6 +104,10 @@ class GpuBatch {
   std::size_t temp_bytes_ = 0;
   bool last_batched_ = true;
   bool last_compacts_ = false;
+  IntersectArgs args_for(const IntersectVariant& v) const;  // the index's, the batch's, packed where v reads it
+  GpuAllocation solo_queries_;                              // the queries again, each at candidate position 0 (run_one)
+  PinnedBuffer pinned_;  // run_one's answers, then its tiles' counts (mapped: the device writes them)
+  unsigned* pinned_device_ = nullptr;
 };
 
 }  // namespace distancies::intersect

@@ -1,6 +1,7 @@
 // The posting-list study's fixtures, one per registered variant and data set:
 //   intersect/<algorithm>/<grain>/set:<data>[/mem:managed]   a whole query set per iteration
 //   intersect/floor/set:<data>                               one read of every distinct list
+//   intersect_latency/<algorithm>/<grain>/set:<data>         each query alone, p50 / p99 (below)
 //   intersect_shape/<variant>/ratio:<r> and .../terms:<k>    time vs list-length ratio and
 //                                                            query length (the report's plots)
 // Sets: small (the study's), gov2 (GOV2-shaped, full scale), and real when
@@ -10,10 +11,12 @@
 // query: effective rates), distinct_mb (the floor's bytes), min_read_mb (the bytes every
 // algorithm reads: the refusal's), floor_ratio (time / least_read_ms(min_read_mb): a true
 // floor, fixture_util.hpp), distinct_read_ratio (time / reading every distinct list once with the
-// best read kernel: a comparison; docs/intersection.md).
+// best read kernel: a comparison; docs/intersection.md), lists_mb and index_mb (GPU rows: the
+// device bytes of the lists they read, ids or packed, and of everything they search with).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -126,12 +129,14 @@ SetState& set_state(const std::string& name) {
   return *s;
 }
 
-void publish(benchmark::State& st, SetState& s, double ms, bool floor_ratio) {
+// min_read: the bytes the row must read (0: the shortest lists' ids, distinct_shortest).
+void publish(benchmark::State& st, SetState& s, double ms, bool floor_ratio, double min_read = 0) {
+  if (min_read <= 0) min_read = double(s.bytes.distinct_shortest);
   const double n = double(s.data.queries.size());
   st.counters["queries"] = n;
   st.counters["touched_bytes_per_query_sum_mb"] = s.bytes.per_query_sum / 1e6;
   st.counters["distinct_mb"] = s.bytes.distinct / 1e6;
-  st.counters["min_read_mb"] = s.bytes.distinct_shortest / 1e6;
+  st.counters["min_read_mb"] = min_read / 1e6;
   if (ms <= 0) return;
   st.counters["queries_per_s"] = n / (ms / 1e3);
   st.counters["ids_per_ms"] = s.bytes.per_query_sum / 4.0 / ms;
@@ -139,7 +144,7 @@ void publish(benchmark::State& st, SetState& s, double ms, bool floor_ratio) {
   // The floor every algorithm has: the least time of reading its minimal bytes (min_read_mb).
   // Reading every distinct list once is a comparison, not a floor: the searching rows skip parts
   // of the longer lists and may beat it.
-  st.counters["floor_ratio"] = ms / least_read_ms(double(s.bytes.distinct_shortest));
+  st.counters["floor_ratio"] = ms / least_read_ms(min_read);
   st.counters["distinct_read_ratio"] = ms / s.floor();
 }
 
@@ -193,13 +198,67 @@ void intersect_fixture(benchmark::State& st, const IntersectVariant* v, std::str
   b.run(*v, nullptr);
   if (b.answers() != s.oracle) throw Error(std::string(v->name) + " differs from the oracle on set " + set);
   // Every algorithm reads each id of each query's shortest list (its candidates), a list named
-  // twice at least once: the refusal's bytes (min_read_mb) and the floor's. The searching rows
-  // skip parts of the longer lists, so their distinct_read_ratio may fall below 1.
+  // twice at least once: the refusal's bytes (min_read_mb) and the floor's; a row reading packed
+  // lists, their packed bytes. The searching rows skip parts of the longer lists, so their
+  // distinct_read_ratio may fall below 1.
+  const bool packed = v->method == IntersectMethod::Packed;
+  const GpuIndex& ix = *s.index[mem == IndexMemory::Managed];
+  const double min_read = packed ? double(packed_shortest_bytes(ix.packed_host(), s.data.index, s.data.queries))
+                                 : double(s.bytes.distinct_shortest);
   const double ms = exec_kernel(
-      st, [&](cudaStream_t stream) { b.run(*v, stream); }, double(s.bytes.distinct_shortest));
+      st, [&](cudaStream_t stream) { b.run(*v, stream); }, min_read);
   if (ms <= 0) return;
   st.counters["gb_per_s"] = double(s.bytes.per_query_sum) / (ms * 1e6);
-  publish(st, s, ms, true);
+  st.counters["lists_mb"] = double(ix.list_bytes(packed)) / 1e6;
+  st.counters["index_mb"] = double(ix.list_bytes(packed) + ix.aux_bytes(packed)) / 1e6;
+  publish(st, s, ms, true, min_read);
+}
+
+// One query at a time, as a caller waiting for each answer sees it, timed by the host clock per
+// query: a GPU row through GpuBatch::run_one (its launch, one copy back, the answer assembled on
+// the host), a CPU peer on one core. A pass asks every query of the set once (checked against the
+// oracle first); p50_us, p90_us, p99_us and max_us are over every query of every pass, and the
+// fixture's time is a pass's.
+void latency_fixture(benchmark::State& st, const IntersectVariant* v, std::string set) {
+  SetState& s = set_state(set);
+  std::function<std::vector<std::uint32_t>(std::size_t)> one;
+  std::unique_ptr<CpuPeer> peer;
+  Stream stream;
+  if (v->peer) {
+    peer = v->peer(s.data.index, 1);  // PeerNotBuilt: skipped, with why
+    one = [&](std::size_t q) { return peer->answer(s.data.queries[q]); };
+  } else {
+    GpuBatch& b = s.gpu(IndexMemory::Explicit);
+    stream = Stream(cudaStreamNonBlocking);
+    one = [&b, v, &stream](std::size_t q) { return b.run_one(*v, q, stream); };
+  }
+  for (std::size_t q = 0; q < s.oracle.size(); ++q)
+    if (one(q) != s.oracle[q])
+      throw Error(std::string(v->name) + " alone differs from the oracle on query " + std::to_string(q + 1));
+  std::vector<double> us;
+  ExecOptions o;
+  o.warmups = 0;  // the check above was the warm-up
+  const bool ran = exec_host(
+      st,
+      [&] {
+        for (std::size_t q = 0; q < s.oracle.size(); ++q) {
+          const auto t0 = std::chrono::steady_clock::now();
+          benchmark::DoNotOptimize(one(q));
+          us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        }
+      },
+      o);
+  if (!ran || us.empty()) return;
+  std::sort(us.begin(), us.end());
+  const auto at = [&](double f) {
+    return us[std::min(us.size() - 1, static_cast<std::size_t>(f * double(us.size())))];
+  };
+  st.counters["p50_us"] = at(0.5);
+  st.counters["p90_us"] = at(0.9);
+  st.counters["p99_us"] = at(0.99);
+  st.counters["max_us"] = us.back();
+  st.counters["samples"] = double(us.size());
+  st.counters["queries"] = double(s.oracle.size());
 }
 
 void floor_fixture(benchmark::State& st, std::string set) {
@@ -232,6 +291,15 @@ void register_intersect_fixtures(bool gpu) {
                  kMinSeconds);
     }
   }
+  // One query at a time: the rows that answer one query alone, and the CPU peers on one core.
+  for (const std::string& set : sets)
+    for (const IntersectVariant& v : intersect_variants()) {
+      if (!(v.compacts && gpu) && !v.peer) continue;
+      const FixtureName name = FixtureName("intersect_latency", method_name(v.method))
+                                   .row(v.peer ? std::string("one_core") : grain_label(v))
+                                   .axis("set", set);
+      min_time(timed(add(name, latency_fixture, &v, set)), kMinSeconds);
+    }
   // Time against list-length ratio and query length: the batched GPU rows and serial SVS.
   for (const IntersectVariant& v : intersect_variants()) {
     if (!(v.batched && gpu) && std::string(v.name) != "svs_serial") continue;

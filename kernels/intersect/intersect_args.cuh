@@ -4,6 +4,7 @@
 // each id of each shortest list, the id and a flag (1: in every list), and each tile's count;
 // cub::DeviceSelect::Flagged then packs the flagged ids, query after query, in order.
 #pragma once
+#include <cstdint>
 
 namespace distancies {
 
@@ -13,8 +14,9 @@ constexpr int kIntersectBuckets = 512;     // Hash(512): the id range cut in 512
 
 // MergePath tiles are ranges of steps of the merge of a query's two shortest lists; the others'
 // are ranges of its shortest list.
+// Packed is Probe over the packed copy of the lists (variants/intersect/packed_lists.hpp).
 // Roaring and SimdGallop are the CPU peers of the batch (every core; no kernel).
-enum class IntersectMethod { Svs, Adp, Hash, Gallop, Bitmap, MergePath, Staged, Probe, Roaring, SimdGallop };
+enum class IntersectMethod { Svs, Adp, Hash, Gallop, Bitmap, MergePath, Staged, Probe, Packed, Roaring, SimdGallop };
 
 struct DeviceQuery {
   unsigned terms[kIntersectMaxTerms];  // shortest list first
@@ -27,6 +29,17 @@ struct IntersectTile {
   unsigned begin, end;  // positions in the query's shortest list
 };
 
+// The packed copy of the lists (PackedLists's arrays; packed_decode.hpp reads them).
+struct PackedIndexArgs {
+  const std::uint32_t* words;
+  const std::uint64_t* block_word;
+  const std::uint8_t* block_bits;
+  const std::uint32_t* anchors;
+  const std::uint64_t* list_block;   // lists + 1
+  const std::uint64_t* list_anchor;  // lists + 1
+  const std::uint64_t* lengths;
+};
+
 struct IntersectArgs {
   const unsigned* ids;                // every list, concatenated
   const unsigned long long* offsets;  // lists + 1
@@ -35,6 +48,7 @@ struct IntersectArgs {
   const long long* bitmap_slot;       // per list: its bitmap's index, or -1
   const unsigned* bitmaps;            // slot * bitmap_words words, bit id set when id is in the list
   unsigned long long bitmap_words;
+  PackedIndexArgs packed;  // set for the rows that read packed lists
   const DeviceQuery* queries;
   const IntersectTile* tiles;
   unsigned* cand;         // the shortest lists' ids, at each query's cand_base (compacting kernels:

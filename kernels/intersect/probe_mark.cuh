@@ -14,6 +14,34 @@
 
 namespace distancies {
 
+// Clears bit k of `alive` for each of the thread's ids not set in the bitmap.
+template <int kPer>
+__device__ __forceinline__ unsigned probe_bitmap(const unsigned* bits, const unsigned (&e)[kPer], unsigned alive) {
+#pragma unroll
+  for (int k = 0; k < kPer; ++k)
+    if ((alive >> k & 1u) && !(__ldg(bits + (e[k] >> 5)) >> (e[k] & 31) & 1u)) alive &= ~(1u << k);
+  return alive;
+}
+
+// The survivors of the block's tile written at `out`, round k before round k + 1 and, within a
+// round, by thread (the shortest list's order); their count to the tile's count.
+template <int kThreads, int kPer>
+__device__ __forceinline__ void write_survivors(const unsigned (&e)[kPer], unsigned alive, unsigned* out,
+                                                unsigned* tile_count) {
+  using Scan = cub::BlockScan<unsigned, kThreads>;
+  __shared__ typename Scan::TempStorage tmp;
+  unsigned base = 0;
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    unsigned at = 0, total = 0;
+    Scan(tmp).ExclusiveSum(alive >> k & 1u, at, total);
+    if (alive >> k & 1u) out[base + at] = e[k];
+    base += total;
+    if (k + 1 < kPer) __syncthreads();  // tmp is reused
+  }
+  if (threadIdx.x == 0) *tile_count = base;
+}
+
 template <int kThreads, int kPer>
 __global__ void __launch_bounds__(kThreads) probe_mark_kernel(IntersectArgs a) {
   static_assert(kThreads * kPer == kIntersectTile, "a block covers one tile");
@@ -33,10 +61,7 @@ __global__ void __launch_bounds__(kThreads) probe_mark_kernel(IntersectArgs a) {
     const unsigned term = q.terms[s];
     const long long slot = a.bitmap_slot[term];
     if (slot >= 0) {
-      const unsigned* bits = a.bitmaps + static_cast<unsigned long long>(slot) * a.bitmap_words;
-#pragma unroll
-      for (int k = 0; k < kPer; ++k)
-        if ((alive >> k & 1u) && !(__ldg(bits + (e[k] >> 5)) >> (e[k] & 31) & 1u)) alive &= ~(1u << k);
+      alive = probe_bitmap<kPer>(a.bitmaps + static_cast<unsigned long long>(slot) * a.bitmap_words, e, alive);
       continue;
     }
     const unsigned* l = a.ids + a.offsets[term];
@@ -50,21 +75,7 @@ __global__ void __launch_bounds__(kThreads) probe_mark_kernel(IntersectArgs a) {
         if (p == hi || __ldg(l + p) != e[k]) alive &= ~(1u << k);
       }
   }
-  // Survivors of round k come before those of round k + 1 and, within a round, by thread: the
-  // shortest list's order.
-  using Scan = cub::BlockScan<unsigned, kThreads>;
-  __shared__ typename Scan::TempStorage tmp;
-  unsigned base = 0;
-  unsigned* out = a.cand + q.cand_base + tile.begin;
-#pragma unroll
-  for (int k = 0; k < kPer; ++k) {
-    unsigned at = 0, total = 0;
-    Scan(tmp).ExclusiveSum(alive >> k & 1u, at, total);
-    if (alive >> k & 1u) out[base + at] = e[k];
-    base += total;
-    if (k + 1 < kPer) __syncthreads();  // tmp is reused
-  }
-  if (threadIdx.x == 0) a.tile_counts[blockIdx.x] = base;
+  write_survivors<kThreads, kPer>(e, alive, a.cand + q.cand_base + tile.begin, a.tile_counts + blockIdx.x);
 }
 
 }  // namespace distancies

@@ -27,6 +27,8 @@ class CpuPeer {
   unsigned threads() const { return pool_.threads(); }
   // Every query of the batch (terms must name lists of the index the peer was made from).
   Answers run(const std::vector<Query>& queries);
+  // One query on the calling thread (the one-query latency's peer).
+  std::vector<std::uint32_t> answer(const Query& q) const { return one(q); }
 
  protected:
   virtual std::vector<std::uint32_t> one(const Query& q) const = 0;  // on any pool thread

@@ -2,6 +2,7 @@
 #include "kernels/intersect/coarse_mark.cuh"
 #include "kernels/intersect/fine_mark.cuh"
 #include "kernels/intersect/merge_path_mark.cuh"
+#include "kernels/intersect/packed_probe_mark.cuh"
 #include "kernels/intersect/probe_mark.cuh"
 #include "kernels/intersect/staged_mark.cuh"
 #include "runtime/cuda_check.hpp"
@@ -44,6 +45,12 @@ void launch_probe_mark(const IntersectArgs& a, int ntiles, cudaStream_t s) {
   // 4 ids a thread, 256 threads: on the H100 as fast as 2 ids x 512 and twice as fast as 1 x 1,024
   // (docs/intersection.md).
   probe_mark_kernel<kIntersectTile / 4, 4><<<ntiles, kIntersectTile / 4, 0, s>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_packed_probe_mark(const IntersectArgs& a, int ntiles, cudaStream_t s) {
+  if (ntiles <= 0) return;
+  packed_probe_mark_kernel<kIntersectTile / 4, 4><<<ntiles, kIntersectTile / 4, 0, s>>>(a);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -43,7 +43,7 @@ struct IntersectVariant {
 const registry::Table<IntersectVariant>& intersect_variants();
 const IntersectVariant& intersect_variant(const std::string& name);  // unknown: one error line
 
-// svs, adp, hash, gallop, bitmap, mergepath, staged, probe, roaring, simd_gallop
+// svs, adp, hash, gallop, bitmap, mergepath, staged, probe, packed, roaring, simd_gallop
 const char* method_name(IntersectMethod m);
 const char* grain_name(IntersectGrain g);  // serial, coarse, fine, allcores
 // The fixture's <grain> part: serial, coarse, fine, coarse_batch, fine_batch, allcores.
@@ -59,5 +59,6 @@ void launch_fine_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 void launch_merge_path_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 void launch_staged_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 void launch_probe_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
+void launch_packed_probe_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 
 }  // namespace distancies

@@ -109,6 +109,12 @@ const registry::Table<IntersectVariant>& intersect_variants() {
               "lists, "
               "else the Hash(512) bucket's binary search; answers compacted in the block, no select pass; one launch",
               "beyond the study", M::Probe, G::Coarse, Launch::WholeBatch, launch_probe_mark)),
+          compacting(gpu("packed_coarse_batch",
+                         "probe_coarse_batch over packed lists (blocks of 128 bit-packed gaps, every 8th id kept "
+                         "whole): each tile decoded by warps into shared memory, each id then a bit test in "
+                         "bitmapped lists, else a search of the list's whole ids (a guess, galloping, a binary "
+                         "search) and at most 7 gaps summed; one launch",
+                         "beyond the study", M::Packed, G::Coarse, Launch::WholeBatch, launch_packed_probe_mark)),
           cpu_peer("roaring_allcores",
                    "CRoaring on every core: each list a roaring bitmap (built once, untimed), a query's bitmaps and-ed "
                    "shortest first; a query per thread",
@@ -142,6 +148,8 @@ const char* method_name(IntersectMethod m) {
       return "staged";
     case M::Probe:
       return "probe";
+    case M::Packed:
+      return "packed";
     case M::Roaring:
       return "roaring";
     case M::SimdGallop:
@@ -184,7 +192,7 @@ std::vector<std::string> intersect_variant_problems(const IntersectVariant& v) {
   if (peer_method && v.grain != G::AllCores) out.push_back(me + ": roaring and simd_gallop run only on every core");
   if (v.method == M::MergePath && v.grain == G::Serial) out.push_back(me + ": no serial merge-path row");
   if (v.grain == G::Fine && (v.method == M::Gallop || v.method == M::Bitmap || v.method == M::MergePath ||
-                             v.method == M::Staged || v.method == M::Probe))
+                             v.method == M::Staged || v.method == M::Probe || v.method == M::Packed))
     out.push_back(me + ": no fine-grained kernel for " + method_name(v.method));
   if (v.compacts && (!v.batched || v.method == M::MergePath))
     out.push_back(me + " compacts its answers but is not a batch over the shortest lists (the others select)");
