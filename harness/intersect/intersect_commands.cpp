@@ -99,7 +99,8 @@ void run_intersect(const IntersectOptions& o) {
     if (!gpu && !o.json)
       std::fprintf(stderr, "no usable CUDA GPU (%s): running the CPU variants only\n", device_status().reason.c_str());
   } else {
-    run.push_back(&intersect_variant(o.algorithm == "auto" ? (gpu ? "svs_coarse_batch" : "svs_serial") : o.algorithm));
+    run.push_back(
+        &intersect_variant(o.algorithm == "auto" ? (gpu ? "probe_coarse_batch" : "svs_serial") : o.algorithm));
   }
   const HashTables h = build_hash_tables(ix);
   std::unique_ptr<GpuIndex> gi;
@@ -158,7 +159,8 @@ void add_intersect_commands(CLI::App& app) {
     c->add_option("--index", o->index, "Binary index: little-endian uint32 [len][ids...] per list")->required();
     c->add_option("--queries", o->queries, "Query file: up to 5 term ids per line")->required();
     c->add_option("--algorithm", o->algorithm,
-                  "A variant of `distancies list` (intersect family), 'all', or 'auto' (svs_coarse_batch on a GPU, "
+                  "A variant of `distancies list` (intersect family), 'all', or 'auto' (probe_coarse_batch, the "
+                  "fastest batch on every committed set, on a GPU; "
                   "else svs_serial); the *_allcores peers use every hardware thread");
     c->add_option("--memory", o->memory, "The index in explicit device memory or managed memory")
         ->check(CLI::IsMember({"explicit", "managed"}));
