@@ -465,6 +465,73 @@ def r_intersect_peers(c: Ctx, which: str = "h200"):
     return [src], "\n".join(rows)
 
 
+_SETS = (("small", "small"), ("gov2", "GOV2-shaped"), ("real", "Linux source"))
+
+
+def _plain_and_packed(m: dict, key: str):
+    """The probing batch's median entries over plain and over packed lists on set `key`."""
+    return m.get(f"intersect/probe/coarse_batch/set:{key}"), m.get(f"intersect/packed/coarse_batch/set:{key}")
+
+
+def r_intersect_packed(c: Ctx, stem: str = "h200-packed"):
+    """Per set of a run: the batch over packed lists against the same batch over plain ids, with
+    the bytes each row's lists take on the device and what it must read at least."""
+    src = c.src(f"results/intersection/{stem}.json")
+    m = _medians(c, src)
+    rows = ["| set | `probe_coarse_batch` ms | `packed_coarse_batch` ms | packed / plain | lists MB, plain → packed "
+            "| everything searched, MB, plain → packed | least read MB, plain → packed |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for key, label in _SETS:
+        plain, packed = _plain_and_packed(m, key)
+        if plain is None or packed is None:
+            continue
+        rows.append(f"| {label} | {ms(plain['real_time'], 4)} | {ms(packed['real_time'], 4)} | "
+                    f"{packed['real_time'] / plain['real_time']:.2f} × | "
+                    f"{plain['lists_mb']:,.1f} → {packed['lists_mb']:,.1f} | "
+                    f"{plain['index_mb']:,.1f} → {packed['index_mb']:,.1f} | "
+                    f"{plain['min_read_mb']:,.2f} → {packed['min_read_mb']:,.2f} |")
+    return [src], "\n".join(rows)
+
+
+def r_intersect_packed_steps(c: Ctx, folder: str = "packed-search", final: str = "h200-packed"):
+    """The packed row's steps (results/intersection/<folder>/h200-step*.json, then the final run
+    results/intersection/<final>.json): packed / plain per set, and the plain row's median
+    one-query latency (how run_one changed)."""
+    base = c.root / "results/intersection" / folder
+    steps = sorted(c.src(p.relative_to(c.root).as_posix().removesuffix(bench_json.GZ))
+                   for p in base.glob("h200-step*.json*"))
+    srcs = steps + [c.src(f"results/intersection/{final}.json")]
+    rows = ["| run | " + " | ".join(f"{label}: packed / plain" for _, label in _SETS) +
+            " | " + " | ".join(f"{label}: one query p50 µs (plain)" for _, label in _SETS[1:]) + " |",
+            "|---|" + "---:|" * (2 * len(_SETS) - 1)]
+    for src in srcs:
+        m = _medians(c, src)
+        cells = []
+        for key, _ in _SETS:
+            plain, packed = _plain_and_packed(m, key)
+            ratio = None if plain is None or packed is None else packed["real_time"] / plain["real_time"]
+            cells.append("—" if ratio is None else f"{ratio:.2f} ×")
+        for key, _ in _SETS[1:]:
+            b = m.get(f"intersect_latency/probe/coarse_batch/set:{key}")
+            cells.append("—" if b is None else f"{b['p50_us']:.1f}")
+        rows.append(f"| `{src}` | " + " | ".join(cells) + " |")
+    return srcs, "\n".join(rows)
+
+
+def r_intersect_latency(c: Ctx, stem: str = "h200-packed"):
+    """Each query alone (intersect_latency fixtures): percentiles in µs per set and row."""
+    src = c.src(f"results/intersection/{stem}.json")
+    m = _medians(c, src)
+    rows = ["| set | row | p50 µs | p90 µs | p99 µs | max µs |", "|---|---|---:|---:|---:|---:|"]
+    for key, label in _SETS:
+        for n, b in m.items():
+            if n.startswith("intersect_latency/") and n.endswith(f"/set:{key}"):
+                row = n[len("intersect_latency/"):-len(f"/set:{key}")]
+                rows.append(f"| {label} | `{row}` | {b['p50_us']:.1f} | {b['p90_us']:.1f} | {b['p99_us']:.1f} | "
+                            f"{b['max_us']:.1f} |")
+    return [src], "\n".join(rows)
+
+
 def r_projected_bound(c: Ctx, which: str = ""):
     """scripts/analysis/projected_bound.py's candidates per family and variant (those the file has):
     median / 90th percentile (share of queries over K). `which`: the file's suffix (`full`:
@@ -539,6 +606,9 @@ RENDERERS = {
     "family-table": r_family_table,
     "main-suite": r_main_suite,
     "intersect-peers": r_intersect_peers,
+    "intersect-packed": r_intersect_packed,
+    "intersect-latency": r_intersect_latency,
+    "intersect-packed-steps": r_intersect_packed_steps,
     "projected-bound": r_projected_bound,
     "matmul-anchors": r_matmul_anchors,
     "floor-audit": r_floor_audit,

@@ -198,6 +198,39 @@ def test_intersect_peers_block_takes_a_set_and_the_faster_peer(tmp_path):
     assert "| `intersect/simd_gallop/allcores/set:real` | 1.500 | 20.0 | 0.33 |" in body
 
 
+def _median(name, t, **counters):
+    return {"name": f"{name}/manual_time_median", "run_name": f"{name}/manual_time", "run_type": "aggregate",
+            "aggregate_name": "median", "real_time": t, "time_unit": "ms", **counters}
+
+
+def test_intersect_packed_and_latency_blocks_read_the_run(tmp_path):
+    root = make_repo(tmp_path)
+    write_run(root / "results/intersection/h200-p.json", [
+        _median("intersect/probe/coarse_batch/set:gov2", 0.05, lists_mb=160.0, index_mb=320.0, min_read_mb=10.9),
+        _median("intersect/packed/coarse_batch/set:gov2", 0.08, lists_mb=74.0, index_mb=228.5, min_read_mb=5.3),
+        _median("intersect_latency/probe/coarse_batch/set:real", 13.0, p50_us=12.5, p90_us=14.0, p99_us=24.5,
+                max_us=57.0),
+        _median("intersect_latency/roaring/one_core/set:real", 5.0, p50_us=1.6, p90_us=15.6, p99_us=37.9,
+                max_us=93.6)])
+    srcs, body = render_docs.render("intersect-packed:h200-p", render_docs.Ctx(root))
+    assert srcs == ["results/intersection/h200-p.json"]
+    assert body.splitlines()[2] == ("| GOV2-shaped | 0.0500 | 0.0800 | 1.60 × | 160.0 → 74.0 | 320.0 → 228.5 "
+                                    "| 10.90 → 5.30 |")
+    assert len(body.splitlines()) == 3  # the sets the run lacks are left out
+    for name, packed in (("packed-search/h200-step1-x", 0.15), ("h200-packed", 0.08)):
+        write_run(root / f"results/intersection/{name}.json", [
+            _median("intersect/probe/coarse_batch/set:gov2", 0.05),
+            _median("intersect/packed/coarse_batch/set:gov2", packed),
+            _median("intersect_latency/probe/coarse_batch/set:gov2", 20.0, p50_us=19.5)])
+    srcs, body = render_docs.render("intersect-packed-steps", render_docs.Ctx(root))
+    assert srcs == ["results/intersection/packed-search/h200-step1-x.json", "results/intersection/h200-packed.json"]
+    assert "| `results/intersection/packed-search/h200-step1-x.json` | — | 3.00 × | — | 19.5 | — |" in body
+    assert "| `results/intersection/h200-packed.json` | — | 1.60 × | — | 19.5 | — |" in body
+    _, body = render_docs.render("intersect-latency:h200-p", render_docs.Ctx(root))
+    assert "| Linux source | `probe/coarse_batch` | 12.5 | 14.0 | 24.5 | 57.0 |" in body
+    assert "| Linux source | `roaring/one_core` | 1.6 | 15.6 | 37.9 | 93.6 |" in body
+
+
 def test_projected_bound_block_shows_each_familys_candidates(tmp_path):
     root = make_repo(tmp_path)
     one = {"median": 30.0, "p90": 37.0, "max": 90, "over_k_list": 0.025}
