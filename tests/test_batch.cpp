@@ -16,6 +16,7 @@
 #include "batch_check.hpp"
 #include "gpu_skip.hpp"
 #include "harness/embeddings/batch_search.hpp"
+#include "kernels/common/ranking.hpp"
 #include "oracle_check.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
@@ -148,6 +149,43 @@ TEST(BatchSearch, WideRerankOffRedoesThePlantedTies) {
     const auto got = bs.search(*p, t.b.q.data(), t.b.norms.data(), 4, 10);
     EXPECT_GE(bs.last_fallbacks(), 2) << "the planted rows must defeat the K candidates' certificate";
     EXPECT_EQ(bs.last_widened(), 0);
+    expect_batch_exact(t.m, dm, t.b, got, 10);
+  }
+}
+
+// The certificate trace (Options::trace): one entry a query; the certified ones pass the
+// certificate on their operands and the others do not; the k-th exact operand is the answer's k-th
+// similarity; the filtered scans report their candidates. On the planted ties (two queries the
+// certificate cannot pass, answered by the wide re-rank) and random queries, one and two groups.
+TEST(BatchSearch, TraceHoldsEachQuerysCertificate) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const PlantedTies t = planted_ties(200003, seed);
+  DeviceModel dm = upload_model(t.m);
+  BatchSearcher::Options o;
+  o.trace = true;
+  BatchSearcher bs(dm, o);
+  BatchSearcher plain(dm);
+  for (const BatchPipeline* p : filtered_pipelines(t.m.dim)) {
+    SCOPED_TRACE(p->name);
+    const auto got = bs.search(*p, t.b.q.data(), t.b.norms.data(), 4, 10);
+    EXPECT_TRUE(plain.last_trace().empty());
+    const auto& tr = bs.last_trace();
+    ASSERT_EQ(tr.size(), 4u);
+    int failed = 0;
+    for (std::size_t q = 0; q < tr.size(); ++q) {
+      const bool passes = certifies(tr[q].kth_exact, tr[q].last_key, tr[q].bound, tr[q].all_rows_seen, false);
+      EXPECT_EQ(passes, tr[q].status == 0) << "query " << q;
+      failed += !passes;
+      EXPECT_GE(tr[q].candidates, 0) << "a filtered scan counts its candidates";
+      if (tr[q].status == 0) {
+        EXPECT_EQ(tr[q].kth_exact, got[q][9].sim) << "query " << q;
+      }
+      EXPECT_GE(tr[q].bound, 0.0f);  // 0 where the keys are upper bounds themselves (the int8 walk's)
+    }
+    EXPECT_EQ(failed, bs.last_widened() + bs.last_fallbacks());
+    EXPECT_GE(failed, 2) << "the planted ties defeat the certificate";
     expect_batch_exact(t.m, dm, t.b, got, 10);
   }
 }

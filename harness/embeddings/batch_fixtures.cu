@@ -2,6 +2,7 @@
 // GEMM tiles alone, for the breakdown), batch_tile/<pipeline>/batch:1024/tile:T (the tile
 // size the policy picks, checked against its neighbours) and batch_auto/batch:B (what
 // `--variant auto` picks, labelled with its choice). Queries are model rows.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,44 @@ constexpr int kLoopDenseBatch = 128;  // and between this and kLoopMaxBatch only
 
 // Query b of a batch: the vector of row (b * 104729) mod rows (peers use the same rule).
 RowQueries batch_queries(int batch) { return model_rows_as_queries(*bench_state().device, batch); }
+
+// DISTANCIES_BATCH_TRACE=on: the last batch's certificates (BatchSearcher::last_trace) as counters:
+// how many queries the certificate passed (by its margin, or with every row seen) and how many it
+// did not; the median candidate count of each kind (K: the candidates re-ranked); the median margin
+// k-th exact - (last key + bound) of each (negative where it failed), and the bound.
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+void publish_trace(benchmark::State& st, const std::vector<BatchSearcher::CertificateTrace>& t, int K) {
+  if (t.empty()) return;
+  std::vector<double> counts[2], margins[2];  // [0]: certified by the margin, [1]: not certified
+  int all_seen = 0;
+  for (const auto& q : t) {
+    if (q.all_rows_seen) {
+      ++all_seen;
+      continue;
+    }
+    const double margin = double(q.kth_exact) - (double(q.last_key) + double(q.bound));
+    const int failed = q.kth_exact > q.last_key + q.bound ? 0 : 1;
+    counts[failed].push_back(double(q.candidates));
+    margins[failed].push_back(margin);
+  }
+  st.counters["trace_K"] = K;
+  st.counters["trace_bound"] = t.front().bound;
+  st.counters["trace_certified_all_seen"] = all_seen;
+  const char* kind[2] = {"certified", "uncertified"};
+  for (int f = 0; f < 2; ++f) {
+    const std::string p = std::string("trace_") + kind[f];
+    st.counters[p] = double(counts[f].size());
+    st.counters[p + "_candidates_median"] = median_of(counts[f]);
+    st.counters[p + "_candidates_max"] =
+        counts[f].empty() ? 0.0 : *std::max_element(counts[f].begin(), counts[f].end());
+    st.counters[p + "_margin_median"] = median_of(margins[f]);
+  }
+}
 
 // gemm_only: time the GEMM tiles without the selection; tile 0: the policy's.
 void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool gemm_only, int tile) {
@@ -63,6 +102,7 @@ void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool
   };
   if (!exec_timed(st, work, o)) return;
   m.publish(st);
+  publish_trace(st, searcher.last_trace(), BatchPolicy::candidates(k));
   parameters(st, {{"batch", double(batch)},
                   {"k", double(k)},
                   {"rows", double(s.host.rows)},

@@ -46,7 +46,7 @@ struct BatchSearcher::Buffers {
     const BatchScanRow* scan = nullptr;
     int batch = 0, k = 0, tile = 0;
     std::size_t list_entries = 0;
-    DeviceBuffer queries, norms, queries_g, lists_s, lists_r, out_s, out_r, status, shifts;
+    DeviceBuffer queries, norms, queries_g, lists_s, lists_r, out_s, out_r, status, shifts, trace, trace_counts;
     std::vector<DeviceBuffer> scratch;  // the scan's own, in the order its scratch() gives
     std::vector<void*> scratch_ptrs;
   };
@@ -64,6 +64,7 @@ struct BatchSearcher::Buffers {
 BatchSearcher::BatchSearcher(DeviceModel& model, Options opt) : model_(model), opt_(opt) {
   // DISTANCIES_WIDE_RERANK=off: to measure what it gains.
   opt_.wide_rerank = opt_.wide_rerank && env_setting("DISTANCIES_WIDE_RERANK", {"on", "off"}, "on") == "on";
+  opt_.trace = opt_.trace || env_setting("DISTANCIES_BATCH_TRACE", {"on", "off"}, "off") == "on";
   require_device();
   stream_ = Stream(cudaStreamNonBlocking);
   side_ = Stream(cudaStreamNonBlocking);
@@ -88,6 +89,7 @@ std::vector<std::vector<Hit>> BatchSearcher::search(const BatchPipeline& p, cons
   fallbacks_ = 0;
   refused_ = 0;
   widened_ = 0;
+  trace_.clear();
   if (bd) *bd = Breakdown{};
   std::vector<std::vector<Hit>> out;
   if (p.per_query_pipeline) {
@@ -153,6 +155,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
   }
   Breakdown fb;
   const int outer = fallbacks_, outer_refused = refused_, outer_widened = widened_;  // the nested search resets them
+  std::vector<CertificateTrace> outer_trace = std::move(trace_);                     // (the batch's certificates)
   // The subset is uploaded from the host: device queries, if set, are the whole batch's.
   const float* dq = std::exchange(dev_queries_, nullptr);
   const float* dn = std::exchange(dev_norms_, nullptr);
@@ -165,6 +168,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
   fallbacks_ = outer + static_cast<int>(which.size());
   refused_ = outer_refused;
   widened_ += outer_widened;  // and the fallback's own
+  trace_ = std::move(outer_trace);
   if (bd) {
     bd->stages.push_back({"fallback", false, fb.total_ms});
     bd->total_ms += fb.total_ms;
@@ -269,6 +273,10 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
   w.out_s = DeviceBuffer(N * kk * sizeof(float), "batch results");
   w.out_r = DeviceBuffer(N * kk * sizeof(int), "batch results");
   w.status = DeviceBuffer(N * sizeof(int), "batch status");
+  if (opt_.trace) {
+    w.trace = DeviceBuffer(N * 4 * sizeof(float), "certificate trace");
+    w.trace_counts = DeviceBuffer(N * sizeof(unsigned), "candidate counts trace");
+  }
   w.input = p.input;
   w.scores_type = p.scores;
   w.scan = &scan;
@@ -343,6 +351,10 @@ BatchScanArgs BatchSearcher::scan_args(const BatchPipeline& p, const Copies& cop
   a.status = w.status.as<int>();
   a.gemm_only = opt_.gemm_only;
   a.widen = opt_.wide_rerank;
+  if (opt_.trace) {
+    a.trace = w.trace.as<float>();
+    a.trace_counts = w.trace_counts.as<unsigned>();
+  }
   return a;
 }
 
@@ -360,6 +372,7 @@ void BatchSearcher::run_pass(const BatchScanArgs& a, const Staging& h, Breakdown
   m[1].record(stream_);
   batch_prepare(a, stream_);
   CUDA_CHECK(cudaMemsetAsync(a.status, 0, n * sizeof(int), stream_));
+  if (a.trace_counts) CUDA_CHECK(cudaMemsetAsync(a.trace_counts, 0xff, n * sizeof(unsigned), stream_));
   m[2].record(stream_);
   const TileEvents ev{{b.tile_events[0].get(), b.tile_events[1].get()},
                       {b.tile_events[2].get(), b.tile_events[3].get()}};
@@ -379,6 +392,7 @@ void BatchSearcher::run_pass(const BatchScanArgs& a, const Staging& h, Breakdown
   }
   m[5].record(stream_);
   CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (a.trace && !a.gemm_only) keep_trace(a, h);
   if (!bd) return;
   Breakdown pass;
   pass.stages = {{"query_h2d", true, elapsed_ms(m[0], m[1])},
@@ -388,6 +402,17 @@ void BatchSearcher::run_pass(const BatchScanArgs& a, const Staging& h, Breakdown
                  {"result_d2h", true, elapsed_ms(m[4], m[5])}};
   pass.total_ms = elapsed_ms(m[0], m[5]);
   add_stages(*bd, pass);
+}
+
+void BatchSearcher::keep_trace(const BatchScanArgs& a, const Staging& h) {
+  const std::size_t n = static_cast<std::size_t>(a.batch);
+  std::vector<float> ops(4 * n);
+  std::vector<unsigned> counts(n);
+  CUDA_CHECK(cudaMemcpy(ops.data(), a.trace, ops.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(counts.data(), a.trace_counts, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < n; ++i)
+    trace_.push_back({ops[4 * i], ops[4 * i + 1], ops[4 * i + 2], ops[4 * i + 3] != 0.0f,
+                      counts[i] == ~0u ? -1ll : static_cast<long long>(counts[i]), h.status[i]});
 }
 
 std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, const float* queries, const float* norms,

@@ -36,6 +36,17 @@ class BatchSearcher {
     // A filtered scan answers the queries its K candidates leave uncertified from all it appended
     // before the fallback (docs/batch.md, "The wide re-rank"); DISTANCIES_WIDE_RERANK=off clears it.
     bool wide_rerank = true;
+    // Diagnostics: keep each query's certificate operands and candidate count (last_trace());
+    // DISTANCIES_BATCH_TRACE=on sets it. Costs a copy a pass.
+    bool trace = false;
+  };
+  // One query's certificate (kernels/common/ranking.hpp, certifies): certified when kth_exact >
+  // last_key + bound or all_rows_seen; candidates: what a filtered scan appended (-1: no count).
+  struct CertificateTrace {
+    float kth_exact = 0, last_key = 0, bound = 0;
+    bool all_rows_seen = false;
+    long long candidates = -1;
+    int status = 0;  // the re-rank's: 0 certified, 1 not (redone), < 0 answered by the wide re-rank
   };
   // The searcher prepares the copies its pipelines read and keeps them with `model`.
   BatchSearcher(DeviceModel& model, Options opt);
@@ -72,6 +83,9 @@ class BatchSearcher {
   int last_refused() const { return refused_; }  // of those, refused by the range guard or an unusable copy
   // Queries of the last search the wide re-rank answered from their candidates (not redone).
   int last_widened() const { return widened_; }
+  // The last search's certificates, query by query (Options::trace; empty without it or for the
+  // per-query pipelines).
+  const std::vector<CertificateTrace>& last_trace() const { return trace_; }
 
  private:
   struct Buffers;
@@ -92,6 +106,7 @@ class BatchSearcher {
   BatchScanArgs scan_args(const BatchPipeline& p, const Copies& copies, int first, int n, int kk, int tile,
                           float bound) const;
   void run_pass(const BatchScanArgs& a, const Staging& h, Breakdown* bd);
+  void keep_trace(const BatchScanArgs& a, const Staging& h);  // Options::trace: the pass's certificates
   std::vector<std::vector<Hit>> run_tiles(const BatchPipeline& p, const float* queries, const float* norms, int batch,
                                           int k, Breakdown* bd);
   std::vector<std::vector<Hit>> run_per_query(const Pipeline& p, const float* queries, const float* norms, int batch,
@@ -115,6 +130,7 @@ class BatchSearcher {
   int fallbacks_ = 0;
   int refused_ = 0;
   int widened_ = 0;
+  std::vector<CertificateTrace> trace_;
 };
 
 }  // namespace distancies

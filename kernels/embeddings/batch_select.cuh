@@ -118,10 +118,11 @@ __host__ __device__ constexpr std::size_t batch_rerank_smem(int ld, int K, int k
 // count; warp 0 merging the slices one after another took ~0.2 ms for 264 slices), then re-ranks
 // them in fp32 exactly as the fused scan would and certifies the top k (exact_rerank_block).
 // status[b] = 1 where it cannot. `shifts` (null: none): the keys are of the centred rows.
+// `trace` (null: none): 4 floats a query, the certificate's operands (exact_rerank_block).
 template <int kWarps>
 __global__ void __launch_bounds__(kWarps * 32)
     batch_rerank_kernel(DotArgs model, const float* queries, const float* query_norms, SliceLists l, int k,
-                        float error_bound, float* out_s, int* out_r, int* status, const float* shifts) {
+                        float error_bound, float* out_s, int* out_r, int* status, const float* shifts, float* trace) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int b = blockIdx.x;
   float* merged_s = reinterpret_cast<float*>(smem);
@@ -135,7 +136,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   a.query_norm = query_norms[b];
   exact_rerank_block<kWarps>(a, merged_s, merged_r, l.K, k, error_bound, out_s + static_cast<long long>(b) * k,
                              out_r + static_cast<long long>(b) * k, status + b,
-                             smem + l.K * (sizeof(float) + sizeof(int)), shifts ? shifts[b] : 0.0f);
+                             smem + l.K * (sizeof(float) + sizeof(int)), shifts ? shifts[b] : 0.0f,
+                             trace ? trace + 4ll * b : nullptr);
 }
 
 }  // namespace distancies

@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocksPerSm)
 template <int kWarps>
 __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, const int* approx_r, int K, int k,
                                    float error_bound, float* out_s, int* out_r, int* status, unsigned char* smem,
-                                   float shift = 0.0f) {
+                                   float shift = 0.0f, float* trace = nullptr) {
   const int ld4 = a.ld / 4;
   float4* q4 = reinterpret_cast<float4*>(smem);
   float* exact_s = reinterpret_cast<float*>(q4 + ld4);
@@ -192,6 +192,12 @@ __device__ void exact_rerank_block(const DotArgs& a, const float* approx_s, cons
   const float last = shift == 0.0f ? approx_s[K - 1] : __fadd_ru(approx_s[K - 1], shift);
   const bool certified = certifies(list_s[k - 1], last, error_bound, all_rows_seen, exact_nan != 0);
   if (lane == 0 && !certified) *status = 1;
+  if (lane == 0 && trace) {  // the certificate's operands, for diagnostics (BatchSearcher's trace)
+    trace[0] = list_s[k - 1];
+    trace[1] = last;
+    trace[2] = error_bound;
+    trace[3] = all_rows_seen ? 1.0f : 0.0f;
+  }
 }
 
 // Shared memory exact_rerank_block needs.

@@ -214,7 +214,7 @@ void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
   allow_dynamic_smem(batch_rerank_kernel<kWarps>, smem, "batch_rerank_kernel");
   batch_rerank_kernel<kWarps><<<a.batch, kWarps * 32, smem, s>>>(
       a.exact, a.queries, a.query_norms, SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, a.k, certificate_bound(a),
-      a.out_s, a.out_r, a.status, a.centring.mean ? a.centring.shifts : nullptr);
+      a.out_s, a.out_r, a.status, a.centring.mean ? a.centring.shifts : nullptr, a.trace);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -66,6 +66,10 @@ struct BatchScanArgs {
   float* out_s = nullptr;
   int* out_r = nullptr;
   int* status = nullptr;
+  // Diagnostics (null: off; BatchSearcher::Options::trace): per query the certificate's operands
+  // (4 floats: k-th exact, last key, bound, all rows seen) and the filtered scans' candidate count.
+  float* trace = nullptr;
+  unsigned* trace_counts = nullptr;
 
   // The cuBLAS tiles' (gemm_tiles): two buffers of batch x tile_rows scores.
   struct TileScores {

@@ -386,7 +386,12 @@ void rerank_group(const BatchScanArgs& a, int q0, int nq, cudaStream_t s) {
   g.out_r = a.out_r + static_cast<std::size_t>(q0) * a.k;
   g.status = a.status + q0;
   if (a.centring.shifts) g.centring.shifts = a.centring.shifts + q0;
+  if (a.trace) g.trace = a.trace + 4 * static_cast<std::size_t>(q0);
+  if (a.trace_counts) g.trace_counts = a.trace_counts + q0;
   batch_rerank(g, s);
+  if (g.trace_counts)  // the group's candidate counts, before the next group's passes reuse them
+    CUDA_CHECK(cudaMemcpyAsync(g.trace_counts, a.candidates.counts, static_cast<std::size_t>(nq) * sizeof(unsigned),
+                               cudaMemcpyDeviceToDevice, s));
   if (a.widen) widen_group(g, s);
 }
 
