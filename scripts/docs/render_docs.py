@@ -532,6 +532,32 @@ def r_intersect_latency(c: Ctx, stem: str = "h200-packed"):
     return [src], "\n".join(rows)
 
 
+def r_certificate_trace(c: Ctx, folder: str = "families/certificate-trace"):
+    """Each file of results/<folder>/ (a family's traced batch runs, DISTANCIES_BATCH_TRACE=on): per
+    pipeline and B, the queries the certificate passed and failed, their median candidates, and
+    their median margin k-th exact - (last key + bound)."""
+    base = c.root / "results" / folder
+    srcs = sorted(c.src(p.relative_to(c.root).as_posix().removesuffix(bench_json.GZ)) for p in base.glob("*.json*"))
+    rows = ["| family | pipeline | B | passed / failed | candidates, median (passed / failed) "
+            "| margin, median (passed / failed) | bound |",
+            "|---|---|---:|---:|---:|---:|---:|"]
+    for src in srcs:
+        doc = c.json(src)
+        family = doc["context"].get("model_family", Path(src).name.split(".")[0])
+        for b in doc["benchmarks"]:
+            if "trace_K" not in b or b.get("run_type") == "aggregate":
+                continue
+            name = re.sub(r"/(min_time|manual_time)[^/]*", "", b["name"])
+            _, pipeline, batch = name.split("/")[:3]
+            failed = b["trace_uncertified"]
+            f_cand = "—" if not failed else f"{b['trace_uncertified_candidates_median']:,.0f}"
+            f_margin = "—" if not failed else f"{b['trace_uncertified_margin_median']:.1e}"
+            rows.append(f"| `{family}` | `{pipeline}` | {batch.split(':')[1]} | {b['trace_certified']:,.0f} / "
+                        f"{failed:,.0f} | {b['trace_certified_candidates_median']:,.0f} / {f_cand} | "
+                        f"{b['trace_certified_margin_median']:.1e} / {f_margin} | {b['trace_bound']:.1e} |")
+    return srcs, "\n".join(rows)
+
+
 def r_projected_bound(c: Ctx, which: str = ""):
     """scripts/analysis/projected_bound.py's candidates per family and variant (those the file has):
     median / 90th percentile (share of queries over K). `which`: the file's suffix (`full`:
@@ -610,6 +636,7 @@ RENDERERS = {
     "intersect-latency": r_intersect_latency,
     "intersect-packed-steps": r_intersect_packed_steps,
     "projected-bound": r_projected_bound,
+    "certificate-trace": r_certificate_trace,
     "matmul-anchors": r_matmul_anchors,
     "floor-audit": r_floor_audit,
 }

@@ -231,6 +231,19 @@ def test_intersect_packed_and_latency_blocks_read_the_run(tmp_path):
     assert "| Linux source | `roaring/one_core` | 1.6 | 15.6 | 37.9 | 93.6 |" in body
 
 
+def test_certificate_trace_block_shows_passed_and_failed_queries(tmp_path):
+    root = make_repo(tmp_path)
+    counters = {"trace_K": 64, "trace_bound": 0.0, "trace_certified": 639, "trace_uncertified": 385,
+                "trace_certified_candidates_median": 6379, "trace_uncertified_candidates_median": 6800,
+                "trace_certified_margin_median": 6.4e-5, "trace_uncertified_margin_median": -4.3e-5}
+    write_run(root / "results/families/certificate-trace/aniso-0.98.json",
+              [{"name": "batch/batch_i8_filter/batch:1024/min_time:0.050/manual_time", "run_type": "iteration",
+                "real_time": 5.0, "time_unit": "ms", **counters}])
+    srcs, body = render_docs.render("certificate-trace", render_docs.Ctx(root))
+    assert srcs == ["results/families/certificate-trace/aniso-0.98.json"]
+    assert "| `batch_i8_filter` | 1024 | 639 / 385 | 6,379 / 6,800 | 6.4e-05 / -4.3e-05 | 0.0e+00 |" in body
+
+
 def test_projected_bound_block_shows_each_familys_candidates(tmp_path):
     root = make_repo(tmp_path)
     one = {"median": 30.0, "p90": 37.0, "max": 90, "over_k_list": 0.025}
