@@ -43,18 +43,13 @@ __global__ void __launch_bounds__(kThreads) packed_probe_mark_kernel(IntersectAr
     e[k] = in ? shortest[at] : 0u;
     alive |= in ? 1u << k : 0u;
   }
-  for (int s = 1; s < q.nterms && alive; ++s) {
-    const unsigned term = q.terms[s];
-    const long long slot = a.bitmap_slot[term];
-    if (slot >= 0) {
-      alive = probe_bitmap<kPer>(a.bitmaps + static_cast<unsigned long long>(slot) * a.bitmap_words, e, alive);
-      continue;
-    }
+  alive = probe_other_lists<kPer>(a, q, e, alive, [&](unsigned term, unsigned live) {
     const packed_decode::ListView l = packed_list(p, term);
 #pragma unroll
     for (int k = 0; k < kPer; ++k)
-      if ((alive >> k & 1u) && !packed_decode::contains(l, e[k])) alive &= ~(1u << k);
-  }
+      if ((live >> k & 1u) && !packed_decode::contains(l, e[k])) live &= ~(1u << k);
+    return live;
+  });
   write_survivors<kThreads, kPer>(e, alive, a.cand + q.cand_base + tile.begin, a.tile_counts + blockIdx.x);
 }
 

@@ -23,6 +23,21 @@ __device__ __forceinline__ unsigned probe_bitmap(const unsigned* bits, const uns
   return alive;
 }
 
+// Each of the thread's live ids looked for in the query's other lists, as long as any lives: one
+// bit test where a list has a bitmap, else search(term, alive), the row's own search of the list
+// (it returns `alive` less the ids it did not find). Returns the survivors.
+template <int kPer, class Search>
+__device__ __forceinline__ unsigned probe_other_lists(const IntersectArgs& a, const DeviceQuery& q,
+                                                      const unsigned (&e)[kPer], unsigned alive, Search search) {
+  for (int s = 1; s < q.nterms && alive; ++s) {
+    const unsigned term = q.terms[s];
+    const long long slot = a.bitmap_slot[term];
+    alive = slot >= 0 ? probe_bitmap<kPer>(a.bitmaps + static_cast<unsigned long long>(slot) * a.bitmap_words, e, alive)
+                      : search(term, alive);
+  }
+  return alive;
+}
+
 // The survivors of the block's tile written at `out`, round k before round k + 1 and, within a
 // round, by thread (the shortest list's order); their count to the tile's count.
 template <int kThreads, int kPer>
@@ -57,24 +72,19 @@ __global__ void __launch_bounds__(kThreads) probe_mark_kernel(IntersectArgs a) {
     e[k] = in ? __ldg(first + pos) : 0u;
     alive |= in ? 1u << k : 0u;
   }
-  for (int s = 1; s < q.nterms && alive; ++s) {
-    const unsigned term = q.terms[s];
-    const long long slot = a.bitmap_slot[term];
-    if (slot >= 0) {
-      alive = probe_bitmap<kPer>(a.bitmaps + static_cast<unsigned long long>(slot) * a.bitmap_words, e, alive);
-      continue;
-    }
+  alive = probe_other_lists<kPer>(a, q, e, alive, [&](unsigned term, unsigned live) {
     const unsigned* l = a.ids + a.offsets[term];
     const unsigned* h = a.hash_starts + static_cast<unsigned long long>(term) * (kIntersectBuckets + 1);
 #pragma unroll
     for (int k = 0; k < kPer; ++k)
-      if (alive >> k & 1u) {
+      if (live >> k & 1u) {
         const unsigned b = intersect_bucket(e[k], a.max_id);
         const unsigned hi = __ldg(h + b + 1);
         const unsigned p = lower_bound_in(l, __ldg(h + b), hi, e[k]);
-        if (p == hi || __ldg(l + p) != e[k]) alive &= ~(1u << k);
+        if (p == hi || __ldg(l + p) != e[k]) live &= ~(1u << k);
       }
-  }
+    return live;
+  });
   write_survivors<kThreads, kPer>(e, alive, a.cand + q.cand_base + tile.begin, a.tile_counts + blockIdx.x);
 }
 
