@@ -18,18 +18,26 @@ struct BatchBytes {
   std::uint64_t per_query_sum = 0;      // every list once per query naming it (an L2 can beat it)
 };
 
+// Each query's shortest list (the fewest ids, the lowest term on a tie, as terms_by_length
+// orders), once.
+inline std::set<std::uint32_t> distinct_shortest_terms(const PostingIndex& index, const std::vector<Query>& queries) {
+  std::set<std::uint32_t> shortest;
+  for (const Query& q : queries) {
+    const std::vector<std::uint32_t> by_length = terms_by_length(index, q);
+    if (!by_length.empty()) shortest.insert(by_length[0]);
+  }
+  return shortest;
+}
+
 inline BatchBytes batch_bytes(const PostingIndex& index, const std::vector<Query>& queries) {
-  std::set<std::uint32_t> all, shortest;
+  std::set<std::uint32_t> all;
   BatchBytes b;
   for (const Query& q : queries) {
     b.per_query_sum += touched_bytes(index, q);
     for (std::uint32_t t : q.terms) all.insert(t);
-    // The shortest list: the fewest ids, the lowest term on a tie (as terms_by_length orders).
-    const std::vector<std::uint32_t> by_length = terms_by_length(index, q);
-    if (!by_length.empty()) shortest.insert(by_length[0]);
   }
   for (std::uint32_t t : all) b.distinct += 4 * index.length(t);
-  for (std::uint32_t t : shortest) b.distinct_shortest += 4 * index.length(t);
+  for (std::uint32_t t : distinct_shortest_terms(index, queries)) b.distinct_shortest += 4 * index.length(t);
   return b;
 }
 
@@ -37,13 +45,8 @@ inline BatchBytes batch_bytes(const PostingIndex& index, const std::vector<Query
 // and its blocks' first ids (the rest of its anchors and the other lists' bytes it may skip).
 inline std::uint64_t packed_shortest_bytes(const PackedLists& p, const PostingIndex& index,
                                            const std::vector<Query>& queries) {
-  std::set<std::uint32_t> shortest;
-  for (const Query& q : queries) {
-    const std::vector<std::uint32_t> by_length = terms_by_length(index, q);
-    if (!by_length.empty()) shortest.insert(by_length[0]);
-  }
   std::uint64_t bytes = 0;
-  for (std::uint32_t t : shortest) bytes += 4 * (p.list_words(t) + p.blocks(t));
+  for (std::uint32_t t : distinct_shortest_terms(index, queries)) bytes += 4 * (p.list_words(t) + p.blocks(t));
   return bytes;
 }
 

@@ -203,6 +203,10 @@ IntersectArgs GpuBatch::args_for(const IntersectVariant& v) const {
   return a;
 }
 
+std::uint64_t GpuBatch::shortest_length(std::size_t q) const {
+  return (q + 1 < host_queries_.size() ? host_queries_[q + 1].cand_base : shortest_ids_) - host_queries_[q].cand_base;
+}
+
 void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
   if (!v.mark) throw Error(std::string("'") + v.name + "' is not a GPU variant");
   IntersectArgs a = args_for(v);
@@ -232,7 +236,7 @@ void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
     a.tile_counts = tl.counts.as<unsigned>() + t0;
     v.mark(a, nt, stream);
     const std::uint64_t base = host_queries_[q].cand_base;
-    const std::uint64_t n = (q + 1 < host_queries_.size() ? host_queries_[q + 1].cand_base : shortest_ids_) - base;
+    const std::uint64_t n = shortest_length(q);
     select(base, n, num_.as<unsigned long long>() + q);
     CUDA_CHECK(cudaMemcpyAsync(&count, num_.as<unsigned long long>() + q, 8, cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -246,7 +250,7 @@ std::vector<std::uint32_t> GpuBatch::run_one(const IntersectVariant& v, std::siz
   const int t0 = shortest_.begin[q], nt = shortest_.begin[q + 1] - t0;
   if (nt == 0) return {};
   const std::uint64_t base = host_queries_[q].cand_base;
-  const std::uint64_t len = (q + 1 < host_queries_.size() ? host_queries_[q + 1].cand_base : shortest_ids_) - base;
+  const std::uint64_t len = shortest_length(q);
   const std::size_t need = (len + nt) * 4;
   if (pinned_.bytes() < need) {
     pinned_ = PinnedBuffer(need, "one query's answers");

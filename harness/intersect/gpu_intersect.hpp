@@ -104,9 +104,11 @@ class GpuBatch {
   std::size_t temp_bytes_ = 0;
   bool last_batched_ = true;
   bool last_compacts_ = false;
-  IntersectArgs args_for(const IntersectVariant& v) const;  // the index's, the batch's, packed where v reads it
-  GpuAllocation solo_queries_;                              // the queries again, each at candidate position 0 (run_one)
-  PinnedBuffer pinned_;  // run_one's answers, then its tiles' counts (mapped: the device writes them)
+  IntersectArgs args_for(const IntersectVariant& v) const;
+  std::uint64_t shortest_length(std::size_t q)
+      const;  // query q's candidates (its shortest list's ids)  // the index's, the batch's, packed where v reads it
+  GpuAllocation solo_queries_;  // the queries again, each at candidate position 0 (run_one)
+  PinnedBuffer pinned_;         // run_one's answers, then its tiles' counts (mapped: the device writes them)
   unsigned* pinned_device_ = nullptr;
 };
 

@@ -55,6 +55,12 @@ class Ctx:
         found = bench_json.resolve(self.root / rel)
         return rel + bench_json.GZ if found.endswith(bench_json.GZ) and not rel.endswith(bench_json.GZ) else rel
 
+    def srcs_in(self, folder: str, pattern: str) -> list:
+        """The result files under results/<folder> matching `pattern`, sorted, as blocks cite them."""
+        base = self.root / "results" / folder
+        return sorted(self.src(p.relative_to(self.root).as_posix().removesuffix(bench_json.GZ))
+                      for p in base.glob(pattern))
+
     def json(self, rel: str):
         """A result file's JSON (plain or gzip)."""
         return bench_json.read_json(self.root / rel)
@@ -275,8 +281,7 @@ def r_same_run(c: Ctx, folder: str):
 def r_ab(c: Ctx, folder: str):
     """An A/B of two builds alternated in one call (results/<folder>/ab-<family>-<old|new>-<round>.json):
     per family and fixture the median of every sample of each side, their ratio and both ranges."""
-    base = c.root / "results" / folder
-    srcs = sorted(c.src(p.relative_to(c.root).as_posix().removesuffix(bench_json.GZ)) for p in base.glob("ab-*.json*"))
+    srcs = c.srcs_in(folder, "ab-*.json*")
     samples: dict = {}
     commits: dict = {}
     for s in srcs:
@@ -497,10 +502,7 @@ def r_intersect_packed_steps(c: Ctx, folder: str = "packed-search", final: str =
     """The packed row's steps (results/intersection/<folder>/h200-step*.json, then the final run
     results/intersection/<final>.json): packed / plain per set, and the plain row's median
     one-query latency (how run_one changed)."""
-    base = c.root / "results/intersection" / folder
-    steps = sorted(c.src(p.relative_to(c.root).as_posix().removesuffix(bench_json.GZ))
-                   for p in base.glob("h200-step*.json*"))
-    srcs = steps + [c.src(f"results/intersection/{final}.json")]
+    srcs = c.srcs_in(f"intersection/{folder}", "h200-step*.json*") + [c.src(f"results/intersection/{final}.json")]
     rows = ["| run | " + " | ".join(f"{label}: packed / plain" for _, label in _SETS) +
             " | " + " | ".join(f"{label}: one query p50 µs (plain)" for _, label in _SETS[1:]) + " |",
             "|---|" + "---:|" * (2 * len(_SETS) - 1)]
@@ -536,8 +538,7 @@ def r_certificate_trace(c: Ctx, folder: str = "families/certificate-trace"):
     """Each file of results/<folder>/ (a family's traced batch runs, DISTANCIES_BATCH_TRACE=on): per
     pipeline and B, the queries the certificate passed and failed, their median candidates, and
     their median margin k-th exact - (last key + bound)."""
-    base = c.root / "results" / folder
-    srcs = sorted(c.src(p.relative_to(c.root).as_posix().removesuffix(bench_json.GZ)) for p in base.glob("*.json*"))
+    srcs = c.srcs_in(folder, "*.json*")
     rows = ["| family | pipeline | B | passed / failed | candidates, median (passed / failed) "
             "| margin, median (passed / failed) | bound |",
             "|---|---|---:|---:|---:|---:|---:|"]
