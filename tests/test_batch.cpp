@@ -11,6 +11,7 @@
 #include <cstring>
 #include <iostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "batch_check.hpp"
@@ -120,11 +121,23 @@ TEST(BatchSearch, WideRerankAnswersFromTheCandidates) {
     DeviceModel dm = upload_model(t.m);
     for (const BatchPipeline* p : filtered_pipelines(t.m.dim)) {
       SCOPED_TRACE(p->name);
-      BatchSearcher bs(dm);
+      BatchSearcher::Options o;
+      o.trace = true;
+      BatchSearcher bs(dm, o);
       const auto got = bs.search(*p, t.b.q.data(), t.b.norms.data(), batch, 10);
       EXPECT_EQ(bs.last_fallbacks(), 0);
       EXPECT_EQ(bs.last_sub_batch(), batch) << "one pass";
       EXPECT_GE(bs.last_widened(), batch > 4 ? 4 : 2) << "the planted queries are answered from their candidates";
+      if (rows == 5000) {
+        // The copies of row 0 are answered by the wide re-rank's first stage (its best 256 keys,
+        // the 257th a random row far below them) wherever the query has more candidates than
+        // that, else by the second; the near-duplicates of row 5 always need every candidate.
+        const auto& tr = bs.last_trace();
+        ASSERT_EQ(tr.size(), static_cast<std::size_t>(batch));
+        for (const int q : {0, batch - 2})
+          EXPECT_EQ(tr[q].status, tr[q].candidates > 256 ? -2 : -1) << "query " << q << ", " << tr[q].candidates;
+        for (const int q : {1, batch - 1}) EXPECT_EQ(tr[q].status, -1) << "query " << q;
+      }
       expect_batch_exact(t.m, dm, t.b, got, 10);
       const auto oracle = oracle_search(t.m, t.b.q.data(), 10);
       for (int r = 0; r < 10; ++r) EXPECT_EQ(got[0][r].row, oracle[r].row) << "ties go to the lower row";

@@ -46,7 +46,9 @@ class BatchSearcher {
     float kth_exact = 0, last_key = 0, bound = 0;
     bool all_rows_seen = false;
     long long candidates = -1;
-    int status = 0;  // the re-rank's: 0 certified, 1 not (redone), < 0 answered by the wide re-rank
+    // The re-rank's: 0 certified, 1 not (redone), < 0 answered by the wide re-rank: -2 by its
+    // first stage (a query's best 256 candidates), -1 from all of them.
+    int status = 0;
   };
   // The searcher prepares the copies its pipelines read and keeps them with `model`.
   BatchSearcher(DeviceModel& model, Options opt);

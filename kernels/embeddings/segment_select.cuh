@@ -7,6 +7,69 @@
 
 namespace distancies {
 
+// Where part p's segment (at most seg kept) starts among a query's gathered candidates:
+// offset[p], offset[parts] all of them. Returns whether a segment overflowed. Thread 0 alone.
+__device__ inline bool segment_offsets(const unsigned* counts, int parts, long long seg, long long* offset) {
+  long long at = 0;
+  bool over = false;
+  for (int p = 0; p < parts; ++p) {
+    offset[p] = at;
+    const long long n = counts[p];
+    over |= n > seg;
+    at += n < seg ? n : seg;
+  }
+  offset[parts] = at;
+  return over;
+}
+
+// Gathered candidate i's place in its segment of `base`: the part whose entries hold it
+// (offset[lo] <= i < offset[lo + 1]) by a binary search.
+__device__ inline long long segment_entry(const long long* offset, int parts, long long seg, long long i) {
+  int lo = 0, hi = parts;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (offset[mid] <= i)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo * seg + (i - offset[lo]);
+}
+
+// The int8 walk in two passes (filter_scan.cu): after the first, one block a query gives each
+// candidate it appended (gathered as select_segments_kernel does, at most kSmemKeys) a lower bound
+// of its fp32 similarity (tiled_i8::lower_from_upper, from its upper key and its tile), and the
+// k-th largest, where there are k, raises the query's threshold: k distinct rows score at least
+// that. Kept as the fp16 passes keep theirs, less x.seed_bound (the walk adds it back, rounded
+// down). Dynamic shared memory: select_smem(capacity).
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    reseed_from_segments_kernel(const unsigned long long* cand, long long capacity, int parts, int k, I8FilterArgs x,
+                                unsigned* thresholds) {
+  extern __shared__ unsigned long long staged_keys[];
+  __shared__ long long offset[tiled_i8::kMaxSegments + 1];
+  if (threadIdx.x == 0)
+    segment_offsets(x.seg_counts + static_cast<long long>(blockIdx.x) * tiled_i8::kMaxSegments, parts, x.seg, offset);
+  __syncthreads();
+  const long long n = min(offset[parts], filter_scan::kSmemKeys);
+  if (n < k) return;  // the whole block
+  const unsigned long long* base = cand + static_cast<long long>(blockIdx.x) * capacity;
+  const float4 q = x.queries[blockIdx.x];
+  for (long long i = threadIdx.x; i < n; i += kThreads) {
+    const unsigned long long v = base[segment_entry(offset, parts, x.seg, i)];
+    const int row = filter_scan::candidate_row(v);
+    const float lower =
+        tiled_i8::lower_from_upper(filter_scan::candidate_sim(v), q, x.tiles[row / tiled_i8::kTileRows], x.fp32_bound);
+    staged_keys[i] = filter_scan::candidate_key(filter_scan::float_key(lower), row);
+  }
+  __syncthreads();
+  const float kth = filter_scan::candidate_sim(filter_scan::kth_largest<kThreads>(staged_keys, n, k, 32));
+  if (threadIdx.x == 0 && kth > -__builtin_huge_valf()) {
+    const float t = __fsub_rd(kth, x.seed_bound);
+    if (t == t) thresholds[blockIdx.x] = max(thresholds[blockIdx.x], ordered_bits(t));
+  }
+}
+
 // One block a query: part p's seg_counts[p] candidates at cand[p seg ...] (at most seg kept),
 // staged into dynamic shared memory (select_smem(capacity)), then select_staged (their rows are
 // the copy's sorted rows: order[] maps the K chosen to the model's). A segment that
@@ -24,32 +87,14 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ bool complete;
   const unsigned* counts = seg_counts + static_cast<long long>(blockIdx.x) * tiled_i8::kMaxSegments;
   if (threadIdx.x == 0) {
-    long long at = 0;
-    bool over = false;
-    for (int p = 0; p < parts; ++p) {
-      offset[p] = at;
-      const long long n = counts[p];
-      over |= n > seg;
-      at += n < seg ? n : seg;
-    }
-    offset[parts] = at;
-    complete = !over && at <= filter_scan::kSmemKeys;
+    const bool over = segment_offsets(counts, parts, seg, offset);
+    complete = !over && offset[parts] <= filter_scan::kSmemKeys;
     if (!complete) status[blockIdx.x] = 1;
   }
   __syncthreads();
   const long long n = min(offset[parts], filter_scan::kSmemKeys);
   unsigned long long* base = cand + static_cast<long long>(blockIdx.x) * capacity;
-  for (long long i = threadIdx.x; i < n; i += kThreads) {
-    int lo = 0, hi = parts;  // the part whose entries hold i: offset[lo] <= i < offset[lo + 1]
-    while (hi - lo > 1) {
-      const int mid = (lo + hi) / 2;
-      if (offset[mid] <= i)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    staged_keys[i] = base[lo * seg + (i - offset[lo])];
-  }
+  for (long long i = threadIdx.x; i < n; i += kThreads) staged_keys[i] = base[segment_entry(offset, parts, seg, i)];
   __syncthreads();
   if (whole) {  // every read of the buffer is above the barrier
     const bool kept = complete && n > K;

@@ -27,13 +27,14 @@ struct I8FilterArgs {
   const int* order;       // sorted row -> the model's row
   const float4* tiles;    // per 64-row tile of sorted rows: U_lo, U_hi, nu_max, rho_max
   const float4* queries;  // per query: s_q, A_q (rounded up), B_q (rounded up), 0
-  float seed_bound;       // the thresholds' keys are fp16 keys: within this of the fp32 similarity
+  float seed_bound;       // E: fp16 keys within it of the fp32 similarity (the thresholds are k-th keys - 2 E)
   float fp32_bound;       // |normalised query . x / |x| - the re-rank's fp32 similarity| at most
   // Appends: block part p of query q writes its candidates at cand[q capacity + p seg ...],
   // counted in shared memory (no global atomic a candidate, no round trip), and leaves its count
   // at seg_counts[q kMaxSegments + p]; select_segments_kernel gathers them.
   long long seg;
   unsigned* seg_counts;
+  int resume = 0;  // 1: a block's counts go on from seg_counts (the second pass of a walk in two)
 };
 
 namespace tiled_i8 {
@@ -43,6 +44,33 @@ constexpr int kMaxSegments = 256;  // parts of a launch (one a multiprocessor, a
 namespace tiled_i8 {
 
 constexpr int kTileRows = 64;  // the walk's row tile
+
+#ifdef __CUDACC__
+// E(q, tile) rounded up: |the re-rank's fp32 similarity - s_q I / u| for every row of the tile
+// (q: s_q, A_q, B_q; u: U_lo, U_hi, nu_max, rho_max).
+__device__ __forceinline__ float score_bound(const float4& q, const float4& u, float fp32_bound) {
+  return __fadd_ru(__fmaf_ru(q.y, u.z, __fmul_ru(q.z, u.w)), fp32_bound);
+}
+
+// The walk's upper bound of the fp32 similarity of a score I, rounded up: s_q I / U_lo + E for
+// I >= 0, s_q I / U_hi + E below (|I| < 2^24: exact as a float); r_lo = 1 / U_lo rounded up,
+// r_hi = 1 / U_hi rounded down, e = score_bound.
+__device__ __forceinline__ float upper_of(int I, float s_q, float r_lo, float r_hi, float e) {
+  return __fadd_ru(__fmul_ru(__fmul_ru(static_cast<float>(I), s_q), I >= 0 ? r_lo : r_hi), e);
+}
+
+// A lower bound of the fp32 similarity of a candidate the walk keyed `upper`, -inf where it would
+// need I <= 0. The walk's key is a + E rounded up, a = s_q I / U_lo rounded up three times, so
+// a >= upper (1 - 2^-23) - E (rounding up a positive sum gains less than 2^-23 of it),
+// s_q I / U_lo >= a (1 - 2^-21), s_q I / u >= that U_lo / U_hi, and the similarity is within E
+// of s_q I / u; each step rounded down.
+__device__ __forceinline__ float lower_from_upper(float upper, const float4& q, const float4& u, float fp32_bound) {
+  const float e = score_bound(q, u, fp32_bound);
+  const float a = __fsub_rd(__fmul_rd(upper, 1.0f - 0x1p-23f), e);
+  if (!(a > 0.0f && a < __builtin_huge_valf())) return -__builtin_huge_valf();
+  return __fsub_rd(__fmul_rd(__fmul_rd(a, 1.0f - 0x1p-21f), __fdiv_rd(u.x, u.y)), e);
+}
+#endif
 constexpr int kThreads = 256;
 constexpr int kMinExtra = 48;  // the projected copy's columns for mu . y: w / extra splits finer with more
 

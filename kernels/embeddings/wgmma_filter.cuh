@@ -70,11 +70,28 @@ struct Config {
   static_assert(sizeof(Smem) <= kSmemLimit, "the block's shared memory");
 };
 
+// The tiles a launch walks, by `stride`: above 0 every stride-th (tile v is v stride: 1 all of
+// them, more the sample that refines the thresholds); below 0 every tile but the (-stride)-th
+// ones (the int8 walk's second pass, after a first over those).
+struct TileWalk {
+  long long all;
+  int stride;
+  __device__ long long count() const {
+    if (stride > 0) return (all + stride - 1) / stride;
+    return all - (all - stride - 1) / -stride;
+  }
+  __device__ long long tile(long long v) const {
+    if (stride > 0) return v * stride;
+    const long long s = -stride;
+    return v / (s - 1) * s + v % (s - 1) + 1;
+  }
+};
+
 }  // namespace wgmma_filter
 
 // Block b serves query group b % qgroups (kQueries queries from qgroup * kQueries) and the row
-// tiles part, part + parts, ... (part = b / qgroups) of the model's every tile_stride-th tile (1:
-// all of them; more: the sample that refines the thresholds): the qgroups blocks of a part read
+// tiles part, part + parts, ... (part = b / qgroups) of those tile_stride walks (TileWalk): the
+// qgroups blocks of a part read
 // the same tiles at about the same time, so each tile comes from DRAM once and from L2 for the
 // others (L2 prefetches ahead of the loads measured no faster). kblocks: 128-byte column blocks
 // of a row (<= kMaxKBlocks); kLastSteps: the MMA steps taken in the last one (fp16, D = 300, ldg =
@@ -104,7 +121,8 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
   const int qgroup = static_cast<int>(blockIdx.x) % a.qgroups;
   const long long part = blockIdx.x / a.qgroups, parts = gridDim.x / a.qgroups;
   const long long all_tiles = (static_cast<long long>(a.rows) + kRowTile - 1) / kRowTile;
-  const long long tiles = (all_tiles + tile_stride - 1) / tile_stride;  // walked: tile v is v * tile_stride
+  const TileWalk walk{all_tiles, tile_stride};
+  const long long tiles = walk.count();
   Epi::template load<kQueries>(sm.epi, a, x, qgroup);
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) Full::init(&sm.full[s], 1), Empty::init(&sm.empty[s], 128);
@@ -132,7 +150,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       auto [tRg, tRs] = tma_partition(tma_rows, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sR), group_modes<0, 2>(gR));
       StageRing ring;
       for (long long t = part; t < tiles; t += parts) {
-        const int tile = static_cast<int>(t * tile_stride);
+        const int tile = static_cast<int>(walk.tile(t));
         for (int kb = 0; kb < kblocks; ++kb, ring.advance(1, S)) {
           Empty::wait(&sm.empty[ring.stage], ring.phase ^ 1u);  // first turn: free
           Full::arrive_and_expect_tx(&sm.full[ring.stage], static_cast<uint32_t>(C::kStageBytes));
@@ -154,7 +172,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
     ring.advance(c * kblocks, S);  // warpgroup 1 starts at the block's second tile
     unsigned turns = 0;            // tiles this warpgroup has multiplied
     for (long long t = part + c * parts; t < tiles; t += 2 * parts) {
-      auto tile = Epi::begin_tile(a, x, t * tile_stride);
+      auto tile = Epi::begin_tile(a, x, walk.tile(t));
       // ordered: the warpgroups take turns issuing a tile's MMAs (CUTLASS's ping-pong order), so
       // that one's run whole on the tensor cores while the other filters, not interleaved with it.
       if (ordered && (c == 1 || turns > 0)) Empty::wait(&sm.mma_turn[c], (c == 1 ? turns : turns - 1) & 1u);

@@ -39,9 +39,11 @@ struct I8Filter {
       const int q = qgroup * kQueries + i;
       float theta = __builtin_huge_valf();
       if (q < a.nq) {
-        // The fp16 passes' threshold t: at least K rows have fp16 keys >= t, so fp32 similarities
-        // >= t - seed_bound (rounded down). A NaN key lets everything through.
-        theta = __fsub_rd(floor_float(a.thresholds[q]), x.seed_bound);
+        // The fp16 passes' threshold t is their k-th key less twice the fp16 bound E (rounded
+        // down: the fp16 filter compares keys with it), so at least k rows have fp16 keys >=
+        // t + 2 E and fp32 similarities >= t + E: seed_bound (E) is added back, rounded down.
+        // A NaN key lets everything through.
+        theta = __fadd_rd(floor_float(a.thresholds[q]), x.seed_bound);
         if (theta != theta) theta = -__builtin_huge_valf();
         sm.query[i] = x.queries[q];
       } else {
@@ -51,7 +53,8 @@ struct I8Filter {
       const float4 m = sm.query[i];
       sm.slope[i] =
           make_float4(__fdiv_rd(__fsub_rd(theta, x.fp32_bound), m.x), __fdiv_ru(m.y, m.x), __fdiv_ru(m.z, m.x), 0.0f);
-      sm.count[i] = 0;
+      const long long part = blockIdx.x / a.qgroups;
+      sm.count[i] = x.resume && q < a.nq ? x.seg_counts[static_cast<long long>(q) * tiled_i8::kMaxSegments + part] : 0;
     }
   }
 
@@ -71,7 +74,7 @@ struct I8Filter {
   // E(q, tile), rounded up: the bound on |row's similarity - s_q I / u_r| for every row of the
   // tile (fp32 arithmetic rounded outward throughout, so the bound is the bound).
   __device__ static float bound(const float4& q, const float4& u, const Args& x) {
-    return __fadd_ru(__fmaf_ru(q.y, u.z, __fmul_ru(q.z, u.w)), x.fp32_bound);
+    return tiled_i8::score_bound(q, u, x.fp32_bound);
   }
 
   // T(q, tile) for the warpgroup's next tile, two queries a thread, into shared memory; then the
@@ -102,8 +105,7 @@ struct I8Filter {
   // The upper bound of a passing score as a key, rounded up (-0 as +0): s_q I / u is at most
   // s_q I / U_lo for I >= 0 and s_q I / U_hi below (|I| < 2^24: exact as a float).
   __device__ static unsigned upper_key(int I, const float4& q, const Tile& t, const Args& x) {
-    const float approx = __fmul_ru(__fmul_ru(static_cast<float>(I), q.x), I >= 0 ? t.r_lo : t.r_hi);
-    return filter_scan::float_key(__fadd_ru(approx, bound(q, t.u, x)));
+    return filter_scan::float_key(tiled_i8::upper_of(I, q.x, t.r_lo, t.r_hi, bound(q, t.u, x)));
   }
 
   // As the fp16 epilogue: one integer compare a score, a warp vote a 4, the few that pass through

@@ -43,7 +43,7 @@ auto kernel_for(int steps) {
 
 // Returns the parts of the launch (blocks a query group).
 template <class Epi, int kQueries, int kShort>
-int launch(FilterScanArgs f, typename Epi::Args x, const void* model, const void* queries, int tile_stride,
+int launch(FilterScanArgs f, typename Epi::Args& x, const void* model, const void* queries, int tile_stride,
            cudaStream_t s) {
   using namespace cute;
   using C = wgmma_filter::Config<Epi, kQueries>;
@@ -77,9 +77,9 @@ int launch(FilterScanArgs f, typename Epi::Args x, const void* model, const void
 // One block's queries: 64 or 128 where they hold the launch, else 256 (128 at B = 1,024 measured
 // slower; docs/batch.md).
 template <class Epi, int kShort>
-int launch_for_batch(const FilterScanArgs& f, const typename Epi::Args& x, const void* model, const void* queries,
+int launch_for_batch(const FilterScanArgs& f, typename Epi::Args& x, const void* model, const void* queries,
                      int tile_stride, cudaStream_t s) {
-  if (tile_stride < 1) throw Error("the wgmma walk's tile stride must be at least 1");
+  if (tile_stride == 0 || tile_stride == -1) throw Error("the wgmma walk's tile stride must be at least 1 (or -2)");
   if (f.nq <= 64) return launch<Epi, 64, kShort>(f, x, model, queries, tile_stride, s);
   if (f.nq <= 128) return launch<Epi, 128, kShort>(f, x, model, queries, tile_stride, s);
   return launch<Epi, 256, kShort>(f, x, model, queries, tile_stride, s);
@@ -97,12 +97,13 @@ bool filter_gemm_i8_fits(int ldg, int major, int minor) {
 }
 
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s) {
-  launch_for_batch<wgmma_filter::F16Filter, 3>(f, {}, f.model, f.queries, tile_stride, s);
+  wgmma_filter::F16Filter::Args none{};
+  launch_for_batch<wgmma_filter::F16Filter, 3>(f, none, f.model, f.queries, tile_stride, s);
 }
 
-int filter_gemm_scan_i8(FilterScanArgs f, const I8FilterArgs& x, const void* codes, const void* query_codes,
+int filter_gemm_scan_i8(FilterScanArgs f, I8FilterArgs& x, const void* codes, const void* query_codes, int tile_stride,
                         cudaStream_t s) {
-  return launch_for_batch<wgmma_filter::I8Filter, 2>(f, x, codes, query_codes, 1, s);
+  return launch_for_batch<wgmma_filter::I8Filter, 2>(f, x, codes, query_codes, tile_stride, s);
 }
 
 #else  // no CUTLASS headers at configure time: the walk is not built
@@ -112,7 +113,7 @@ bool filter_gemm_i8_fits(int, int, int) { return false; }
 void filter_gemm_scan(FilterScanArgs, int, cudaStream_t) {
   throw Error("the filtered scan's wgmma walk was not built (no CUTLASS headers at configure time)");
 }
-int filter_gemm_scan_i8(FilterScanArgs, const I8FilterArgs&, const void*, const void*, cudaStream_t) {
+int filter_gemm_scan_i8(FilterScanArgs, I8FilterArgs&, const void*, const void*, int, cudaStream_t) {
   throw Error("the filtered scan's int8 wgmma walk was not built (no CUTLASS headers at configure time)");
 }
 

@@ -18,12 +18,13 @@ bool filter_gemm_fits(int ldg, int major, int minor);
 void filter_gemm_scan(FilterScanArgs f, int tile_stride, cudaStream_t s);
 
 // The int8 walk (wgmma_filter_i8.cuh) over the tiled int8 copy: whether it can run (rows of at
-// most 384 columns, a 9.0 device), and a filter pass of every tile. f.ldg and f.rows are the
-// copy's; f.thresholds the fp16 passes' (x.seed_bound converts them); the candidates appended
-// carry the model's row numbers and upper-bound keys, in segments of f.capacity / parts a block
-// part (x.seg is set here; select_segments_kernel gathers them). Returns the parts.
+// most 384 columns, a 9.0 device), and a filter pass over the tiles tile_stride walks (TileWalk:
+// 1 all of them). f.ldg and f.rows are the copy's; f.thresholds the fp16 passes' (x.seed_bound
+// converts them); the candidates appended carry the copy's sorted rows and upper-bound keys, in
+// segments of f.capacity / parts a block part (x.seg is set here; select_segments_kernel gathers
+// them). Returns the parts (the same for every launch of one f).
 bool filter_gemm_i8_fits(int ldg, int major, int minor);
-int filter_gemm_scan_i8(FilterScanArgs f, const I8FilterArgs& x, const void* codes, const void* query_codes,
+int filter_gemm_scan_i8(FilterScanArgs f, I8FilterArgs& x, const void* codes, const void* query_codes, int tile_stride,
                         cudaStream_t s);
 
 }  // namespace distancies

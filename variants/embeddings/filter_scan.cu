@@ -16,6 +16,7 @@
 #include "kernels/embeddings/mma_filter_shared.cuh"
 #include "kernels/embeddings/segment_select.cuh"
 #include "kernels/embeddings/wide_rerank.cuh"
+#include "runtime/env_setting.hpp"
 #include "runtime/launch.hpp"
 #include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/filter_gemm.hpp"
@@ -61,17 +62,28 @@ int tiles_for(int batch, int dim) {
 // 16-row units a warp multiplies at a time: two below the most tiles (the accumulators fit).
 int units_for(int tiles) { return tiles < Policy::kMaxTiles ? 2 : units_at_max_tiles(); }
 
+// A whole number from the environment within [lo, hi], or `otherwise` where it is not set.
+int env_count(const char* name, int lo, int hi, int otherwise) {
+  const char* env = std::getenv(name);
+  if (env == nullptr) return otherwise;
+  const int v = std::atoi(env);
+  if (v < lo || v > hi || std::to_string(v) != env)
+    throw Error(std::string(name) + " must be " + std::to_string(lo) + " ... " + std::to_string(hi) + ", not '" + env +
+                "'");
+  return v;
+}
+
 // The wgmma walk's refinement sample: every refine_stride()-th 64-row tile (the policy's, or
 // DISTANCIES_GEMM_REFINE, 1 ... 256, 1 for none, to measure others without a rebuild).
 int refine_stride() {
-  static const int stride = [] {
-    const char* env = std::getenv("DISTANCIES_GEMM_REFINE");
-    if (env == nullptr) return Policy::kGemmRefineStride;
-    const int v = std::atoi(env);
-    if (v < 1 || v > 256 || std::to_string(v) != env)
-      throw Error(std::string("DISTANCIES_GEMM_REFINE must be 1 ... 256, not '") + env + "'");
-    return v;
-  }();
+  static const int stride = env_count("DISTANCIES_GEMM_REFINE", 1, 256, Policy::kGemmRefineStride);
+  return stride;
+}
+
+// The int8 walk's first pass: every i8_first_stride()-th tile (the policy's, or
+// DISTANCIES_I8_FIRST, 1 ... 64, 1 for one pass, to measure others without a rebuild).
+int i8_first_stride() {
+  static const int stride = env_count("DISTANCIES_I8_FIRST", 1, 64, Policy::kI8FirstStride);
   return stride;
 }
 
@@ -325,10 +337,24 @@ void last_pass(const BatchScanArgs& a, const FilterPlan& p, FilterScanArgs f, in
   if (i8) {  // its counts are per block part, in seg_counts (select_segments_kernel gathers them)
     FilterScanArgs g = f;
     g.ldg = a.i8.ldg;
-    const I8FilterArgs x{a.i8.order,      a.i8.tiles, a.i8.query_bounds + q0, p.margin / 2,
-                         a.i8.fp32_bound, 0,          a.i8.seg_counts};
-    const int parts = filter_gemm_scan_i8(
-        g, x, a.i8.codes, static_cast<const signed char*>(a.i8.queries) + static_cast<std::size_t>(q0) * a.i8.ldg, s);
+    I8FilterArgs x{a.i8.order, a.i8.tiles, a.i8.query_bounds + q0, p.margin / 2, a.i8.fp32_bound, 0, a.i8.seg_counts};
+    const void* queries = static_cast<const signed char*>(a.i8.queries) + static_cast<std::size_t>(q0) * a.i8.ldg;
+    int parts = 0;
+    const int first = i8_first_stride();
+    if (first > 1 && p.seeded && a.batch >= Policy::kI8TwoPassFrom) {
+      // Two passes: every first-th tile, the thresholds raised to the k-th best lower bound of what
+      // it appended, then every other tile with its counts going on from the first's.
+      parts = filter_gemm_scan_i8(g, x, a.i8.codes, queries, first, s);
+      allow_dynamic_smem(reseed_from_segments_kernel<kSelect>, select_bytes, "reseed_from_segments_kernel");
+      reseed_from_segments_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(
+          a.candidates.entries, a.candidates.capacity, parts, p.rank, x, a.thresholds + q0);
+      CUDA_CHECK_LAUNCH();
+      x.resume = 1;
+      if (filter_gemm_scan_i8(g, x, a.i8.codes, queries, -first, s) != parts)
+        throw Error("the int8 walk's two passes must have the same parts");
+    } else {
+      parts = filter_gemm_scan_i8(g, x, a.i8.codes, queries, 1, s);
+    }
     allow_dynamic_smem(select_segments_kernel<kSelect>, select_bytes, "select_segments_kernel");
     select_segments_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(
         a.candidates.entries, a.candidates.capacity, a.i8.seg_counts, parts, a.candidates.capacity / parts, a.K, out,
@@ -346,6 +372,13 @@ void last_pass(const BatchScanArgs& a, const FilterPlan& p, FilterScanArgs f, in
   CUDA_CHECK_LAUNCH();
 }
 
+// The wide re-rank's first stage (wide_first_kernel): on, or off with DISTANCIES_WIDE_FIRST=off to
+// measure what it gains.
+bool wide_first() {
+  static const bool on = env_setting("DISTANCIES_WIDE_FIRST", {"on", "off"}, "on") == "on";
+  return on;
+}
+
 // The wide re-rank (kernels/embeddings/wide_rerank.cuh) of the queries of one query group (`a`'s
 // batch, at most kMaxQueries) the re-rank left uncertified, while the candidate buffers are still
 // the group's last pass's.
@@ -357,12 +390,21 @@ void widen_group(const BatchScanArgs& a, cudaStream_t s) {
   constexpr int kWarps = 8;
   const int parts = std::clamp(ceil_div(16 * device_status().props.multiProcessorCount, a.batch), 8, 256);
   const std::size_t smem = static_cast<std::size_t>(a.exact.ld) * sizeof(float);
-  // Dependent launches: both run on every pass, most often to find nothing to do, so their launch
+  // Dependent launches: all run on every pass, most often to find nothing to do, so their launch
   // latency is hidden behind the kernel ahead (each waits for it before reading the statuses).
+  const std::size_t select_bytes = filter_scan::select_smem(max_n);
+  if (wide_first() && a.k < wide_rerank::kFirst) {
+    const std::size_t first_smem =
+        static_cast<std::size_t>(wide_rerank::first_query_offset(max_n)) * 8 + static_cast<std::size_t>(a.exact.ld) * 4;
+    allow_dynamic_smem(wide_first_kernel<kSelect>, first_smem, "wide_first_kernel");
+    launch_dependent(wide_first_kernel<kSelect>, dim3(std::min(a.batch, device_status().props.multiProcessorCount)),
+                     kSelect, first_smem, s, a.exact, a.queries, a.query_norms, a.candidates.entries,
+                     a.candidates.capacity, a.candidates.counts, max_n, a.batch, a.k, certificate_bound(a),
+                     a.centring.mean ? a.centring.shifts : nullptr, a.out_s, a.out_r, a.status);
+  }
   allow_dynamic_smem(wide_exact_kernel<kWarps>, smem, "wide_exact_kernel");
   launch_dependent(wide_exact_kernel<kWarps>, dim3(parts, a.batch), kWarps * 32, smem, s, a.exact, a.queries,
                    a.query_norms, a.candidates.entries, a.candidates.capacity, a.candidates.counts, max_n, a.status);
-  const std::size_t select_bytes = filter_scan::select_smem(max_n);
   allow_dynamic_smem(wide_select_kernel<kSelect>, select_bytes, "wide_select_kernel");
   launch_dependent(wide_select_kernel<kSelect>, dim3(a.batch), kSelect, select_bytes, s, a.candidates.entries,
                    a.candidates.capacity, a.candidates.counts, max_n, a.k, a.out_s, a.out_r, a.status);
