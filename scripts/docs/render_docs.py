@@ -306,6 +306,50 @@ def r_ab(c: Ctx, folder: str):
     return srcs, "\n".join(rows)
 
 
+SWITCH_SETTINGS = ("neither", "first-stage", "two-pass", "both")
+
+
+def r_switch_ab(c: Ctx, folder: str = "families/i8-two-pass"):
+    """One build with two changes switched by environment in one call (results/<folder>/ab-<family>-
+    <setting>.json, SWITCH_SETTINGS): per family and fixture each setting's median (its rerank_ms
+    after the slash) and both / neither."""
+    srcs = c.srcs_in(folder, "ab-*.json*")
+    cells: dict = {}
+    for s in srcs:
+        m = re.match(r".*/ab-(.+)-(" + "|".join(SWITCH_SETTINGS) + r")\.json", s)
+        for name, b in c.run(s).benches.items():
+            if b.error is None:
+                cells.setdefault((m[1], name), {})[m[2]] = (b.center("real_time"), b.center("rerank_ms"))
+    rows = ["| family | fixture | " + " | ".join(f"{x} ms (re-rank)" for x in SWITCH_SETTINGS) + " | both / neither |",
+            "|---|---|" + "---:|" * (len(SWITCH_SETTINGS) + 1)]
+    for (fam, name), v in sorted(cells.items()):
+        if set(v) != set(SWITCH_SETTINGS):
+            continue
+        row = " | ".join(f"{ms(v[x][0])} ({ms(v[x][1])})" for x in SWITCH_SETTINGS)
+        rows.append(f"| `{fam}` | `{name}` | {row} | {v['both'][0] / v['neither'][0]:.3f} |")
+    return srcs, "\n".join(rows)
+
+
+def r_first_stride(c: Ctx, folder: str = "families/i8-two-pass/first-stride"):
+    """The int8 walk's first pass over every s-th tile (results/<folder>/<family>-s<s>.json, s = 1: one
+    pass), traced: per family and B the median ms and the median candidates of the certified queries."""
+    srcs = c.srcs_in(folder, "*-s*.json*")
+    cells: dict = {}
+    for s in srcs:
+        m = re.match(r".*/(.+)-s(\d+)\.json", s)
+        for name, b in c.run(s).benches.items():
+            if b.error is None:
+                cand = b.center("trace_certified_candidates_median")
+                cells.setdefault((m[1], name), {})[int(m[2])] = (b.center("real_time"), cand)
+    strides = sorted({x for v in cells.values() for x in v})
+    rows = ["| family | fixture | " + " | ".join(f"s = {x}: ms (candidates)" for x in strides) + " |",
+            "|---|---|" + "---:|" * len(strides)]
+    for (fam, name), v in sorted(cells.items()):
+        rows.append(f"| `{fam}` | `{name}` | " + " | ".join(
+            f"{ms(v[x][0])} ({v[x][1]:,.0f})" if x in v else "—" for x in strides) + " |")
+    return srcs, "\n".join(rows)
+
+
 def r_scale_shard(c: Ctx):
     srcs = [c.src(f"results/scale/h200x2/h200x2-shard-g{g}.json") for g in (1, 2)]
     one, two = c.run(srcs[0]), c.run(srcs[1])
@@ -615,6 +659,8 @@ RENDERERS = {
     "filter-candidates": r_filter_candidates,
     "same-run": r_same_run,
     "ab": r_ab,
+    "switch-ab": r_switch_ab,
+    "first-stride": r_first_stride,
     "scale-shard": r_scale_shard,
     "scale-merge": r_scale_merge,
     "scale-shard4": r_scale_shard4,
