@@ -3,6 +3,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -60,6 +61,25 @@ inline void expect_batch_exact(const Model& m, DeviceModel& dm, const Batch& b,
       EXPECT_EQ(got[i][r].row, ref[r].row) << "rank " << r;
       EXPECT_EQ(got[i][r].sim, ref[r].sim) << "rank " << r << ": not fused's fp32 similarity";
     }
+  }
+}
+
+// Rows 100 ... end - 1 of `m` made hard for an 8-bit copy: one-hot (100 ... 149), one element
+// 1,000 times the rest (150 ... 199), and norms from 10^-decades to 10^decades (200 ... end - 1).
+inline void plant_hostile_rows(Model& m, long long end, float decades) {
+  const int dim = m.dim;
+  for (long long r = 100; r < end; ++r) {
+    float* v = m.vectors.data() + r * m.ld;
+    if (r < 150) {
+      for (int j = 0; j < dim; ++j) v[j] = j == static_cast<int>(r % dim) ? 1.0f : 0.0f;
+    } else if (r < 200) {
+      v[r % dim] *= 1000.0f;
+    } else {
+      const float scale =
+          std::pow(10.0f, -decades + 2 * decades * static_cast<float>(r - 200) / static_cast<float>(end - 201));
+      for (int j = 0; j < dim; ++j) v[j] *= scale;
+    }
+    m.norms[r] = vector_norm(v, dim);
   }
 }
 

@@ -582,19 +582,7 @@ TEST(TiledI8Copy, EveryScoreWithinItsBound) {
     const std::uint32_t seed = fresh_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + ", D = " + std::to_string(dim));
     Model m = random_model({1000, dim, seed, 16, 0});
-    std::mt19937 rng(seed);
-    for (long long r = 100; r < 400; ++r) {
-      float* v = m.vectors.data() + r * m.ld;
-      if (r < 150) {  // one-hot
-        for (int j = 0; j < dim; ++j) v[j] = j == static_cast<int>(r % dim) ? 1.0f : 0.0f;
-      } else if (r < 200) {  // spiky
-        v[r % dim] *= 1000.0f;
-      } else {  // norms from 1e-20 to 1e20
-        const float scale = std::pow(10.0f, -20.0f + 40.0f * static_cast<float>(r - 200) / 199.0f);
-        for (int j = 0; j < dim; ++j) v[j] *= scale;
-      }
-      m.norms[r] = vector_norm(v, dim);
-    }
+    plant_hostile_rows(m, 400, 20.0f);  // one-hot, spiky, norms 1e-20 ... 1e20
     DeviceModel dm = upload_model(m);
     const TiledI8Copy& t = prepared_tiled_i8(dm);
     const int ldg = t.ldg, rows = static_cast<int>(m.rows);

@@ -53,18 +53,7 @@ TEST(TiledI8Keys, LowerBoundFromTheUpperKeyHolds) {
     const std::uint32_t seed = fresh_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + ", D = " + std::to_string(dim));
     Model m = random_model({1000, dim, seed, 16, 0});
-    for (long long r = 100; r < 300; ++r) {  // one-hot, spiky, norms 1e-10 ... 1e10
-      float* v = m.vectors.data() + r * m.ld;
-      if (r < 150) {
-        for (int j = 0; j < dim; ++j) v[j] = j == static_cast<int>(r % dim) ? 1.0f : 0.0f;
-      } else if (r < 200) {
-        v[r % dim] *= 1000.0f;
-      } else {
-        const float scale = std::pow(10.0f, -10.0f + 20.0f * static_cast<float>(r - 200) / 99.0f);
-        for (int j = 0; j < dim; ++j) v[j] *= scale;
-      }
-      m.norms[r] = vector_norm(v, dim);
-    }
+    plant_hostile_rows(m, 300, 10.0f);  // one-hot, spiky, norms 1e-10 ... 1e10
     DeviceModel dm = upload_model(m);
     const TiledI8Copy& t = prepared_tiled_i8(dm);
     const int ldg = t.ldg, rows = static_cast<int>(m.rows);
