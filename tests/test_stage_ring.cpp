@@ -1,14 +1,20 @@
 // The wgmma walk's ring bookkeeping (kernels/embeddings/stage_ring.hpp), replayed on the CPU: the
 // producer's running (stage, phase) and each consumer warpgroup's, which skips the other's tiles,
 // must name item i's stage i % S and parity (i / S) & 1 for every item they touch, for the ring
-// depths and column-block counts the walk uses (and a few it does not).
+// depths and column-block counts the walk uses (and a few it does not); and the tiles a launch
+// walks (kernels/embeddings/tile_walk.hpp).
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "kernels/embeddings/stage_ring.hpp"
+#include "kernels/embeddings/tile_walk.hpp"
 
 namespace {
 
 using distancies::StageRing;
+using distancies::TileWalk;
 
 void expect_at(const StageRing& r, long long item, int S) {
   EXPECT_EQ(r.stage, static_cast<int>(item % S)) << "item " << item << ", S = " << S;
@@ -51,6 +57,36 @@ TEST(StageRing, AdvancingByNothingStaysAndByTwoTurnsKeepsTheParity) {
   EXPECT_EQ(r.phase, 0u);
   r.advance(5, 5);
   EXPECT_EQ(r.phase, 1u);
+}
+
+// The walk's tiles (kernels/embeddings/tile_walk.hpp): a positive stride takes tiles 0, s, 2 s ...
+// in order, its complement (-s) every other tile in order, and together they take each tile of
+// the model once, for every model length around the strides' multiples.
+TEST(TileWalk, AStrideAndItsComplementTakeEveryTileOnce) {
+  for (int s : {2, 3, 4, 8, 32})
+    for (long long all = 0; all <= 5 * s + 3; ++all) {
+      SCOPED_TRACE("stride " + std::to_string(s) + ", tiles " + std::to_string(all));
+      std::vector<int> seen(static_cast<std::size_t>(all), 0);
+      const TileWalk first{all, s}, rest{all, -s};
+      long long last = -1;
+      for (long long v = 0; v < first.count(); ++v) {
+        const long long t = first.tile(v);
+        ASSERT_TRUE(t >= 0 && t < all && t % s == 0 && t > last) << "v " << v << ": tile " << t;
+        ++seen[static_cast<std::size_t>(t)];
+        last = t;
+      }
+      last = -1;
+      for (long long v = 0; v < rest.count(); ++v) {
+        const long long t = rest.tile(v);
+        ASSERT_TRUE(t >= 0 && t < all && t % s != 0 && t > last) << "v " << v << ": tile " << t;
+        ++seen[static_cast<std::size_t>(t)];
+        last = t;
+      }
+      for (long long t = 0; t < all; ++t) EXPECT_EQ(seen[static_cast<std::size_t>(t)], 1) << "tile " << t;
+    }
+  const TileWalk every{10, 1};
+  EXPECT_EQ(every.count(), 10);
+  EXPECT_EQ(every.tile(9), 9);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 
 #include "kernels/embeddings/mma_filter_scan.cuh"
 #include "kernels/embeddings/stage_ring.hpp"
+#include "kernels/embeddings/tile_walk.hpp"
 
 namespace distancies {
 
@@ -68,23 +69,6 @@ struct Config {
     typename Epi::template Smem<kQueries> epi;
   };
   static_assert(sizeof(Smem) <= kSmemLimit, "the block's shared memory");
-};
-
-// The tiles a launch walks, by `stride`: above 0 every stride-th (tile v is v stride: 1 all of
-// them, more the sample that refines the thresholds); below 0 every tile but the (-stride)-th
-// ones (the int8 walk's second pass, after a first over those).
-struct TileWalk {
-  long long all;
-  int stride;
-  __device__ long long count() const {
-    if (stride > 0) return (all + stride - 1) / stride;
-    return all - (all - stride - 1) / -stride;
-  }
-  __device__ long long tile(long long v) const {
-    if (stride > 0) return v * stride;
-    const long long s = -stride;
-    return v / (s - 1) * s + v % (s - 1) + 1;
-  }
 };
 
 }  // namespace wgmma_filter
