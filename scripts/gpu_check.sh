@@ -25,7 +25,7 @@ for a in "$@"; do
   esac
 done
 sanitized="test_gpu_variants test_batch test_batch_pipelines test_model_copies test_list_select \
-test_warp_primitives test_intersect_gpu"
+test_warp_primitives test_intersect_gpu test_i8_keys"
 tools="memcheck racecheck initcheck synccheck"
 
 # A job's seconds on an H200 where it takes long (the rest count 3): the lanes share the jobs
@@ -38,6 +38,7 @@ cost() {
     "test test_registry" | "sanitize initcheck test_gpu_variants") echo 130 ;;
     "test test_batch_pipelines" | "sanitize racecheck test_intersect_gpu") echo 85 ;;
     "sanitize racecheck test_list_select" | "bench") echo 60 ;;
+    "sanitize racecheck test_i8_keys") echo 3 ;;
     "sanitize racecheck test_"*) echo 40 ;;
     "test test_moments_gpu") echo 40 ;;
     "test test_data_families" | "sanitize memcheck test_intersect_gpu") echo 33 ;;
@@ -107,6 +108,7 @@ if [ $sanitize = 1 ]; then
       [ $t = test_model_copies ] && f='Registry/ModelCopyTest.MadeOnce*:Registry/ModelCopyTest.AViews*:ModelCopies.*'
       [ $t = test_list_select ] && f='*'
       [ $t = test_warp_primitives ] && f='*'
+      [ $t = test_i8_keys ] && f='*'
       [ $t = test_intersect_gpu ] && f='IntersectGpu.ExactOnTheSmallSet:IntersectGpu.ExactOnTheAdversarialSets'
       t0=$SECONDS
       if compute-sanitizer --tool $tool --error-exitcode 99 "$dir/$t" --gtest_filter="$f" \

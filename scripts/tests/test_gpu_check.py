@@ -50,9 +50,9 @@ def test_lanes_split_every_job_once(tmp_path):
     whole = run(tmp_path, root, bin_dir, ran="whole.txt")
     assert whole.returncode == 0, whole.stderr
     every = lines(tmp_path / "whole.txt")
-    # Five binaries, the four tools over the seven sanitized binaries (two of them packed here:
+    # Five binaries, the four tools over the eight sanitized binaries (two of them packed here:
     # the tool stand-in runs whatever it is given), and the benchmark.
-    assert len(every) == len(TESTS) + 4 * 7 + 1
+    assert len(every) == len(TESTS) + 4 * 8 + 1
     parts = []
     for i in range(3):
         r = run(tmp_path, root, bin_dir, f"--lane={i}/3", ran=f"lane{i}.txt")
