@@ -65,8 +65,8 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ int above, placed, exact_nan;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int b = blockIdx.x; b < batch; b += gridDim.x) {
-    // Every condition below is read by every thread after a barrier: the block goes on or on to
-    // the next query as one.
+    // Every condition below is the same for every thread (words no other block writes for query
+    // b, or shared ones read after a barrier): the block goes on or on to the next query as one.
     if (!wide_rerank::wanted(status, counts, b, max_n) || counts[b] <= static_cast<unsigned>(M)) continue;
     __syncthreads();  // the previous query's shared arrays are read
     const long long n = counts[b];

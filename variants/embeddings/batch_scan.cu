@@ -207,6 +207,8 @@ BatchScanRow gemm_tiles_scan() {
 // the keys are upper bounds of the fp32 similarity already (the int8 walk's).
 float certificate_bound(const BatchScanArgs& a) { return a.scan->upper_bound_keys ? 0.0f : a.error_bound; }
 
+const float* certificate_shifts(const BatchScanArgs& a) { return a.centring.mean ? a.centring.shifts : nullptr; }
+
 void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
   if (a.batch == 0) return;
   constexpr int kWarps = BatchPolicy::kRerankWarps;
@@ -214,7 +216,7 @@ void batch_rerank(const BatchScanArgs& a, cudaStream_t s) {
   allow_dynamic_smem(batch_rerank_kernel<kWarps>, smem, "batch_rerank_kernel");
   batch_rerank_kernel<kWarps><<<a.batch, kWarps * 32, smem, s>>>(
       a.exact, a.queries, a.query_norms, SliceLists{a.lists_s, a.lists_r, a.slices, a.K}, a.k, certificate_bound(a),
-      a.out_s, a.out_r, a.status, a.centring.mean ? a.centring.shifts : nullptr, a.trace);
+      a.out_s, a.out_r, a.status, certificate_shifts(a), a.trace);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -191,6 +191,8 @@ void tiled_i8_queries(const float* queries, const float* norms, int batch, int d
 
 // What the certificate adds to the last candidate's key (the error bound, 0 for upper-bound keys).
 float certificate_bound(const BatchScanArgs& a);
+// The queries' shifts the certificate adds back to a key of the centred rows (null: not centred).
+const float* certificate_shifts(const BatchScanArgs& a);
 
 // Merges each query's lists and re-ranks the K candidates in fp32; sets status where the
 // bound cannot certify the top k.

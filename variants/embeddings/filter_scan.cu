@@ -400,7 +400,7 @@ void widen_group(const BatchScanArgs& a, cudaStream_t s) {
     launch_dependent(wide_first_kernel<kSelect>, dim3(std::min(a.batch, device_status().props.multiProcessorCount)),
                      kSelect, first_smem, s, a.exact, a.queries, a.query_norms, a.candidates.entries,
                      a.candidates.capacity, a.candidates.counts, max_n, a.batch, a.k, certificate_bound(a),
-                     a.centring.mean ? a.centring.shifts : nullptr, a.out_s, a.out_r, a.status);
+                     certificate_shifts(a), a.out_s, a.out_r, a.status);
   }
   allow_dynamic_smem(wide_exact_kernel<kWarps>, smem, "wide_exact_kernel");
   launch_dependent(wide_exact_kernel<kWarps>, dim3(parts, a.batch), kWarps * 32, smem, s, a.exact, a.queries,
