@@ -109,6 +109,43 @@ TEST(MergeGathered, EqualsTheUnionsTopKOnRandomTies) {
   }
 }
 
+// A queries split's answers come back rank by rank, each rank's block padded to the largest
+// share and each list to k: laid end to end, every query gets its own list and the padding goes.
+TEST(ConcatenateGathered, EachRanksAnswersLandOnItsQueries) {
+  for (const int batch : {0, 1, 5, 7, 1024})
+    for (const int ranks : {1, 2, 3, 7}) {
+      const int k = 3, per = (batch + ranks - 1) / ranks;
+      std::vector<ShardHit> g(static_cast<std::size_t>(ranks) * per * k, ShardHit{0, -1});
+      for (int r = 0; r < ranks; ++r) {
+        const auto [lo, hi] = shard_rows(batch, r, ranks);
+        for (int i = 0; i < hi - lo; ++i)
+          for (int j = 0; j < (lo + i) % (k + 1); ++j)  // some lists shorter than k
+            g[(static_cast<std::size_t>(r) * per + i) * k + j] = {1.0f - 0.1f * j, static_cast<int>((lo + i) * 10 + j)};
+      }
+      const auto got = concatenate_gathered(g, ranks, per, batch, k);
+      ASSERT_EQ(got.size(), static_cast<std::size_t>(batch));
+      for (int q = 0; q < batch; ++q) {
+        const std::string what =
+            std::to_string(ranks) + " ranks, query " + std::to_string(q) + " of " + std::to_string(batch);
+        ASSERT_EQ(got[q].size(), static_cast<std::size_t>(q % (k + 1))) << what;
+        for (int j = 0; j < q % (k + 1); ++j) EXPECT_EQ(got[q][j].row, q * 10 + j) << what;
+      }
+    }
+  EXPECT_THROW(concatenate_gathered(std::vector<ShardHit>(5), 2, 1, 2, 3), Error) << "the wrong size";
+}
+
+// Replicas split a batch by queries from kSplitQueriesFrom queries (Auto) or as asked; a rank
+// holding only its rows always splits by rows.
+TEST(SplitFor, ReplicasChooseByTheBatchAndShardsSplitByRows) {
+  EXPECT_EQ(split_for(Split::Auto, true, kSplitQueriesFrom - 1), Split::Rows);
+  EXPECT_EQ(split_for(Split::Auto, true, kSplitQueriesFrom), Split::Queries);
+  EXPECT_EQ(split_for(Split::Queries, true, 1), Split::Queries);
+  EXPECT_EQ(split_for(Split::Rows, true, 8192), Split::Rows);
+  for (const Split asked : {Split::Auto, Split::Queries, Split::Rows})
+    EXPECT_EQ(split_for(asked, false, 8192), Split::Rows);
+  EXPECT_STREQ(split_name(Split::Queries), "queries");
+}
+
 // The exchange merges on the GPU (merge_lists_kernel): bit for bit the host merge, ties across
 // shards, padding, k from 1 to 200, 1 to 8 ranks, up to 1,024 queries.
 TEST(MergeGathered, OnTheDeviceEqualsTheHostMerge) {
@@ -637,4 +674,67 @@ TEST(Shard, OneRankOverNcclEqualsTheResidentSearch) {
     const auto want = many.search(batch_pipeline("batch_f16_h"), qs.data(), norms, 2, 10);
     for (int i = 0; i < 2; ++i) expect_same(got[i], want[i], "batch query " + std::to_string(i));
   }
+}
+
+// Replicas over the real NCCL path with one rank (every row resident, the rows split through a
+// view of them, the queries split over every row) and G ranks of a queries split emulated on one
+// GPU (each rank's share of the batch searched, the answers laid end to end): the batch's answers
+// equal one GPU's bit for bit, planted ties included; a replica cannot be streamed nor given only
+// its rows.
+TEST(Shard, ReplicaSplitsEqualOneGpu) {
+  DISTANCIES_REQUIRE_GPU();
+  std::string why;
+  if (!nccl_available(&why)) GTEST_SKIP() << "no NCCL: " << why;
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Model m = random_model({20001, 300, seed, 5, 40});
+  DeviceModel dm = upload_model(m);
+  GpuSearcher one(dm, &m);
+  BatchSearcher many(dm);
+  const int batch = 37, k = 10;
+  std::vector<float> qs, norms;
+  for (int i = 0; i < batch; ++i) {
+    const auto q = i % 5 == 0 ? std::vector<float>(m.row(i), m.row(i) + m.dim) : random_query(m.dim, seed + i);
+    qs.insert(qs.end(), q.begin(), q.end());
+    norms.push_back(vector_norm(q.data(), m.dim));
+  }
+  const BatchPipeline& p = batch_pipeline("batch_f16_h");
+  const auto want = many.search(p, qs.data(), norms.data(), batch, k);
+  NcclComm comm(ProcessGroup{});
+  ShardSearcher sh(comm, upload_model(m));
+  ASSERT_TRUE(sh.replicated());
+  EXPECT_EQ(sh.shard_rows(), m.rows);
+  for (const Split sp : {Split::Rows, Split::Queries, Split::Auto}) {
+    sh.set_split(sp);
+    const auto got = sh.search(p, qs.data(), norms.data(), batch, k);
+    EXPECT_EQ(sh.last_split(), split_for(sp, true, batch));
+    ASSERT_EQ(got.size(), want.size());
+    for (int i = 0; i < batch; ++i)
+      expect_same(got[i], want[i], std::string("split ") + split_name(sp) + ", query " + std::to_string(i));
+  }
+  expect_same(sh.search(pipeline("fused"), qs.data(), norms[0], k),
+              one.search(pipeline("fused"), qs.data(), norms[0], k), "one query");
+  for (const int ranks : {2, 3, 7}) {
+    const int per = (batch + ranks - 1) / ranks;
+    std::vector<ShardHit> gathered(static_cast<std::size_t>(ranks) * per * k, ShardHit{0, -1});
+    for (int r = 0; r < ranks; ++r) {
+      const auto [lo, hi] = shard_rows(batch, r, ranks);
+      const auto part = many.search(p, qs.data() + lo * m.dim, norms.data() + lo, static_cast<int>(hi - lo), k);
+      for (std::size_t i = 0; i < part.size(); ++i)
+        for (std::size_t j = 0; j < part[i].size(); ++j)
+          gathered[(static_cast<std::size_t>(r) * per + i) * k + j] = {part[i][j].sim, part[i][j].row};
+    }
+    const auto got = concatenate_gathered(gathered, ranks, per, batch, k);
+    for (int i = 0; i < batch; ++i)
+      expect_same(got[i], want[i], std::to_string(ranks) + " ranks emulated, query " + std::to_string(i));
+  }
+  ShardOptions replica;
+  replica.replicate = true;
+  ShardSearcher from_host(comm, host_rows(m), replica);  // the CLI's way: uploaded from the host
+  from_host.set_split(Split::Queries);
+  const auto got = from_host.search(p, qs.data(), norms.data(), batch, k);
+  for (int i = 0; i < batch; ++i) expect_same(got[i], want[i], "uploaded replica, query " + std::to_string(i));
+  EXPECT_THROW(ShardSearcher(comm, host_rows(m).slice(0, 100), 0, m.rows, replica), Error);
+  replica.stream = true;
+  EXPECT_THROW(ShardSearcher(comm, host_rows(m), replica), Error);
 }

@@ -23,6 +23,7 @@ struct SearchOptions {
   std::size_t gpu_memory_limit = 0;  // bytes (0: the card's); a model larger than this streams
   std::int64_t chunk_rows = 0;       // forced chunk size (0: the policy's)
   int gpus = 0;                      // shard over this many GPUs, one process each (0: not sharded)
+  bool replicate = false;            // --gpus: every rank holds every row (a large batch splits its queries)
 };
 
 // Every study's subcommands, in the order of cmake/studies.cmake (generated from the studies'

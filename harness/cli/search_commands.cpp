@@ -41,6 +41,9 @@ void add_search_options(CLI::App* c, SearchOptions& o) {
                 "Shard the model over N GPUs, one process each over NCCL: start N processes with "
                 "scripts/shard_launch.sh N (--gpus 1 runs the same path in this process)")
       ->check(CLI::Range(1, 1024));
+  c->add_flag("--replicate", o.replicate,
+              "With --gpus: every rank holds the whole model, and a batch of 512 queries or more is split by queries "
+              "instead of rows (faster where the model fits every GPU)");
 }
 
 }  // namespace

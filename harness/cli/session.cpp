@@ -61,6 +61,9 @@ Session::Session(const SearchOptions& o) : o_(o) {
     throw Error(std::string("--stream, --gpus, --gpu-memory-limit and --chunk-rows search on the GPU, and ") +
                 (o.device == "cpu" ? "--device cpu was given"
                                    : "there is no usable CUDA GPU (" + device_status().reason + ")"));
+  if (o.replicate && o.gpus == 0) throw Error("--replicate shares a model over the ranks of --gpus N: give --gpus");
+  if (o.replicate && (o.stream || o.gpu_memory_limit || o.chunk_rows > 0))
+    throw Error("--replicate holds the whole model resident on every GPU: it cannot be streamed");
   if (o.gpus > 0 && o.also_cpu)
     throw Error("--cpu searches the whole model on the host, and with --gpus each rank holds only its rows");
   if (o.device == "auto" && !use_gpu_)
@@ -154,7 +157,9 @@ void Session::load_sharded(const SearchOptions& o, const LoadOptions& lo, const 
   sh.stream_options = so;
   // A native model: this rank reads its rows and the vocabulary, nothing else. Another format is
   // read whole by every rank (it has no row offsets to seek to), and says how to avoid that.
-  const bool native = (lo.format == Format::Auto ? detect_format(o.model) : lo.format) == Format::Native;
+  sh.replicate = o.replicate;
+  const bool native =
+      !o.replicate && (lo.format == Format::Auto ? detect_format(o.model) : lo.format) == Format::Native;
   std::int64_t first = 0, total = 0;
   if (native) {
     vocab_ = std::make_unique<NativeVocabulary>(o.model);
@@ -168,7 +173,7 @@ void Session::load_sharded(const SearchOptions& o, const LoadOptions& lo, const 
   } else {
     model_ = load_model(o.model, lo);
     total = model_.rows;
-    if (!quiet_)
+    if (!quiet_ && !o.replicate)
       std::fprintf(stderr,
                    "distancies: note: every rank reads all of %s (%s has no row offsets): convert it to the native "
                    "format (distancies convert %s MODEL.dsv) and each rank reads only its rows\n",
@@ -180,8 +185,9 @@ void Session::load_sharded(const SearchOptions& o, const LoadOptions& lo, const 
   shard_ = native ? std::make_unique<ShardSearcher>(*comm_, held, first, total, sh)
                   : std::make_unique<ShardSearcher>(*comm_, held, sh);
   if (!quiet_)
-    std::fprintf(stderr, "loaded %s: %lld x %d; rank %d of %d holds rows %lld-%lld%s%s (NCCL %s) in %.1f ms\n",
+    std::fprintf(stderr, "loaded %s: %lld x %d; rank %d of %d %s rows %lld-%lld%s%s (NCCL %s) in %.1f ms\n",
                  o.model.c_str(), static_cast<long long>(total), model_.dim, g.rank, g.size,
+                 o.replicate ? "holds every row (a replica), searches" : "holds",
                  static_cast<long long>(shard_->first_row()),
                  static_cast<long long>(shard_->first_row() + shard_->shard_rows() - 1), native ? ", read alone" : "",
                  shard_->streamed() ? ", streamed" : ", resident", comm_->version().c_str(), ms_since(t0));

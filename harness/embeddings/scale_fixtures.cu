@@ -11,7 +11,9 @@
 //                                             sharded over the G ranks this process belongs to
 //                                             (scripts/shard_launch.sh; G = 1 alone)
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,7 +47,7 @@ struct ScaleState {
   std::unique_ptr<DeviceBuffer> slot[2];
   std::unique_ptr<NcclComm> comm;
   std::string comm_failed;
-  std::unique_ptr<ShardSearcher> shard;
+  std::unique_ptr<ShardSearcher> shard, replica;
 };
 ScaleState& scale_state() {
   static ScaleState s;
@@ -195,12 +197,30 @@ ShardSearcher& shard_searcher(NcclComm& comm) {
   return *sh;
 }
 
-void shard_fixture(benchmark::State& st, const Pipeline* one, const BatchPipeline* many, int batch) {
+// Every rank holding every row (the bench model, or its synthetic rows made again on each GPU).
+ShardSearcher& replica_searcher(NcclComm& comm) {
+  std::unique_ptr<ShardSearcher>& sh = scale_state().replica;
+  if (!sh) {
+    const BenchState& s = bench_state();
+    DeviceModel whole = s.host_vectors
+                            ? upload_rows(host_rows(s.host))
+                            : generate_synthetic_on_device(s.host.rows, s.host.dim, s.config.seed, 0, s.family);
+    sh = std::make_unique<ShardSearcher>(comm, std::move(whole));
+  }
+  return *sh;
+}
+
+// One sharded search timed: `split` Rows on the row shards (shard/...), else on replicas
+// (replica/..., the split given or chosen).
+void shard_fixture(benchmark::State& st, const Pipeline* one, const BatchPipeline* many, int batch,
+                   std::optional<Split> split) {
   std::string why;
   NcclComm* comm = group_comm(&why);
   if (!comm) return skip(st, "no NCCL communicator: " + why);
   const BenchState& s = bench_state();
-  ShardSearcher& sh = shard_searcher(*comm);
+  if (split && s.config.shard_rows > 0) return skip(st, "--shard-rows makes each rank's rows alone: no replicas");
+  ShardSearcher& sh = split ? replica_searcher(*comm) : shard_searcher(*comm);
+  if (split) sh.set_split(*split);
   const HostRows r = s.host_vectors ? host_rows(s.host) : pinned_model(false).rows();
   std::vector<float> norms;
   const std::vector<float> q = stream_queries(r, batch, norms);
@@ -211,6 +231,13 @@ void shard_fixture(benchmark::State& st, const Pipeline* one, const BatchPipelin
   o.fixed_samples = true;  // every rank must run the same number of collectives (Iterations above)
   o.min_bytes = double(sh.shard_rows()) * s.host.dim * element_bytes_read(one, many);
   o.on_sample = [&](double ms) {
+    // Each stage of this rank's search (the scan, the re-rank, the transfers ...) beside the
+    // exchange: where a shard's time goes as G grows.
+    std::map<std::string, double> by_name;
+    for (const auto& stage : bd.stages)
+      if (stage.name != "shard_exchange") by_name[stage.name + "_ms"] += stage.ms;
+    for (const auto& [name, v] : by_name) m.add(name, v);
+    m.add("search_ms", bd.total_ms - bd.stage_ms("shard_exchange"));
     m.add("total_ms", ms);
     m.add("exchange_ms", bd.stage_ms("shard_exchange"));
     m.add("queries_per_s", batch / (ms / 1e3));
@@ -226,6 +253,7 @@ void shard_fixture(benchmark::State& st, const Pipeline* one, const BatchPipelin
   };
   if (!exec_timed(st, work, o)) return;
   m.publish(st);
+  if (split) st.SetLabel(std::string("split:") + split_name(sh.last_split()));
   parameters(st, {{"gpus", double(comm->size())},
                   {"rank", double(comm->rank())},
                   {"batch", double(batch)},
@@ -239,6 +267,7 @@ void shard_fixture(benchmark::State& st, const Pipeline* one, const BatchPipelin
 void release_scale_fixtures() {
   ScaleState& s = scale_state();
   s.shard.reset();
+  s.replica.reset();
   s.comm.reset();
   s.slot[0].reset();
   s.slot[1].reset();
@@ -294,13 +323,24 @@ void register_scale_fixtures() {
   // collectives, which Google Benchmark's own choice (from each rank's timing) would not give.
   // Every one-query pipeline but V1 (it copies the whole model from pageable memory each query)
   // and every batch pipeline but the per-query loop, at each batch size.
+  const std::optional<Split> rows_alone;
   for (const Pipeline& p : pipelines())
     if (!p.habits.copy_model_every_query)
-      timed(add(shard(p.name).axis("batch", 1), shard_fixture, &p, nullptr, 1))->Iterations(300);
+      timed(add(shard(p.name).axis("batch", 1), shard_fixture, &p, nullptr, 1, rows_alone))->Iterations(300);
   for (const BatchPipeline& p : batch_pipelines())
     if (!p.per_query_pipeline)
       for (int b : kShardBatches)
-        timed(add(shard(p.name).axis("batch", b), shard_fixture, nullptr, &p, b))->Iterations(std::max(5, 2000 / b));
+        timed(add(shard(p.name).axis("batch", b), shard_fixture, nullptr, &p, b, rows_alone))
+            ->Iterations(std::max(5, 2000 / b));
+  // Replicas: every rank holds every row; a batch split by rows, by queries, or as Auto chooses.
+  for (const BatchPipeline& p : batch_pipelines())
+    if (!p.per_query_pipeline)
+      for (const Split sp : {Split::Rows, Split::Queries, Split::Auto})
+        for (int b : kShardBatches) {
+          FixtureName f("replica", p.name);
+          f.axis("gpus", w ? std::atoi(w) : 1).axis("split", split_name(sp)).axis("batch", b);
+          timed(add(f, shard_fixture, nullptr, &p, b, std::optional<Split>(sp)))->Iterations(std::max(5, 2000 / b));
+        }
 }
 
 }  // namespace distancies::bench

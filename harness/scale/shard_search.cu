@@ -9,6 +9,7 @@
 
 #include "harness/scale/merge_hits.hpp"
 #include "runtime/error.hpp"
+#include "runtime/launch.hpp"
 
 namespace distancies {
 
@@ -60,14 +61,18 @@ void launch_merge(const ShardHit* lists, int ranks, int queries, int k, ShardHit
   CUDA_CHECK_LAUNCH();
 }
 
+// One list of k (padding dropped) into `into`, whose storage is kept: a batch's lists are written
+// over its local ones, not allocated again (a thousand allocations cost as much as the all-gather).
+void fill_hits(const ShardHit* h, int k, std::vector<Hit>& into) {
+  into.clear();
+  into.reserve(static_cast<std::size_t>(k));
+  for (int i = 0; i < k && h[i].row >= 0; ++i) into.push_back({h[i].row, h[i].sim});
+}
+
 // The merged lists (queries x k), padding dropped.
 std::vector<std::vector<Hit>> hits_of(const ShardHit* merged, int queries, int k) {
   std::vector<std::vector<Hit>> out(static_cast<std::size_t>(queries));
-  for (int q = 0; q < queries; ++q) {
-    const ShardHit* h = merged + static_cast<std::size_t>(q) * k;
-    out[q].reserve(static_cast<std::size_t>(k));
-    for (int i = 0; i < k && h[i].row >= 0; ++i) out[q].push_back({h[i].row, h[i].sim});
-  }
+  for (int q = 0; q < queries; ++q) fill_hits(merged + static_cast<std::size_t>(q) * k, k, out[q]);
   return out;
 }
 
@@ -109,13 +114,61 @@ std::vector<std::vector<Hit>> merge_gathered(const std::vector<ShardHit>& gather
   return merge_on_host(gathered.data(), ranks, queries, k);
 }
 
+namespace {
+// Rank r's block of `per` answers holds queries shard_rows(batch, r, ranks), in order; those of
+// rank `own` (>= 0) are taken from `mine` as they are.
+std::vector<std::vector<Hit>> concatenate_on_host(const ShardHit* gathered, int ranks, int per, int batch, int k,
+                                                  int own = -1, std::vector<std::vector<Hit>>* mine = nullptr) {
+  std::vector<std::vector<Hit>> out(static_cast<std::size_t>(std::max(batch, 0)));
+  for (int r = 0; r < ranks; ++r) {
+    const auto [lo, hi] = shard_rows(batch, r, ranks);
+    if (hi - lo > per) throw Error("concatenate_gathered: a rank answered more queries than its block holds");
+    for (std::int64_t i = 0; i < hi - lo; ++i)
+      if (r == own && mine && static_cast<std::size_t>(i) < mine->size())
+        out[lo + i] = std::move((*mine)[i]);
+      else
+        fill_hits(gathered + (static_cast<std::size_t>(r) * per + i) * k, k, out[lo + i]);
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<std::vector<Hit>> concatenate_gathered(const std::vector<ShardHit>& gathered, int ranks, int per, int batch,
+                                                   int k) {
+  check_gathered(gathered, ranks, per, k);
+  return concatenate_on_host(gathered.data(), ranks, per, batch, k);
+}
+
+Split split_for(Split asked, bool replicated, int batch) {
+  if (!replicated) return Split::Rows;
+  if (asked != Split::Auto) return asked;
+  return batch >= kSplitQueriesFrom ? Split::Queries : Split::Rows;
+}
+
+const char* split_name(Split s) {
+  switch (s) {
+    case Split::Rows:
+      return "rows";
+    case Split::Queries:
+      return "queries";
+    default:
+      return "auto";
+  }
+}
+
 ShardSearcher::ShardSearcher(NcclComm& comm, const HostRows& all, ShardOptions o)
     : comm_(comm), total_(all.rows), stream_s_(cudaStreamNonBlocking) {
   if (all.rows > INT32_MAX) throw Error("sharded search numbers rows with 32 bits: at most 2^31 - 1 rows");
   const auto [lo, hi] = distancies::shard_rows(all.rows, comm.rank(), comm.size());
   first_ = lo;
   rows_ = hi - lo;
-  hold(all.slice(lo, hi), o);
+  if (o.replicate) {
+    if (o.stream) throw Error("a replica holds every row resident on its GPU: it cannot be streamed");
+    stage_ahead();
+    replicate(upload_rows(all));
+  } else {
+    hold(all.slice(lo, hi), o);
+  }
 }
 
 ShardSearcher::ShardSearcher(NcclComm& comm, const HostRows& mine, std::int64_t first_row, std::int64_t total_rows,
@@ -123,6 +176,7 @@ ShardSearcher::ShardSearcher(NcclComm& comm, const HostRows& mine, std::int64_t 
     : comm_(comm), first_(first_row), rows_(mine.rows), total_(total_rows), stream_s_(cudaStreamNonBlocking) {
   if (total_rows > INT32_MAX) throw Error("sharded search numbers rows with 32 bits: at most 2^31 - 1 rows");
   if (first_row < 0 || first_row + mine.rows > total_rows) throw Error("a shard's rows lie outside its model");
+  if (o.replicate) throw Error("a rank given only its rows cannot be a replica (it needs every row)");
   hold(mine, o);
 }
 
@@ -146,34 +200,44 @@ ShardSearcher::ShardSearcher(NcclComm& comm, DeviceModel shard, std::int64_t fir
   resident_ = std::make_unique<DeviceModel>(std::move(shard));
 }
 
+ShardSearcher::ShardSearcher(NcclComm& comm, DeviceModel whole)
+    : comm_(comm), total_(whole.rows), stream_s_(cudaStreamNonBlocking) {
+  if (whole.rows > INT32_MAX) throw Error("sharded search numbers rows with 32 bits: at most 2^31 - 1 rows");
+  stage_ahead();
+  replicate(std::move(whole));
+}
+
+// Every row kept; the rows split searches this rank's rows through a view of them (the whole
+// model's norm range, so its error bounds are the whole model's).
+void ShardSearcher::replicate(DeviceModel whole) {
+  whole_ = std::make_unique<DeviceModel>(std::move(whole));
+  const auto [lo, hi] = distancies::shard_rows(whole_->rows, comm_.rank(), comm_.size());
+  first_ = lo;
+  rows_ = hi - lo;
+  resident_ =
+      std::make_unique<DeviceModel>(DeviceModel::view(whole_->d_vectors() + lo * whole_->ld, whole_->d_norms() + lo,
+                                                      rows_, whole_->dim, whole_->ld, whole_->norm_range()));
+}
+
 // Page-locking memory takes milliseconds: the staging of a few hundred queries' lists is made
 // with the searcher, not in the first query's exchange.
 void ShardSearcher::stage_ahead() { staged_ = PinnedBuffer(std::size_t(64) << 10, "the exchange's lists"); }
 
 ShardSearcher::~ShardSearcher() = default;
 
-std::vector<std::vector<Hit>> ShardSearcher::exchange(const std::vector<std::vector<Hit>>& local, int k,
-                                                      Breakdown* bd) {
-  const auto t0 = clock_type::now();
-  const int queries = static_cast<int>(local.size());
-  const std::size_t per_rank = static_cast<std::size_t>(queries) * k;
+ShardHit* ShardSearcher::gather(const std::vector<std::vector<Hit>>& local, int per, int k, std::size_t back) {
+  const std::size_t per_rank = static_cast<std::size_t>(per) * k;
   const std::size_t bytes = per_rank * sizeof(ShardHit);
   if (send_.bytes() < bytes) send_ = DeviceBuffer(bytes, "the shard's candidate lists");
   if (recv_.bytes() < bytes * comm_.size()) recv_ = DeviceBuffer(bytes * comm_.size(), "every shard's candidate lists");
-  // The GPU merges where the host would merge many lists; a few it merges faster itself than two
-  // launches (docs/scale.md, "The merge on the device").
-  const bool on_device = comm_.size() > 1 && per_rank * comm_.size() >= kDeviceMergeFrom;
-  if (on_device && merged_.bytes() < bytes) merged_ = DeviceBuffer(bytes, "the merged candidate lists");
   // Page-locked and kept: the lists go up and come back without a staging copy or fresh pages.
-  const std::size_t down = on_device ? bytes : bytes * comm_.size();
-  if (staged_.bytes() < bytes + down) {
+  if (staged_.bytes() < (per_rank + back) * sizeof(ShardHit)) {
     staged_ = PinnedBuffer();
-    staged_ = PinnedBuffer(bytes + down, "the exchange's lists");
+    staged_ = PinnedBuffer((per_rank + back) * sizeof(ShardHit), "the exchange's lists");
   }
   ShardHit* const up = staged_.as<ShardHit>();
-  ShardHit* const back = up + per_rank;
   std::fill(up, up + per_rank, ShardHit{0.0f, -1});
-  for (int q = 0; q < queries; ++q)
+  for (std::size_t q = 0; q < local.size() && q < static_cast<std::size_t>(per); ++q)
     for (std::size_t i = 0; i < local[q].size() && i < static_cast<std::size_t>(k); ++i)
       up[q * static_cast<std::size_t>(k) + i] = {local[q][i].sim, local[q][i].row};
   CUDA_CHECK(cudaMemcpyAsync(send_.get(), up, bytes, cudaMemcpyHostToDevice, stream_s_));
@@ -182,16 +246,52 @@ std::vector<std::vector<Hit>> ShardSearcher::exchange(const std::vector<std::vec
   // Before the copy back and the wait on the stream: neither would end when a rank has died;
   // the watched wait ends this rank with an error line.
   comm_.wait(stream_s_);
+  return up + per_rank;
+}
+
+namespace {
+void time_exchange(Breakdown* bd, clock_type::time_point t0) {
+  if (!bd) return;
+  const float ms = std::chrono::duration<float, std::milli>(clock_type::now() - t0).count();
+  bd->stages.push_back({"shard_exchange", true, ms});
+  bd->total_ms += ms;
+}
+}  // namespace
+
+std::vector<std::vector<Hit>> ShardSearcher::exchange(std::vector<std::vector<Hit>> local, int k, Breakdown* bd) {
+  const auto t0 = clock_type::now();
+  const int queries = static_cast<int>(local.size());
+  const std::size_t per_rank = static_cast<std::size_t>(queries) * k;
+  const std::size_t bytes = per_rank * sizeof(ShardHit);
+  // The GPU merges where the host would merge many lists; a few it merges faster itself than two
+  // launches (docs/scale.md, "The merge on the device").
+  const bool on_device = comm_.size() > 1 && per_rank * comm_.size() >= kDeviceMergeFrom;
+  if (on_device && merged_.bytes() < bytes) merged_ = DeviceBuffer(bytes, "the merged candidate lists");
+  const std::size_t down = on_device ? per_rank : per_rank * comm_.size();
+  ShardHit* const back = gather(local, queries, k, down);
   if (on_device)  // merged where the lists arrived: only the k best a query come back
     launch_merge(recv_.as<ShardHit>(), comm_.size(), queries, k, merged_.as<ShardHit>(), stream_s_);
-  CUDA_CHECK(cudaMemcpyAsync(back, on_device ? merged_.get() : recv_.get(), down, cudaMemcpyDeviceToHost, stream_s_));
+  CUDA_CHECK(cudaMemcpyAsync(back, on_device ? merged_.get() : recv_.get(), down * sizeof(ShardHit),
+                             cudaMemcpyDeviceToHost, stream_s_));
   CUDA_CHECK(cudaStreamSynchronize(stream_s_));
-  auto out = on_device ? hits_of(back, queries, k) : merge_on_host(back, comm_.size(), queries, k);
-  if (bd) {
-    const float ms = std::chrono::duration<float, std::milli>(clock_type::now() - t0).count();
-    bd->stages.push_back({"shard_exchange", true, ms});
-    bd->total_ms += ms;
-  }
+  if (on_device)
+    for (int q = 0; q < queries; ++q) fill_hits(back + static_cast<std::size_t>(q) * k, k, local[q]);
+  else
+    local = merge_on_host(back, comm_.size(), queries, k);
+  time_exchange(bd, t0);
+  return local;
+}
+
+std::vector<std::vector<Hit>> ShardSearcher::exchange_answers(std::vector<std::vector<Hit>> local, int batch, int k,
+                                                              Breakdown* bd) {
+  const auto t0 = clock_type::now();
+  const int per = static_cast<int>(ceil_div(static_cast<long long>(batch), static_cast<long long>(comm_.size())));
+  const std::size_t all = static_cast<std::size_t>(per) * k * comm_.size();
+  ShardHit* const back = gather(local, per, k, all);
+  CUDA_CHECK(cudaMemcpyAsync(back, recv_.get(), all * sizeof(ShardHit), cudaMemcpyDeviceToHost, stream_s_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_s_));
+  auto out = concatenate_on_host(back, comm_.size(), per, batch, k, comm_.rank(), &local);
+  time_exchange(bd, t0);
   return out;
 }
 
@@ -208,7 +308,7 @@ std::vector<Hit> ShardSearcher::search(const Pipeline& p, const float* query, fl
     }
     offset_rows(local[0], first_);
   }
-  auto out = exchange(local, k, bd);
+  auto out = exchange(std::move(local), k, bd);
   if (bd) bd->wall_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
   return std::move(out.front());
 }
@@ -223,8 +323,14 @@ std::vector<std::vector<Hit>> ShardSearcher::search(const BatchPipeline& p, cons
                                                     int batch, int k, Breakdown* bd) {
   if (k <= 0) throw Error("k must be at least 1");
   const auto t0 = clock_type::now();
-  std::vector<std::vector<Hit>> local(static_cast<std::size_t>(std::max(batch, 0)));
   fallbacks_ = 0;
+  last_split_ = split_for(split_, replicated(), batch);
+  if (last_split_ == Split::Queries) {
+    auto out = search_queries(p, queries, norms, batch, k, bd);
+    if (bd) bd->wall_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+    return out;
+  }
+  std::vector<std::vector<Hit>> local(static_cast<std::size_t>(std::max(batch, 0)));
   if (rows_ > 0 && batch > 0) {
     if (stream_) {
       local = stream_->search(p, queries, norms, batch, k, bd);
@@ -236,9 +342,21 @@ std::vector<std::vector<Hit>> ShardSearcher::search(const BatchPipeline& p, cons
     }
     for (auto& l : local) offset_rows(l, first_);
   }
-  auto out = exchange(local, k, bd);
+  auto out = exchange(std::move(local), k, bd);
   if (bd) bd->wall_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
   return out;
+}
+
+std::vector<std::vector<Hit>> ShardSearcher::search_queries(const BatchPipeline& p, const float* queries,
+                                                            const float* norms, int batch, int k, Breakdown* bd) {
+  const auto [lo, hi] = distancies::shard_rows(batch, comm_.rank(), comm_.size());
+  std::vector<std::vector<Hit>> local;
+  if (hi > lo) {
+    if (!whole_many_) whole_many_ = std::make_unique<BatchSearcher>(*whole_);
+    local = whole_many_->search(p, queries + lo * whole_->dim, norms + lo, static_cast<int>(hi - lo), k, bd);
+    fallbacks_ = whole_many_->last_fallbacks();
+  }
+  return exchange_answers(std::move(local), batch, k, bd);
 }
 
 std::vector<std::vector<Hit>> ShardSearcher::search(const BatchPipeline& p, const std::vector<Query>& qs, int k,
