@@ -130,6 +130,7 @@ class Bench:
     aggregates: dict = field(default_factory=dict)   # "median" -> dict of metrics
     error: str | None = None
     skipped: bool = False   # the fixture could not do its case (error holds the reason)
+    label: str | None = None  # the fixture's label (what it chose), where it set one
 
     def values(self, metric: str) -> list:
         return [s[metric] for s in self.samples if metric in s]
@@ -222,6 +223,8 @@ def parse(doc, path: str = "<json>") -> Run:
             agg = str(e.get("aggregate_name", ""))
             full = e.get("run_name") or (full[:-len(agg) - 1] if agg and full.endswith("_" + agg) else full)
         b = benches.setdefault(base_name(full), Bench(base_name(full)))
+        if isinstance(e.get("label"), str) and e["label"]:
+            b.label = e["label"]
         if e.get("error_occurred") or e.get("skipped"):
             b.error = str(e.get("error_message") or e.get("skip_message") or "skipped")
             # GB >= 1.8 SkipWithMessage; with 1.7 distancies-bench marks a skip "skipped: <reason>".
