@@ -94,6 +94,9 @@ void batch_fixture(benchmark::State& st, const BatchPipeline* p, int batch, bool
     m.add("fallbacks", searcher.last_fallbacks());
     m.add("widened", searcher.last_widened());
     m.add("sub_batch", searcher.last_sub_batch());
+    m.add("host_setup_ms", searcher.last_host().setup_ms);
+    m.add("host_staging_ms", searcher.last_host().staging_ms);
+    m.add("host_answers_ms", searcher.last_host().answers_ms);
   };
   auto work = [&](cudaStream_t) {
     bd = Breakdown{};

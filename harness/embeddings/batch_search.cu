@@ -22,6 +22,10 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
 // Adds `from`'s stages into `into`, one entry per stage name.
 void add_stages(Breakdown& into, const Breakdown& from) {
   for (const auto& s : from.stages) {
@@ -89,6 +93,7 @@ std::vector<std::vector<Hit>> BatchSearcher::search(const BatchPipeline& p, cons
   fallbacks_ = 0;
   refused_ = 0;
   widened_ = 0;
+  host_ = HostTimes{};
   trace_.clear();
   if (bd) *bd = Breakdown{};
   std::vector<std::vector<Hit>> out;
@@ -156,6 +161,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
   Breakdown fb;
   const int outer = fallbacks_, outer_refused = refused_, outer_widened = widened_;  // the nested search resets them
   std::vector<CertificateTrace> outer_trace = std::move(trace_);                     // (the batch's certificates)
+  const HostTimes outer_host = std::exchange(host_, HostTimes{});
   // The subset is uploaded from the host: device queries, if set, are the whole batch's.
   const float* dq = std::exchange(dev_queries_, nullptr);
   const float* dn = std::exchange(dev_norms_, nullptr);
@@ -169,6 +175,9 @@ std::vector<std::vector<Hit>> BatchSearcher::run_fallback(const BatchPipeline& p
   refused_ = outer_refused;
   widened_ += outer_widened;  // and the fallback's own
   trace_ = std::move(outer_trace);
+  host_.setup_ms += outer_host.setup_ms;  // the fallback's host time adds to the batch's
+  host_.staging_ms += outer_host.staging_ms;
+  host_.answers_ms += outer_host.answers_ms;
   if (bd) {
     bd->stages.push_back({"fallback", false, fb.total_ms});
     bd->total_ms += fb.total_ms;
@@ -417,6 +426,7 @@ void BatchSearcher::keep_trace(const BatchScanArgs& a, const Staging& h) {
 
 std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, const float* queries, const float* norms,
                                                        int batch, int k, Breakdown* bd) {
+  const auto t_setup = clock_type::now();
   std::vector<std::vector<Hit>> out(static_cast<std::size_t>(batch));
   if (batch == 0) return out;
   const std::int64_t rows = model_.rows;
@@ -453,12 +463,16 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
   // failed allocation per halving, and freeing waits for the whole device.
   int chunk =
       fit_.pipeline == &p && fit_.k == kk && fit_.tile == tile && fit_.batch > 0 ? std::min(batch, fit_.batch) : batch;
+  host_.setup_ms = ms_since(t_setup);
   for (int first = 0; first < batch;) {
     const int n = std::min(chunk, batch - first);
     try {
       ensure_pass(p, n, kk, tile);
+      const auto t_stage = clock_type::now();
       const Staging h = stage_pass(queries, norms, first, n, kk);
+      host_.staging_ms += ms_since(t_stage);
       run_pass(scan_args(p, copies, first, n, kk, tile, bound), h, bd);
+      const auto t_answers = clock_type::now();
       if (!opt_.gemm_only)
         for (int i = 0; i < n; ++i) {
           const std::size_t at = static_cast<std::size_t>(i) * kk;
@@ -466,6 +480,7 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
           if (h.status[i] > 0 || refused[first + i]) uncertified.push_back(first + i);
           widened_ += h.status[i] < 0 && !refused[first + i];  // certified by the wide re-rank
         }
+      host_.answers_ms += ms_since(t_answers);
       first += n;
     } catch (const OutOfMemory& e) {
       // Whatever was queued before the failure finishes first; then try half as many queries.

@@ -88,6 +88,14 @@ class BatchSearcher {
   // The last search's certificates, query by query (Options::trace; empty without it or for the
   // per-query pipelines).
   const std::vector<CertificateTrace>& last_trace() const { return trace_; }
+  // Host milliseconds of the last search outside its GPU events (Breakdown::wall_ms less
+  // total_ms): what a peer timed by the host clock pays too (docs/methodology.md).
+  struct HostTimes {
+    double setup_ms = 0;    // before the first pass: norms, copies, refusals, scratch
+    double staging_ms = 0;  // the queries copied into the page-locked staging
+    double answers_ms = 0;  // each query's answer list built from the downloaded results
+  };
+  const HostTimes& last_host() const { return host_; }
 
  private:
   struct Buffers;
@@ -133,6 +141,7 @@ class BatchSearcher {
   int refused_ = 0;
   int widened_ = 0;
   std::vector<CertificateTrace> trace_;
+  HostTimes host_;
 };
 
 }  // namespace distancies

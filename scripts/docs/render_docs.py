@@ -426,6 +426,20 @@ def r_scale_replicas(c: Ctx, folder: str):
     return srcs, "\n".join(rows)
 
 
+def r_host_time(c: Ctx, rel: str):
+    """A batch's wall clock beside its GPU event span, and the host's parts outside the events
+    (the BatchSearcher's host_* counters), from one run."""
+    src = c.src(rel)
+    rows = ["| fixture | events ms | wall ms | wall − events | set-up | staging the queries | building the answers |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for n, b in c.run(src).benches.items():
+        if b.error is None and n.startswith("batch/") and b.has("host_staging_ms"):
+            t, w = b.center("real_time"), b.center("wall_ms")
+            rows.append(f"| `{n}` | {ms(t)} | {ms(w)} | {ms(w - t)} | {ms(b.center('host_setup_ms'))} | "
+                        f"{ms(b.center('host_staging_ms'))} | {ms(b.center('host_answers_ms'))} |")
+    return [src], "\n".join(rows)
+
+
 def r_scale_merge(c: Ctx):
     """The exchange before (host merge, pageable copies) and after (the device merge from 2^14
     gathered entries, kept page-locked staging): each side the mean of two alternated rounds'
@@ -702,6 +716,7 @@ RENDERERS = {
     "scale-merge": r_scale_merge,
     "scale-shard4": r_scale_shard4,
     "scale-replicas": r_scale_replicas,
+    "host-time": r_host_time,
     "results-files": r_results_files,
     "goals": r_goals,
     "batch-tiles": r_batch_tiles,
