@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kernels/intersect/touched_floor.cuh"
+#include "runtime/cuda_check.hpp"
 #include "runtime/error.hpp"
 #include "variants/intersect/cpu_intersect.hpp"
 
@@ -280,37 +281,62 @@ void GpuBatch::run_floor(cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
+namespace {
+// Each compacting tile's answers (at its first candidate position) moved to `out` at its offset, so
+// that the whole batch's answers come back in one copy: a copy a tile was thousands of
+// synchronous copies, slower than the all-core CPU peers' whole batch (docs/intersection.md).
+__global__ void pack_tile_answers_kernel(const unsigned* cand, const DeviceQuery* queries, const IntersectTile* tiles,
+                                         const unsigned* counts, const unsigned long long* offsets, int ntiles,
+                                         unsigned* out) {
+  for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+    const unsigned n = counts[t];
+    const unsigned* src = cand + queries[tiles[t].query].cand_base + tiles[t].begin;
+    unsigned* dst = out + offsets[t];
+    for (unsigned i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+  }
+}
+}  // namespace
+
+// The answers of the last run, back to the host in one copy (the per-query study habit aside).
 std::vector<std::vector<std::uint32_t>> GpuBatch::answers() {
   CUDA_CHECK(cudaDeviceSynchronize());
   const Tiling& tl = *last_tiling_;
-  std::vector<unsigned> counts(tl.begin.back());
+  const int ntiles = tl.begin.back();
+  std::vector<unsigned> counts(static_cast<std::size_t>(ntiles));
   CUDA_CHECK(cudaMemcpy(counts.data(), tl.counts.as<unsigned>(), counts.size() * 4, cudaMemcpyDeviceToHost));
-  // Only the ids the kernels wrote are read back (the rest of the output is never written).
   std::vector<std::vector<std::uint32_t>> res(host_queries_.size());
-  if (last_compacts_) {  // each tile's answers at its first candidate position
-    std::vector<IntersectTile> tiles(counts.size());
-    CUDA_CHECK(cudaMemcpy(tiles.data(), tl.tiles.as<IntersectTile>(), tiles.size() * sizeof(IntersectTile),
-                          cudaMemcpyDeviceToHost));
-    for (std::size_t t = 0; t < tiles.size(); ++t) {
-      std::vector<std::uint32_t>& r = res[tiles[t].query];
-      const std::size_t had = r.size();
-      r.resize(had + counts[t]);
-      if (counts[t])
-        CUDA_CHECK(cudaMemcpy(r.data() + had,
-                              cand_.as<unsigned>() + host_queries_[tiles[t].query].cand_base + tiles[t].begin,
-                              counts[t] * 4ull, cudaMemcpyDeviceToHost));
+  // Where each tile's answers go, packed query after query and tile after tile.
+  std::vector<unsigned long long> at(counts.size() + 1, 0);
+  for (std::size_t t = 0; t < counts.size(); ++t) at[t + 1] = at[t] + counts[t];
+  const unsigned long long total = at.back();
+  if (!last_batched_) {  // the study's habit: each query's answers where its candidates start
+    for (std::size_t q = 0; q < res.size(); ++q) {
+      res[q].resize(at[tl.begin[q + 1]] - at[tl.begin[q]]);
+      if (!res[q].empty())
+        CUDA_CHECK(cudaMemcpy(res[q].data(), out_.as<unsigned>() + host_queries_[q].cand_base, res[q].size() * 4,
+                              cudaMemcpyDeviceToHost));
     }
     return res;
   }
-  std::uint64_t packed = 0;  // a batch packs the answers query after query
-  for (std::size_t q = 0; q < res.size(); ++q) {
-    std::uint64_t n = 0;
-    for (int t = tl.begin[q]; t < tl.begin[q + 1]; ++t) n += counts[t];
-    const std::uint64_t at = last_batched_ ? packed : host_queries_[q].cand_base;
-    res[q].resize(n);
-    if (n) CUDA_CHECK(cudaMemcpy(res[q].data(), out_.as<unsigned>() + at, n * 4, cudaMemcpyDeviceToHost));
-    packed += n;
+  if (last_compacts_ && ntiles > 0) {  // packed on the device first: each tile's answers sit at its candidates
+    if (pack_offsets_bytes_ < at.size() * 8) {
+      pack_offsets_ = GpuAllocation(at.size() * 8, IndexMemory::Explicit, "the answers' offsets");
+      pack_offsets_bytes_ = at.size() * 8;
+    }
+    pack_offsets_.upload(at.data(), at.size() * 8);
+    const int grid = std::min(ntiles, 8 * device_status().props.multiProcessorCount);
+    pack_tile_answers_kernel<<<grid, 256>>>(cand_.as<unsigned>(), queries_.as<DeviceQuery>(),
+                                            tl.tiles.as<IntersectTile>(), tl.counts.as<unsigned>(),
+                                            pack_offsets_.as<unsigned long long>(), ntiles, out_.as<unsigned>());
+    CUDA_CHECK_LAUNCH();
+  }  // else the select packed them query after query in out_ already
+  if (answers_.bytes() < total * 4) {
+    answers_ = PinnedBuffer();
+    answers_ = PinnedBuffer(total * 4, "the batch's answers");
   }
+  if (total) CUDA_CHECK(cudaMemcpy(answers_.as<unsigned>(), out_.as<unsigned>(), total * 4, cudaMemcpyDeviceToHost));
+  const unsigned* got = answers_.as<unsigned>();
+  for (std::size_t q = 0; q < res.size(); ++q) res[q].assign(got + at[tl.begin[q]], got + at[tl.begin[q + 1]]);
   return res;
 }
 

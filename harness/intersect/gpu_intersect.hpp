@@ -109,6 +109,9 @@ class GpuBatch {
       const;  // query q's candidates (its shortest list's ids)  // the index's, the batch's, packed where v reads it
   GpuAllocation solo_queries_;  // the queries again, each at candidate position 0 (run_one)
   PinnedBuffer pinned_;         // run_one's answers, then its tiles' counts (mapped: the device writes them)
+  PinnedBuffer answers_;        // answers()'s: the batch's answers, packed, in one copy
+  GpuAllocation pack_offsets_;  // answers()'s: where each tile's answers go
+  std::size_t pack_offsets_bytes_ = 0;
   unsigned* pinned_device_ = nullptr;
 };
 
