@@ -440,6 +440,36 @@ def r_host_time(c: Ctx, rel: str):
     return [src], "\n".join(rows)
 
 
+def r_intersect_host_clock(c: Ctx, rel: str):
+    """The GPU batch rows by the host clock beside the all-core CPU peers and serial SVS, per set, one
+    run: the kernels' events, the run with its answers back (host_answers_ms), the batch built from
+    host queries (host_batch_ms), both (host_total_ms); the ratios are host clock to host clock."""
+    src = c.src(rel)
+    run = c.run(src)
+    rows = ["| set | row | GPU events ms | run + answers back ms | batch built ms | host queries to host answers ms | "
+            "× the faster all-core peer | × the peer, the batch already built | × serial SVS |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    sets = sorted({m[1] for n in run.benches if (m := re.match(r"^intersect/.+/set:([a-z0-9]+)$", n))})
+    for st in sets:
+        peers = [b.center("real_time") for n, b in run.benches.items()
+                 if re.match(rf"^intersect/(roaring|simd_gallop)/allcores/set:{st}$", n) and b.error is None]
+        serial = run.get(f"intersect/svs/serial/set:{st}")
+        peer = min(peers) if peers else None
+        for n, b in run.benches.items():
+            if not re.match(rf"^intersect/[^/]+/[a-z]+_batch/set:{st}$", n) or b.error is not None:
+                continue
+            tot, ans = b.center("host_total_ms"), b.center("host_answers_ms")
+            rows.append(f"| `{st}` | `{n}` | {ms(b.center('real_time'), 4)} | {ms(ans)} | "
+                        f"{ms(b.center('host_batch_ms'))} | {ms(tot)} | {peer / tot:.2f} | {peer / ans:.2f} | "
+                        f"{serial.center('real_time') / tot:,.1f} |")
+        for n, b in run.benches.items():
+            if re.match(rf"^intersect/((roaring|simd_gallop)/allcores|svs/serial)/set:{st}$", n) and b.error is None:
+                rows.append(f"| `{st}` | `{n}` | — | — | — | {ms(b.center('real_time'))} | "
+                            f"{peer / b.center('real_time'):.2f} | — | "
+                            f"{serial.center('real_time') / b.center('real_time'):,.1f} |")
+    return [src], "\n".join(rows)
+
+
 def r_scale_merge(c: Ctx):
     """The exchange before (host merge, pageable copies) and after (the device merge from 2^14
     gathered entries, kept page-locked staging): each side the mean of two alternated rounds'
@@ -717,6 +747,7 @@ RENDERERS = {
     "scale-shard4": r_scale_shard4,
     "scale-replicas": r_scale_replicas,
     "host-time": r_host_time,
+    "intersect-host-clock": r_intersect_host_clock,
     "results-files": r_results_files,
     "goals": r_goals,
     "batch-tiles": r_batch_tiles,
