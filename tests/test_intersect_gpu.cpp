@@ -80,6 +80,32 @@ TEST(IntersectGpu, ExactOnAGov2ShapedSetAtFullScale) {
 
 }  // namespace
 
+// A batch given other queries (GpuBatch::assign, a service's next batch in the buffers it keeps):
+// a larger batch over the same index (the buffers grow), then a smaller one (they are kept), then
+// an empty one; every GPU variant's answers equal the oracle's each time, none left over from the
+// batch before.
+TEST(IntersectGpu, ABatchAssignedOtherQueriesAnswersThem) {
+  DISTANCIES_REQUIRE_GPU();
+  const DataSet d = terms_set(3, 3000, 60);
+  std::vector<Query> few(d.queries.begin(), d.queries.begin() + 7);
+  std::vector<Query> some(d.queries.begin() + 20, d.queries.begin() + 31);
+  GpuIndex gi(d.index, IndexMemory::Explicit);
+  GpuBatch b(gi, few);
+  for (const auto& [what, qs] :
+       {std::pair{"all", d.queries}, std::pair{"eleven", some}, std::pair{"none", std::vector<Query>{}}}) {
+    b.assign(qs);
+    ASSERT_EQ(b.queries(), qs.size());
+    for (const IntersectVariant& v : intersect_variants()) {
+      if (!v.mark) continue;
+      b.run(v, nullptr);
+      const auto got = b.answers();
+      ASSERT_EQ(got.size(), qs.size()) << v.name << ", " << what;
+      for (std::size_t q = 0; q < qs.size(); ++q)
+        ASSERT_EQ(got[q], oracle_intersect(lists_of(d.index, qs[q]))) << v.name << ", " << what << ", query " << q;
+    }
+  }
+}
+
 // One query alone (GpuBatch::run_one, the one-query latency's path) returns the oracle's answer
 // for every query and every row that answers one alone: short and multi-tile shortest lists,
 // empty answers, with and without bitmaps; the other rows refuse with an error.

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <utility>
 
-#include "kernels/intersect/touched_floor.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/error.hpp"
 #include "variants/intersect/cpu_intersect.hpp"
@@ -17,6 +16,7 @@ const char* memory_name(IndexMemory m) { return m == IndexMemory::Managed ? "man
 
 GpuAllocation::GpuAllocation(std::size_t bytes, IndexMemory kind, const char* what) : kind_(kind) {
   bytes = std::max<std::size_t>(bytes, 4);
+  bytes_ = bytes;
   // An owning allocation of either kind (freed in the destructor); out of memory is the one
   // OutOfMemory error every allocation raises.
   const cudaError_t e = kind == IndexMemory::Managed ? cudaMallocManaged(&ptr_, bytes) : cudaMalloc(&ptr_, bytes);
@@ -32,12 +32,14 @@ GpuAllocation::~GpuAllocation() {
   if (ptr_) cudaFree(ptr_);
 }
 
-GpuAllocation::GpuAllocation(GpuAllocation&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), kind_(o.kind_) {}
+GpuAllocation::GpuAllocation(GpuAllocation&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)), kind_(o.kind_) {}
 
 GpuAllocation& GpuAllocation::operator=(GpuAllocation&& o) noexcept {
   if (this != &o) {
     if (ptr_) cudaFree(ptr_);
     ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
     kind_ = o.kind_;
   }
   return *this;
@@ -138,11 +140,26 @@ std::uint64_t GpuIndex::aux_bytes(bool packed) const {
   return bitmaps + (packed ? 0 : std::uint64_t(index_.lists()) * (kIntersectBuckets + 1) * 4);
 }
 
-GpuBatch::GpuBatch(const GpuIndex& index, const std::vector<Query>& queries) : index_(index) {
-  const PostingIndex& ix = index.host();
+GpuBatch::GpuBatch(const GpuIndex& index, const std::vector<Query>& queries) : index_(index) { assign(queries); }
+
+namespace {
+// `a` holding at least `bytes`: kept where it does, else made again (the batch after a larger one
+// re-uses the buffers; only growth allocates).
+void fit(GpuAllocation& a, std::size_t bytes, const char* what) {
+  if (a.bytes() >= std::max<std::size_t>(bytes, 4)) return;
+  a = GpuAllocation();
+  a = GpuAllocation(bytes, IndexMemory::Explicit, what);
+}
+}  // namespace
+
+void GpuBatch::assign(const std::vector<Query>& queries) {
+  const PostingIndex& ix = index_.host();
   std::vector<IntersectTile> tiles, merged;
-  shortest_.begin.push_back(0);
-  merged_.begin.push_back(0);
+  host_queries_.clear();
+  shortest_.begin.assign(1, 0);
+  merged_.begin.assign(1, 0);
+  touched_bytes_ = 0;
+  shortest_ids_ = 0;
   for (std::size_t qi = 0; qi < queries.size(); ++qi) {
     const std::vector<std::uint32_t> t = terms_by_length(ix, queries[qi]);
     if (t.empty() || t.size() > static_cast<std::size_t>(kIntersectMaxTerms))
@@ -163,36 +180,28 @@ GpuBatch::GpuBatch(const GpuIndex& index, const std::vector<Query>& queries) : i
     merged_.begin.push_back(static_cast<int>(merged.size()));
     shortest_ids_ += n;
     host_queries_.push_back(d);
-    for (std::uint32_t term : queries[qi].terms) {
-      touched_bytes_ += 4 * ix.length(term);
-      for (std::uint64_t b = 0; b < ix.length(term); b += kFloorChunk)
-        host_chunks_.push_back(
-            {ix.offsets[term] + b, static_cast<unsigned>(std::min<std::uint64_t>(kFloorChunk, ix.length(term) - b))});
-    }
+    for (std::uint32_t term : queries[qi].terms) touched_bytes_ += 4 * ix.length(term);
   }
-  const auto E = IndexMemory::Explicit;
-  queries_ = GpuAllocation(host_queries_.size() * sizeof(DeviceQuery), E, "the queries");
+  fit(queries_, host_queries_.size() * sizeof(DeviceQuery), "the queries");
   queries_.upload(host_queries_.data(), host_queries_.size() * sizeof(DeviceQuery));
   std::vector<DeviceQuery> solo = host_queries_;
   for (DeviceQuery& d : solo) d.cand_base = 0;
-  solo_queries_ = GpuAllocation(solo.size() * sizeof(DeviceQuery), E, "the queries, one at a time");
+  fit(solo_queries_, solo.size() * sizeof(DeviceQuery), "the queries, one at a time");
   solo_queries_.upload(solo.data(), solo.size() * sizeof(DeviceQuery));
   for (auto [tiling, host] : {std::pair{&shortest_, &tiles}, std::pair{&merged_, &merged}}) {
-    tiling->tiles = GpuAllocation(host->size() * sizeof(IntersectTile), E, "the tiles");
+    fit(tiling->tiles, host->size() * sizeof(IntersectTile), "the tiles");
     tiling->tiles.upload(host->data(), host->size() * sizeof(IntersectTile));
-    tiling->counts = GpuAllocation(host->size() * 4, E, "the tile counts");
+    fit(tiling->counts, host->size() * 4, "the tile counts");
   }
-  cand_ = GpuAllocation(shortest_ids_ * 4, E, "the candidates");
-  flags_ = GpuAllocation(shortest_ids_, E, "the flags");
-  out_ = GpuAllocation(shortest_ids_ * 4, E, "the answers");
-  num_ = GpuAllocation((host_queries_.size() + 1) * 8, E, "the answer counts");
+  fit(cand_, shortest_ids_ * 4, "the candidates");
+  fit(flags_, shortest_ids_, "the flags");
+  fit(out_, shortest_ids_ * 4, "the answers");
+  fit(num_, (host_queries_.size() + 1) * 8, "the answer counts");
   CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, temp_bytes_, cand_.as<unsigned>(), flags_.as<unsigned char>(),
                                         out_.as<unsigned>(), num_.as<unsigned long long>(),
                                         static_cast<long long>(std::max<std::uint64_t>(shortest_ids_, 1))));
-  temp_ = GpuAllocation(temp_bytes_, E, "the select scratch");
-  chunks_ = GpuAllocation(host_chunks_.size() * sizeof(FloorChunk), E, "the floor chunks");
-  chunks_.upload(host_chunks_.data(), host_chunks_.size() * sizeof(FloorChunk));
-  sink_ = GpuAllocation(host_chunks_.size() * 4, E, "the floor sink");
+  fit(temp_, temp_bytes_, "the select scratch");
+  temp_bytes_ = temp_.bytes();
 }
 
 IntersectArgs GpuBatch::args_for(const IntersectVariant& v) const {
@@ -222,6 +231,7 @@ void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
                                           static_cast<long long>(n), stream));
   };
   if (v.batched) {
+    if (tl.begin.back() == 0) return;  // no tiles (no queries, or only empty shortest lists): nothing to mark
     a.tiles = tl.tiles.as<IntersectTile>();
     a.tile_counts = tl.counts.as<unsigned>();
     v.mark(a, tl.begin.back(), stream);
@@ -272,13 +282,6 @@ std::vector<std::uint32_t> GpuBatch::run_one(const IntersectVariant& v, std::siz
     out.insert(out.end(), at, at + host[len + t]);
   }
   return out;
-}
-
-void GpuBatch::run_floor(cudaStream_t stream) {
-  if (host_chunks_.empty()) return;
-  touched_floor_kernel<256><<<static_cast<unsigned>(host_chunks_.size()), 256, 0, stream>>>(
-      index_.args().ids, chunks_.as<FloorChunk>(), sink_.as<unsigned>());
-  CUDA_CHECK_LAUNCH();
 }
 
 namespace {

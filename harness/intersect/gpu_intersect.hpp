@@ -1,7 +1,7 @@
 // Running the registered intersection variants on the GPU: the index resident on the device
 // (explicit cudaMalloc or managed memory, the study's two habits), a batch of queries cut into
 // tiles of their shortest lists, the marking kernel and cub::DeviceSelect::Flagged to pack
-// the answers. Also the floor: one read of every list each query touches.
+// the answers.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -35,9 +35,11 @@ class GpuAllocation {
     return static_cast<T*>(ptr_);
   }
   void upload(const void* src, std::size_t bytes);  // a copy (explicit) or a host write (managed)
+  std::size_t bytes() const { return ptr_ ? bytes_ : 0; }
 
  private:
   void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
   IndexMemory kind_ = IndexMemory::Explicit;
 };
 
@@ -75,13 +77,15 @@ class GpuIndex {
 class GpuBatch {
  public:
   GpuBatch(const GpuIndex& index, const std::vector<Query>& queries);
+  // Another batch of queries in the buffers kept (made again only where too small), as a service
+  // does batch after batch: each query's tiles cut on the host and uploaded.
+  void assign(const std::vector<Query>& queries);
   // Enqueues the variant on `stream` (a per-query variant synchronises after each query).
   void run(const IntersectVariant& v, cudaStream_t stream);
   // Query q alone, as a caller waiting for its answer does: its tiles' launch, the kernel writing
   // their answers and counts straight to page-locked host memory (no copy), one synchronisation,
   // the answer assembled. The compacting batch rows.
   std::vector<std::uint32_t> run_one(const IntersectVariant& v, std::size_t q, cudaStream_t stream);
-  void run_floor(cudaStream_t stream);                // reads every touched list once
   std::vector<std::vector<std::uint32_t>> answers();  // of the last run (synchronises)
 
   std::size_t queries() const { return host_queries_.size(); }
@@ -98,9 +102,8 @@ class GpuBatch {
   };
   Tiling shortest_, merged_;
   const Tiling* last_tiling_ = &shortest_;
-  std::vector<FloorChunk> host_chunks_;
   std::uint64_t touched_bytes_ = 0, shortest_ids_ = 0;
-  GpuAllocation queries_, cand_, flags_, out_, num_, temp_, chunks_, sink_;
+  GpuAllocation queries_, cand_, flags_, out_, num_, temp_;
   std::size_t temp_bytes_ = 0;
   bool last_batched_ = true;
   bool last_compacts_ = false;

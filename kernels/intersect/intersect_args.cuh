@@ -57,13 +57,6 @@ struct IntersectArgs {
   unsigned* tile_counts;  // ids found per tile
 };
 
-// The floor reads every touched list in chunks of at most kFloorChunk ids, a block each.
-constexpr unsigned kFloorChunk = 4096;
-struct FloorChunk {
-  unsigned long long begin;  // position in the index's ids
-  unsigned size;
-};
-
 __device__ __forceinline__ unsigned intersect_bucket(unsigned id, unsigned max_id) {
   return static_cast<unsigned>(static_cast<unsigned long long>(id) * kIntersectBuckets /
                                (static_cast<unsigned long long>(max_id) + 1ull));
