@@ -470,6 +470,29 @@ def r_intersect_host_clock(c: Ctx, rel: str):
     return [src], "\n".join(rows)
 
 
+def r_intersect_host_steps(c: Ctx, folder: str):
+    """The host clock's steps, one run a commit (results/<folder>/h200-<commit>.json and the canonical
+    results/intersection/h200-host-clock.json.gz): probe_coarse_batch's answers back, its batch built,
+    both, against the faster all-core peer of the same run, per set."""
+    srcs = c.srcs_in(folder, "h200-*.json*") + [c.src("results/intersection/h200-host-clock.json.gz")]
+    srcs.sort(key=lambda src: str(c.run(src).context.get("date", "")))  # in the order they ran
+    rows = ["| commit | set | run + answers back ms | batch built ms | host queries to host answers ms | "
+            "the faster all-core peer ms | × the peer |", "|---|---|---:|---:|---:|---:|---:|"]
+    for src in srcs:
+        run = c.run(src)
+        commit = run.context.get("distancies_commit", "?")
+        for st in ("gov2", "real"):
+            b = run.get(f"intersect/probe/coarse_batch/set:{st}")
+            peers = [p.center("real_time") for n, p in run.benches.items()
+                     if re.match(rf"^intersect/(roaring|simd_gallop)/allcores/set:{st}$", n) and p.error is None]
+            if b is None or not peers:
+                continue
+            tot = b.center("host_total_ms")
+            rows.append(f"| `{commit}` | `{st}` | {ms(b.center('host_answers_ms'))} | "
+                        f"{ms(b.center('host_batch_ms'))} | {ms(tot)} | {ms(min(peers))} | {min(peers) / tot:.2f} |")
+    return srcs, "\n".join(rows)
+
+
 def r_scale_merge(c: Ctx):
     """The exchange before (host merge, pageable copies) and after (the device merge from 2^14
     gathered entries, kept page-locked staging): each side the mean of two alternated rounds'
@@ -748,6 +771,7 @@ RENDERERS = {
     "scale-replicas": r_scale_replicas,
     "host-time": r_host_time,
     "intersect-host-clock": r_intersect_host_clock,
+    "intersect-host-steps": r_intersect_host_steps,
     "results-files": r_results_files,
     "goals": r_goals,
     "batch-tiles": r_batch_tiles,
