@@ -296,6 +296,7 @@ void BatchSearcher::ensure_pass(const BatchPipeline& p, int n, int kk, int tile)
 
 // Queries [first, first + n) and their norms copied into the pinned buffer (grown when needed).
 BatchSearcher::Staging BatchSearcher::stage_pass(const float* queries, const float* norms, int first, int n, int kk) {
+  const auto t0 = clock_type::now();
   const int dim = model_.dim;
   const std::size_t in_floats = static_cast<std::size_t>(n) * (dim + 1);
   const std::size_t out_bytes = static_cast<std::size_t>(n) * (kk * 8 + 4);
@@ -312,6 +313,7 @@ BatchSearcher::Staging BatchSearcher::stage_pass(const float* queries, const flo
   h.sims = h.queries + in_floats;
   h.rows = reinterpret_cast<int*>(h.sims + static_cast<std::size_t>(n) * kk);
   h.status = h.rows + static_cast<std::size_t>(n) * kk;
+  host_.staging_ms += ms_since(t0);
   return h;
 }
 
@@ -413,6 +415,20 @@ void BatchSearcher::run_pass(const BatchScanArgs& a, const Staging& h, Breakdown
   add_stages(*bd, pass);
 }
 
+// A pass's answers from its staging into out[first ...], the uncertified (and refused) queries
+// noted for the fallback.
+void BatchSearcher::take_answers(const Staging& h, int first, int n, int kk, const std::vector<char>& refused,
+                                 std::vector<std::vector<Hit>>& out, std::vector<int>& uncertified) {
+  const auto t0 = clock_type::now();
+  for (int i = 0; i < n; ++i) {
+    const std::size_t at = static_cast<std::size_t>(i) * kk;
+    out[first + i] = hits_from(h.sims + at, h.rows + at, kk, model_.rows);
+    if (h.status[i] > 0 || refused[first + i]) uncertified.push_back(first + i);
+    widened_ += h.status[i] < 0 && !refused[first + i];  // certified by the wide re-rank
+  }
+  host_.answers_ms += ms_since(t0);
+}
+
 void BatchSearcher::keep_trace(const BatchScanArgs& a, const Staging& h) {
   const std::size_t n = static_cast<std::size_t>(a.batch);
   std::vector<float> ops(4 * n);
@@ -468,19 +484,9 @@ std::vector<std::vector<Hit>> BatchSearcher::run_tiles(const BatchPipeline& p, c
     const int n = std::min(chunk, batch - first);
     try {
       ensure_pass(p, n, kk, tile);
-      const auto t_stage = clock_type::now();
       const Staging h = stage_pass(queries, norms, first, n, kk);
-      host_.staging_ms += ms_since(t_stage);
       run_pass(scan_args(p, copies, first, n, kk, tile, bound), h, bd);
-      const auto t_answers = clock_type::now();
-      if (!opt_.gemm_only)
-        for (int i = 0; i < n; ++i) {
-          const std::size_t at = static_cast<std::size_t>(i) * kk;
-          out[first + i] = hits_from(h.sims + at, h.rows + at, kk, rows);
-          if (h.status[i] > 0 || refused[first + i]) uncertified.push_back(first + i);
-          widened_ += h.status[i] < 0 && !refused[first + i];  // certified by the wide re-rank
-        }
-      host_.answers_ms += ms_since(t_answers);
+      if (!opt_.gemm_only) take_answers(h, first, n, kk, refused, out, uncertified);
       first += n;
     } catch (const OutOfMemory& e) {
       // Whatever was queued before the failure finishes first; then try half as many queries.

@@ -116,6 +116,8 @@ class BatchSearcher {
   BatchScanArgs scan_args(const BatchPipeline& p, const Copies& copies, int first, int n, int kk, int tile,
                           float bound) const;
   void run_pass(const BatchScanArgs& a, const Staging& h, Breakdown* bd);
+  void take_answers(const Staging& h, int first, int n, int kk, const std::vector<char>& refused,
+                    std::vector<std::vector<Hit>>& out, std::vector<int>& uncertified);
   void keep_trace(const BatchScanArgs& a, const Staging& h);  // Options::trace: the pass's certificates
   std::vector<std::vector<Hit>> run_tiles(const BatchPipeline& p, const float* queries, const float* norms, int batch,
                                           int k, Breakdown* bd);
