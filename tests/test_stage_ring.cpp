@@ -2,17 +2,14 @@
 // producer's running (stage, phase) and each consumer warpgroup's, which skips the other's tiles,
 // must name item i's stage i % S and parity (i / S) & 1 for every item they touch, for the ring
 // depths and column-block counts the walk uses (and a few it does not); and the tiles a launch
-// walks (kernels/embeddings/tile_walk.hpp); and a batch's host work split over threads
-// (runtime/host_split.hpp).
+// walks (kernels/embeddings/tile_walk.hpp).
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <string>
 #include <vector>
 
 #include "kernels/embeddings/stage_ring.hpp"
 #include "kernels/embeddings/tile_walk.hpp"
-#include "runtime/host_split.hpp"
 
 namespace {
 
@@ -93,22 +90,3 @@ TEST(TileWalk, AStrideAndItsComplementTakeEveryTileOnce) {
 }
 
 }  // namespace
-
-// runtime/host_split.hpp: the slices cover [0, n) exactly once, on one thread where each would
-// be smaller than its minimum, on several where they are large (every index written by one call).
-TEST(HostSplit, TheSlicesCoverEveryItemOnce) {
-  for (const std::size_t n : {0u, 1u, 7u, 1023u, 1024u, 4096u, 10001u})
-    for (const std::size_t min_per : {1u, 512u, 1024u, 100000u}) {
-      std::vector<std::atomic<int>> seen(n);
-      std::atomic<int> calls{0};
-      distancies::split_host_work(n, min_per, [&](std::size_t lo, std::size_t hi) {
-        ++calls;
-        EXPECT_LE(lo, hi);
-        for (std::size_t i = lo; i < hi; ++i) ++seen[i];
-      });
-      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(seen[i].load(), 1) << "item " << i << " of " << n;
-      if (n < 2 * min_per) {
-        EXPECT_EQ(calls.load(), 1) << n << " items, at least " << min_per << " a slice";
-      }
-    }
-}

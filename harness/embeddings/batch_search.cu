@@ -12,7 +12,6 @@
 
 #include "runtime/cublas_check.hpp"
 #include "runtime/env_setting.hpp"
-#include "runtime/host_split.hpp"
 #include "runtime/launch.hpp"
 #include "variants/embeddings/batch_scans.hpp"
 #include "variants/embeddings/model_copies.hpp"
@@ -22,11 +21,6 @@ namespace distancies {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-// Where a batch's host work is split over threads (runtime/host_split.hpp): about a megabyte of
-// queries a slice; a thousand answer lists a slice (each an allocation).
-constexpr std::size_t kQueriesPerCopySlice = 1024;
-constexpr std::size_t kAnswersPerSlice = 1024;
 
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
@@ -314,10 +308,7 @@ BatchSearcher::Staging BatchSearcher::stage_pass(const float* queries, const flo
   Staging h;
   h.queries = pinned.as<float>();
   h.norms = h.queries + static_cast<std::size_t>(n) * dim;
-  // Slices of about a megabyte each on threads of their own: one thread copies at 6-14 GB/s.
-  split_host_work(static_cast<std::size_t>(n), kQueriesPerCopySlice, [&](std::size_t lo, std::size_t hi) {
-    std::memcpy(h.queries + lo * dim, queries + (first + lo) * static_cast<std::size_t>(dim), (hi - lo) * dim * 4);
-  });
+  std::memcpy(h.queries, queries + static_cast<std::size_t>(first) * dim, static_cast<std::size_t>(n) * dim * 4);
   std::memcpy(h.norms, norms + first, static_cast<std::size_t>(n) * 4);
   h.sims = h.queries + in_floats;
   h.rows = reinterpret_cast<int*>(h.sims + static_cast<std::size_t>(n) * kk);
@@ -429,10 +420,9 @@ void BatchSearcher::run_pass(const BatchScanArgs& a, const Staging& h, Breakdown
 void BatchSearcher::take_answers(const Staging& h, int first, int n, int kk, const std::vector<char>& refused,
                                  std::vector<std::vector<Hit>>& out, std::vector<int>& uncertified) {
   const auto t0 = clock_type::now();
-  split_host_work(static_cast<std::size_t>(n), kAnswersPerSlice, [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t i = lo; i < hi; ++i) out[first + i] = hits_from(h.sims + i * kk, h.rows + i * kk, kk, model_.rows);
-  });
   for (int i = 0; i < n; ++i) {
+    const std::size_t at = static_cast<std::size_t>(i) * kk;
+    out[first + i] = hits_from(h.sims + at, h.rows + at, kk, model_.rows);
     if (h.status[i] > 0 || refused[first + i]) uncertified.push_back(first + i);
     widened_ += h.status[i] < 0 && !refused[first + i];  // certified by the wide re-rank
   }
