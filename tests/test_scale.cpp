@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <random>
 #include <thread>
 #include <utility>
@@ -644,17 +645,33 @@ TEST(Shard, ARankGivenOnlyItsRowsAnswersWithGlobalRows) {
   EXPECT_THROW(ShardSearcher(comm, mine, 15000, m.rows, ShardOptions{}), Error);
 }
 
-// The real code path with one rank: NCCL communicator, resident and streamed shards.
-TEST(Shard, OneRankOverNcclEqualsTheResidentSearch) {
-  DISTANCIES_REQUIRE_GPU();
-  std::string why;
-  if (!nccl_available(&why)) GTEST_SKIP() << "no NCCL: " << why;
+namespace {
+// The real NCCL path with one rank, beside the resident searchers of the same 20,001 x 300 model;
+// skipped, visibly, without a GPU or libnccl.so.2.
+class OneRankOverNccl : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DISTANCIES_REQUIRE_GPU();
+    std::string why;
+    if (!nccl_available(&why)) GTEST_SKIP() << "no NCCL: " << why;
+    m = random_model({20001, 300, seed, 5, 40});
+    dm = std::make_unique<DeviceModel>(upload_model(m));
+    one_gpu = std::make_unique<GpuSearcher>(*dm, &m);
+    many_gpu = std::make_unique<BatchSearcher>(*dm);
+  }
   const std::uint32_t seed = fresh_seed();
+  Model m;
+  std::unique_ptr<DeviceModel> dm;
+  std::unique_ptr<GpuSearcher> one_gpu;
+  std::unique_ptr<BatchSearcher> many_gpu;
+};
+}  // namespace
+
+// The real code path with one rank: NCCL communicator, resident and streamed shards.
+TEST_F(OneRankOverNccl, ShardsEqualTheResidentSearch) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Model m = random_model({20001, 300, seed, 5, 40});
-  DeviceModel dm = upload_model(m);
-  GpuSearcher one(dm, &m);
-  BatchSearcher many(dm);
+  GpuSearcher& one = *one_gpu;
+  BatchSearcher& many = *many_gpu;
   NcclComm comm(ProcessGroup{});
   const PinnedModel pm = PinnedModel::register_model(m);
   for (bool stream : {false, true}) {
@@ -681,16 +698,10 @@ TEST(Shard, OneRankOverNcclEqualsTheResidentSearch) {
 // GPU (each rank's share of the batch searched, the answers laid end to end): the batch's answers
 // equal one GPU's bit for bit, planted ties included; a replica cannot be streamed nor given only
 // its rows.
-TEST(Shard, ReplicaSplitsEqualOneGpu) {
-  DISTANCIES_REQUIRE_GPU();
-  std::string why;
-  if (!nccl_available(&why)) GTEST_SKIP() << "no NCCL: " << why;
-  const std::uint32_t seed = fresh_seed();
+TEST_F(OneRankOverNccl, ReplicaSplitsEqualOneGpu) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Model m = random_model({20001, 300, seed, 5, 40});
-  DeviceModel dm = upload_model(m);
-  GpuSearcher one(dm, &m);
-  BatchSearcher many(dm);
+  GpuSearcher& one = *one_gpu;
+  BatchSearcher& many = *many_gpu;
   const int batch = 37, k = 10;
   std::vector<float> qs, norms;
   for (int i = 0; i < batch; ++i) {
