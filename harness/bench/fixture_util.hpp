@@ -1,9 +1,10 @@
-// What every fixture family shares: per-sample means as counters, the fixture's parameters as
-// counters, and registration that turns a thrown error into a failed fixture. Timing is the
+// What every fixture family shares: per-sample means as counters, a median of values, the
+// fixture's parameters as counters, and registration that turns a thrown error into a failed fixture. Timing is the
 // measurement engine's (measure.hpp).
 #pragma once
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <exception>
 #include <functional>
 #include <initializer_list>
@@ -16,6 +17,13 @@
 #include "harness/bench/measure.hpp"
 
 namespace distancies::bench {
+
+// The median of `v` (the upper one of an even count), 0 for none.
+inline double median_of(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
 
 // Per-sample values; publishes each one's mean over the samples it was added for.
 class Means {

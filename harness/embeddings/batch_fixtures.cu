@@ -32,11 +32,6 @@ RowQueries batch_queries(int batch) { return model_rows_as_queries(*bench_state(
 // how many queries the certificate passed (by its margin, or with every row seen) and how many it
 // did not; the median candidate count of each kind (K: the candidates re-ranked); the median margin
 // k-th exact - (last key + bound) of each (negative where it failed), and the bound.
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
 
 void publish_trace(benchmark::State& st, const std::vector<BatchSearcher::CertificateTrace>& t, int K) {
   if (t.empty()) return;

@@ -322,10 +322,7 @@ std::vector<std::vector<std::uint32_t>> GpuBatch::answers() {
     return res;
   }
   if (last_compacts_ && ntiles > 0) {  // packed on the device first: each tile's answers sit at its candidates
-    if (pack_offsets_bytes_ < at.size() * 8) {
-      pack_offsets_ = GpuAllocation(at.size() * 8, IndexMemory::Explicit, "the answers' offsets");
-      pack_offsets_bytes_ = at.size() * 8;
-    }
+    fit(pack_offsets_, at.size() * 8, "the answers' offsets");
     pack_offsets_.upload(at.data(), at.size() * 8);
     const int grid = std::min(ntiles, 8 * device_status().props.multiProcessorCount);
     pack_tile_answers_kernel<<<grid, 256>>>(cand_.as<unsigned>(), queries_.as<DeviceQuery>(),

@@ -114,7 +114,6 @@ class GpuBatch {
   PinnedBuffer pinned_;         // run_one's answers, then its tiles' counts (mapped: the device writes them)
   PinnedBuffer answers_;        // answers()'s: the batch's answers, packed, in one copy
   GpuAllocation pack_offsets_;  // answers()'s: where each tile's answers go
-  std::size_t pack_offsets_bytes_ = 0;
   unsigned* pinned_device_ = nullptr;
 };
 

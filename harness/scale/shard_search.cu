@@ -61,8 +61,8 @@ void launch_merge(const ShardHit* lists, int ranks, int queries, int k, ShardHit
   CUDA_CHECK_LAUNCH();
 }
 
-// One list of k (padding dropped) into `into`, whose storage is kept: a batch's lists are written
-// over its local ones, not allocated again (a thousand allocations cost as much as the all-gather).
+// One list of k (padding dropped) into `into`, whose storage is kept: a batch's merged lists are
+// written over its local ones instead of allocating a list a query again.
 void fill_hits(const ShardHit* h, int k, std::vector<Hit>& into) {
   into.clear();
   into.reserve(static_cast<std::size_t>(k));
@@ -159,16 +159,16 @@ const char* split_name(Split s) {
 ShardSearcher::ShardSearcher(NcclComm& comm, const HostRows& all, ShardOptions o)
     : comm_(comm), total_(all.rows), stream_s_(cudaStreamNonBlocking) {
   if (all.rows > INT32_MAX) throw Error("sharded search numbers rows with 32 bits: at most 2^31 - 1 rows");
-  const auto [lo, hi] = distancies::shard_rows(all.rows, comm.rank(), comm.size());
-  first_ = lo;
-  rows_ = hi - lo;
-  if (o.replicate) {
+  if (o.replicate) {  // replicate() sets this rank's rows
     if (o.stream) throw Error("a replica holds every row resident on its GPU: it cannot be streamed");
     stage_ahead();
     replicate(upload_rows(all));
-  } else {
-    hold(all.slice(lo, hi), o);
+    return;
   }
+  const auto [lo, hi] = distancies::shard_rows(all.rows, comm.rank(), comm.size());
+  first_ = lo;
+  rows_ = hi - lo;
+  hold(all.slice(lo, hi), o);
 }
 
 ShardSearcher::ShardSearcher(NcclComm& comm, const HostRows& mine, std::int64_t first_row, std::int64_t total_rows,

@@ -66,7 +66,7 @@ class ShardSearcher {
   ShardSearcher(NcclComm& comm, const HostRows& mine, std::int64_t first_row, std::int64_t total_rows, ShardOptions o);
   // This rank's rows given already resident (a shard the fixture generated on its GPU).
   ShardSearcher(NcclComm& comm, DeviceModel shard, std::int64_t first_row, std::int64_t total_rows);
-  // Every row given already resident (a replica): a batch splits by rows or by queries (split()).
+  // Every row given already resident (a replica): a batch splits by rows or by queries (set_split).
   ShardSearcher(NcclComm& comm, DeviceModel whole);
   ~ShardSearcher();
 
@@ -90,7 +90,8 @@ class ShardSearcher {
   void hold(const HostRows& mine, ShardOptions o);
   void replicate(DeviceModel whole);
   void stage_ahead();
-  // This rank's answers to queries [first, first + n) of a batch over every row (a replica's).
+  // A replica's queries split: this rank's share of the batch (shard_rows(batch, rank, size))
+  // searched over every row, then every rank's answers (exchange_answers).
   std::vector<std::vector<Hit>> search_queries(const BatchPipeline& p, const float* queries, const float* norms,
                                                int batch, int k, Breakdown* bd);
   // This rank's lists (global rows, at most `per` queries of k, padded) staged in page-locked
