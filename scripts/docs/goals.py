@@ -17,6 +17,10 @@ or, for a JSON that is not Google Benchmark output, "evidence": {"file": ..., "p
 "threshold_path": [...]} where a path step is a key, an index, or {"key": value} to pick the
 list element whose key has that value.
 
+or, for a figure a report computes from several fixtures, "evidence": {"file": ..., "derive":
+"scripts.reports.scale_report:one_query_fraction"}: that function is given the loaded runs (the
+file's, or its "sweep:" parts) and returns (value, where).
+
 With "ratio_to", the value is (the peer's value) / (ours): "ours is N x faster than the peer".
 With "files" (a list) in place of "file", the goal is evaluated on each file (a "ratio_to"
 without a file of its own reads the same one) and the worst is kept: "across": "max" (the
@@ -29,6 +33,7 @@ Exit 0 unless --strict and some goal is missed or unknown.
 from __future__ import annotations
 
 import argparse
+import importlib
 import operator
 import re
 import statistics
@@ -151,7 +156,12 @@ def evaluate(goal: dict, root: Path = ROOT, cache: dict | None = None) -> dict:
     if not files or not all(bench_json.exists(Path(root) / f) for f in files):
         return {**out, "status": "unknown", "why": f"{out['file']} is not in the tree"}
     try:
-        if "path" in ev:
+        if "derive" in ev:
+            module, _, func = ev["derive"].partition(":")
+            runs = [cache.get(Path(root) / f) or cache.setdefault(Path(root) / f, bench_json.load(str(Path(root) / f)))
+                    for f in files]
+            value, where = getattr(importlib.import_module(module), func)(runs)
+        elif "path" in ev:
             doc = bench_json.read_json(Path(root) / ev["file"])
             value, where = _walk(doc, ev["path"]), "/".join(map(str, ev["path"]))
             if "threshold_path" in ev:
@@ -162,7 +172,8 @@ def evaluate(goal: dict, root: Path = ROOT, cache: dict | None = None) -> dict:
                 ours = value
                 peer, pwhere = _bench_value(root, ev["ratio_to"], cache)
                 value, where = peer / ours, f"{pwhere} / {where}"
-    except (GoalError, bench_json.BenchError, KeyError, IndexError, StopIteration, re.error) as e:
+    except (GoalError, bench_json.BenchError, KeyError, IndexError, StopIteration, re.error, ValueError,
+            ImportError, AttributeError) as e:
         return {**out, "status": "unknown", "why": f"cannot evaluate: {e}"}
     met = _CMP[goal["comparison"]](value, out["threshold"])
     return {**out, "value": value, "where": where, "status": "met" if met else "missed", "why": ""}

@@ -30,6 +30,54 @@ def center(b, metric):
     return b.center(metric) if b is not None and b.has(metric) else None
 
 
+def stream_rows(run, floor_gbps):
+    """Each stream/ fixture against the copy floor and the resident search: a dict a row."""
+    rows = []
+    pat = re.compile(r"^stream/([^/]+)/(memory:half|rows:\d+)(?:/batch:(\d+))?$")
+    for name, b in run.family("stream/").items():
+        m = pat.match(name)
+        if not m:
+            continue
+        pipe, batch, half = m.group(1), m.group(3), m.group(2) == "memory:half"
+        ms, gbps = center(b, "real_time"), center(b, "h2d_gb_per_s")
+        frac = gbps / floor_gbps if gbps and floor_gbps else None
+        copy_ms = center(b, "bytes") / (floor_gbps * 1e6) if floor_gbps and center(b, "bytes") else None
+        resident = run.get(f"batch/{pipe}/batch:{batch}") if batch else run.get(f"pipeline/{pipe}")
+        mem_ms = center(resident, "real_time") if half else None
+        ratio = ms / max(copy_ms, mem_ms or 0) if copy_ms else None
+        rows.append({"name": name, "pipeline": pipe, "batch": batch, "half": half, "ms": ms, "gbps": gbps,
+                     "fraction": frac, "chunks": center(b, "chunks"), "copy_ms": copy_ms, "memory_ms": mem_ms,
+                     "ratio": ratio})
+    return rows
+
+
+def floor_of(runs):
+    """floor/h2d_pinned's GB/s: the first run that has the fixture."""
+    for r in runs:
+        if r.get("floor/h2d_pinned") is not None:
+            return center(r.get("floor/h2d_pinned"), "gb_per_s")
+    return None
+
+
+def one_query_fraction(runs):
+    """The goal's figure: the least share of the copy floor's bandwidth a streamed one-query row
+    reaches (a model twice the memory given to it)."""
+    vals = [r["fraction"] for r in stream_rows(runs[0], floor_of(runs))
+            if r["half"] and not r["batch"] and r["fraction"]]
+    if not vals:
+        raise ValueError("no stream/<pipeline>/memory:half row with a bandwidth")
+    return min(vals), "stream/*/memory:half (the least)"
+
+
+def batch_ratio(runs):
+    """The goal's figure: the largest time over max(copy floor, resident batch) at B = 1,024."""
+    vals = [r["ratio"] for r in stream_rows(runs[0], floor_of(runs))
+            if r["half"] and r["batch"] == "1024" and r["ratio"]]
+    if not vals:
+        raise ValueError("no stream/<pipeline>/memory:half/batch:1024 row with a copy floor")
+    return max(vals), "stream/*/memory:half/batch:1024 (the largest)"
+
+
 def streaming(run, floor_run):
     floor_gbps = center(floor_run.get("floor/h2d_pinned"), "gb_per_s") if floor_run else None
     where = "" if floor_run is run or not floor_run else f" from {os.path.basename(floor_run.path)}"
@@ -40,24 +88,15 @@ def streaming(run, floor_run):
              "| fixture | ms | GB/s | of floor | chunks | copy floor ms | in-memory ms | ms / max(copy, in-memory) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     goals = []
-    pat = re.compile(r"^stream/([^/]+)/(memory:half|rows:\d+)(?:/batch:(\d+))?$")
-    for name, b in run.family("stream/").items():
-        m = pat.match(name)
-        if not m:
-            continue
-        pipe, batch = m.group(1), m.group(3)
-        ms, gbps = center(b, "real_time"), center(b, "h2d_gb_per_s")
-        frac = gbps / floor_gbps if gbps and floor_gbps else None
-        copy_ms = center(b, "bytes") / (floor_gbps * 1e6) if floor_gbps and center(b, "bytes") else None
-        resident = run.get(f"batch/{pipe}/batch:{batch}") if batch else run.get(f"pipeline/{pipe}")
-        mem_ms = center(resident, "real_time") if m.group(2) == "memory:half" else None
-        ratio = ms / max(copy_ms, mem_ms or 0) if copy_ms else None
-        lines.append(f"| {name} | {fmt(ms, 2)} | {fmt(gbps, 2)} | {fmt(frac, 3)} | {fmt(center(b, 'chunks'), 0)} | "
-                     f"{fmt(copy_ms, 2)} | {fmt(mem_ms, 3)} | {fmt(ratio, 3)} |")
-        if m.group(2) == "memory:half" and not batch and frac:
+    for r in stream_rows(run, floor_gbps):
+        lines.append(f"| {r['name']} | {fmt(r['ms'], 2)} | {fmt(r['gbps'], 2)} | {fmt(r['fraction'], 3)} | "
+                     f"{fmt(r['chunks'], 0)} | {fmt(r['copy_ms'], 2)} | {fmt(r['memory_ms'], 3)} | "
+                     f"{fmt(r['ratio'], 3)} |")
+        frac, ratio, pipe = r["fraction"], r["ratio"], r["pipeline"]
+        if r["half"] and not r["batch"] and frac:
             goals.append(f"one query, `{pipe}`: {frac:.1%} of the floor's bandwidth (goal >= {GOAL_H2D:.0%}: "
                          f"{'met' if frac >= GOAL_H2D else 'not met'})")
-        if m.group(2) == "memory:half" and batch == "1024" and ratio:
+        if r["half"] and r["batch"] == "1024" and ratio:
             goals.append(f"B = 1024, `{pipe}`: {ratio:.3f} x max(copy, in-memory) (goal <= {GOAL_BATCH}: "
                          f"{'met' if ratio <= GOAL_BATCH else 'not met'})")
     if len(lines) == 6:  # no stream/ rows

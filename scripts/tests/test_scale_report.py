@@ -72,3 +72,32 @@ def test_bad_input_is_one_error_line(tmp_path):
     r = tool.run("scripts.reports.scale_report", empty, "--out", str(tmp_path),
                  capture_output=True, text=True)
     assert r.returncode == 1 and "no stream/" in r.stderr
+
+
+def test_the_goals_figures_for_the_goal_file(tmp_path):
+    from scripts.lib.bench_json import load
+    run = load(fake_run(tmp_path))
+    frac, where = scale_report.one_query_fraction([run])
+    assert abs(frac - 48.0 / 50.0) < 1e-9 and "memory:half" in where
+    ratio, _ = scale_report.batch_ratio([run])
+    assert abs(ratio - 55.0 / 50.0) < 1e-9   # the copy floor (2.5e9 B at 50 GB/s) beats the resident 6.4 ms
+    bare = load(fake_run(tmp_path, name="bare.json", floor=False))
+    try:
+        scale_report.one_query_fraction([bare])
+    except ValueError as e:
+        assert "memory:half" in str(e)
+    else:
+        raise AssertionError("a run without the copy floor has no fraction")
+
+
+def test_a_goal_derived_by_the_report(tmp_path):
+    from scripts.docs import goals
+    path = fake_run(tmp_path)
+    goal = {"id": "s", "text": "t", "comparison": ">=", "threshold": 0.85,
+            "evidence": {"file": path, "derive": "scripts.reports.scale_report:one_query_fraction"}}
+    res = goals.evaluate(goal, tmp_path)
+    assert res["status"] == "met" and abs(res["value"] - 0.96) < 1e-9
+    res = goals.evaluate({**goal, "threshold": 0.97}, tmp_path)
+    assert res["status"] == "missed"
+    bad = {**goal, "evidence": {"file": path, "derive": "scripts.reports.scale_report:no_such"}}
+    assert goals.evaluate(bad, tmp_path)["status"] == "unknown"
