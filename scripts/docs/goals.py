@@ -19,7 +19,7 @@ list element whose key has that value.
 
 or, for a figure a report computes from several fixtures, "evidence": {"file": ..., "derive":
 "scripts.reports.scale_report:one_query_fraction"}: that function is given the loaded runs (the
-file's, or its "sweep:" parts) and returns (value, where).
+file's, its "sweep:" parts, or each of a list of files) and returns (value, where).
 
 With "ratio_to", the value is (the peer's value) / (ours): "ours is N x faster than the peer".
 With "files" (a list) in place of "file", the goal is evaluated on each file (a "ratio_to"
@@ -89,6 +89,14 @@ def resolve(root: Path, spec: str) -> list:
     return [Path(p).relative_to(root).as_posix() for p in paths]
 
 
+def evidence_specs(ev: dict) -> list:
+    """Every file spec a goal's evidence names: "file" (one or a list), "files", ratio_to's."""
+    out = []
+    for f in (ev.get("file"), ev.get("files"), (ev.get("ratio_to") or {}).get("file")):
+        out += f if isinstance(f, list) else [f] if f else []
+    return out
+
+
 def _bench_value(root: Path, ev: dict, cache: dict):
     benches: dict = {}
     for rel in resolve(root, ev["file"]):
@@ -151,10 +159,12 @@ def evaluate(goal: dict, root: Path = ROOT, cache: dict | None = None) -> dict:
            "unit": goal.get("unit", ""), "value": None, "file": ev.get("file")}
     if not ev.get("file"):
         return {**out, "status": "unknown", "why": ev.get("why", "no evidence file")}
-    files = resolve(root, ev["file"])
-    out["file"] = ", ".join(files) or ev["file"]
-    if not files or not all(bench_json.exists(Path(root) / f) for f in files):
-        return {**out, "status": "unknown", "why": f"{out['file']} is not in the tree"}
+    specs = ev["file"] if isinstance(ev["file"], list) else [ev["file"]]   # a list: "derive" only
+    files = [f for spec in specs for f in resolve(root, spec)]
+    out["file"] = ", ".join(files) or ", ".join(specs)
+    absent = [f for f in files if not bench_json.exists(Path(root) / f)]
+    if not files or absent:
+        return {**out, "status": "unknown", "why": f"{', '.join(absent) or out['file']} not in the tree"}
     try:
         if "derive" in ev:
             module, _, func = ev["derive"].partition(":")

@@ -101,8 +101,7 @@ def r_goals(c: Ctx, study: str | None = None):
     defs = goals.load_goals(c.root, study)
     res = [goals.evaluate(g, c.root) for g in defs]
     evs = [g.get("evidence") or {} for g in defs]
-    src = sorted({r for ev in evs for f in (ev.get("file"), (ev.get("ratio_to") or {}).get("file")) if f
-                  for r in map(c.src, goals.resolve(c.root, f))})
+    src = sorted({r for ev in evs for f in goals.evidence_specs(ev) for r in map(c.src, goals.resolve(c.root, f))})
     return [f"results/goals/{study or '*'}.json"] + src, goals.markdown(res)
 
 

@@ -102,6 +102,30 @@ def faiss_ratios(m):
     return out
 
 
+def _faiss_by_family(runs, batch=None):
+    """(family, B) -> FAISS fp32 / auto over the loaded runs (bench_json runs, as the goals give
+    them); an error names every family whose FAISS peer is missing: a claim on every family needs
+    every family measured."""
+    fams = load([r.path for r in runs])
+    ratios = {f: faiss_ratios(v["medians"]) for f, v in fams.items()}
+    missing = [f for f, r in ratios.items() if not r or (batch is not None and batch not in r)]
+    if missing:
+        raise ValueError(f"no FAISS fp32 peer beside auto for {', '.join(missing)}")
+    return {(f, b): v for f, r in ratios.items() for b, v in r.items() if batch is None or b == batch}
+
+
+def faiss_least_at_1024(runs):
+    """The goal's figure: the least FAISS fp32 / auto ratio at B = 1,024 over every family."""
+    (fam, b), v = min(_faiss_by_family(runs, 1024).items(), key=lambda kv: kv[1])
+    return v, f"{fam}: peer/faiss_flat_ip/batch:{b} / batch_auto/batch:{b} (wall_ms), the least of {len(runs)} files"
+
+
+def faiss_least_any(runs):
+    """The goal's figure: the least FAISS fp32 / auto ratio at any batch size over every family."""
+    (fam, b), v = min(_faiss_by_family(runs).items(), key=lambda kv: kv[1])
+    return v, f"{fam}: peer/faiss_flat_ip/batch:{b} / batch_auto/batch:{b} (wall_ms), the least of {len(runs)} files"
+
+
 def markdown(runs):
     families = list(runs)
     names = []

@@ -42,3 +42,31 @@ def test_stats_of_iid_and_anisotropic_rows():
     a = (0.95 * 100 / 0.05) ** 0.5  # mean cosine 0.95 for unit-variance noise
     s = data_stats.model_stats(x + a * u, 20)
     assert abs(s["mean_cosine"] - 0.95) < 0.01
+
+
+def test_faiss_ratios_over_every_family_for_the_goals(tmp_path):
+    from types import SimpleNamespace
+    ours = {"iid": 2.0, "aniso:0.95": 4.0}
+    paths = []
+    for fam, ms in ours.items():
+        p = tmp_path / f"h200-{fam.replace(':', '-')}.json"
+        doc = run(fam, [("batch_auto/batch:1024", ms - 0.5, 0, "p"), ("batch_auto/batch:16", 0.4, 0, "p")])
+        for b in doc["benchmarks"]:
+            b["wall_ms"] = b["real_time"] + 0.5   # the host clock, what FAISS's time is set against
+        p.write_text(json.dumps(doc))
+        peer = tmp_path / f"h200-peers-faiss-{fam.replace(':', '-')}.json"
+        prun = run(fam, [("peer/faiss_flat_ip/batch:1024", 40.0, 0, ""), ("peer/faiss_flat_ip/batch:16", 8.0, 0, "")])
+        prun["context"] = {"peer": "faiss", "gpu": {"name": "GPU X"}}
+        peer.write_text(json.dumps(prun))
+        paths += [p, peer]
+    runs = [SimpleNamespace(path=str(p)) for p in paths]
+    value, where = family_report.faiss_least_at_1024(runs)
+    assert abs(value - 10.0) < 1e-9 and where.startswith("aniso:0.95")   # 40 / 4.0 (wall), not 40 / 3.5
+    value, _ = family_report.faiss_least_any(runs)
+    assert abs(value - 8.0 / 0.9) < 1e-9
+    try:
+        family_report.faiss_least_at_1024(runs[:3])   # aniso:0.95 without its peer
+    except ValueError as e:
+        assert "aniso:0.95" in str(e) and "iid" not in str(e)
+    else:
+        raise AssertionError("a family without its peer cannot meet a goal on every family")

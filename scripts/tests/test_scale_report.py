@@ -101,3 +101,13 @@ def test_a_goal_derived_by_the_report(tmp_path):
     assert res["status"] == "missed"
     bad = {**goal, "evidence": {"file": path, "derive": "scripts.reports.scale_report:no_such"}}
     assert goals.evaluate(bad, tmp_path)["status"] == "unknown"
+
+
+def test_a_derived_goal_over_files_names_the_absent_ones(tmp_path):
+    from scripts.docs import goals
+    path = fake_run(tmp_path)
+    goal = {"id": "s", "text": "t", "comparison": ">=", "threshold": 0.85,
+            "evidence": {"file": [path, str(tmp_path / "gone.json")],
+                         "derive": "scripts.reports.scale_report:one_query_fraction"}}
+    res = goals.evaluate(goal, tmp_path)
+    assert res["status"] == "unknown" and "gone.json" in res["why"] and "bench.json" not in res["why"]
