@@ -40,9 +40,10 @@ const Shape kSweep{4096, 4096, 4096};
 // search's shape (1,024 queries x 300 against a 131,072-row tile of the model).
 const Shape kShapes[] = {{512, 512, 512},    {1024, 1024, 1024},    {4096, 4096, 4096},
                          {8192, 8192, 8192}, {16384, 16384, 16384}, {1024, 131072, 300}};
-const char* kEveryShape[] = {"register_tile_4x4", "register_tile_8x8",   "register_length_8",  "shared_tile_4x4",
-                             "shared_tile_8x8",   "warp_tiled_sgemm",    "mma_f16_128x128",    "mma_f16_128x256",
-                             "mma_f16_256x128",   "mma_f16_128x256_k64", "mma_f16_256x128_k64"};
+const char* kEveryShape[] = {"register_tile_4x4", "register_tile_8x8",   "register_length_8",   "shared_tile_4x4",
+                             "shared_tile_8x8",   "warp_tiled_sgemm",    "mma_f16_128x128",     "mma_f16_128x256",
+                             "mma_f16_256x128",   "mma_f16_128x256_k64", "mma_f16_256x128_k64", "wgmma_f16_128x256",
+                             "wgmma_f16_256x128", "wgmma_f16_128x128"};
 
 // Operands of the current shape, kept while fixtures of that shape run (registration order).
 struct Operands {
@@ -135,6 +136,10 @@ double min_bytes(const Shape& s, MatmulPrecision p, int /*output_bits*/ = 32) {
 }
 
 void variant_fixture(benchmark::State& st, const MatmulVariant* v, Shape s) {
+  if (const auto no = matmul_variant_refusal(*v)) {  // sm_90a rows off compute capability 9.0
+    st.SkipWithError(no->why.c_str());
+    return;
+  }
   const Operands& o = operands(s);
   const MatmulArgs args = o.args(v->precision);
   Means m;

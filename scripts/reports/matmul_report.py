@@ -355,6 +355,7 @@ def plots(data, run, out):
         ("cuBLAS SGEMM", "cublas_sgemm"), ("cuBLAS TF32", "cublas_tf32"),
         ("cuBLASLt TF32, best of 8", "cublaslt_tf32_best"),
         ("best mma.sync FP16", best_name(data, "mma_f16")), ("CUTLASS FP16 (mma.sync)", "cutlass_f16"),
+        ("best wgmma FP16", best_name(data, "wgmma_f16")),
         ("cuBLAS FP16", "cublas_f16"), ("cuBLASLt FP16, best of 8", "cublaslt_f16_best")]
     pts = [(lbl, n, c(data.get((n, 4096, 4096, 4096)), "tflops")) for lbl, n in ladder if n]
     pts = [p for p in pts if p[2]]

@@ -11,6 +11,7 @@
 #include "runtime/cuda_check.hpp"
 #include "runtime/error.hpp"
 #include "variants/matmul/registry.hpp"
+#include "variants/matmul/wgmma_f16_matmul.hpp"
 #include "variants/registry_model.hpp"
 
 namespace distancies {
@@ -151,6 +152,8 @@ const char* matmul_kind_name(MatmulKind k) {
       return "warp tile";
     case MatmulKind::TensorCore:
       return "tensor cores";
+    case MatmulKind::Warpgroup:
+      return "warpgroup tensor cores";
   }
   return "?";
 }
@@ -189,12 +192,18 @@ const registry::Table<MatmulVariant>& matmul_variants() {
     add_mma_f16<MmaF16Config<256, 128, 32, 4, 2, 4>>(t, "mma_f16_256x128");
     add_mma_f16<MmaF16Config<128, 256, 64, 2, 4, 3>>(t, "mma_f16_128x256_k64");
     add_mma_f16<MmaF16Config<256, 128, 64, 4, 2, 3>>(t, "mma_f16_256x128_k64");
+    add_wgmma_f16_rows(t);
     return t;
   }();
   return table;
 }
 
 const MatmulVariant& matmul_variant(std::string_view name) { return matmul_variants().at(name); }
+
+std::optional<Refusal> matmul_variant_refusal(const MatmulVariant& v) {
+  if (v.needs_sm90a) return sm90a_refusal();
+  return std::nullopt;
+}
 
 MatmulResources matmul_resources(const MatmulVariant& v) {
   MatmulResources r;

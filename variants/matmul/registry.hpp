@@ -5,14 +5,16 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <optional>
 #include <string_view>
 
 #include "kernels/matmul/matmul_args.cuh"
+#include "runtime/error.hpp"
 #include "variants/registry_model.hpp"
 
 namespace distancies {
 
-enum class MatmulKind { Naive, ThreeLoop, RegisterTile, RegisterLength, SharedTile, WarpTile, TensorCore };
+enum class MatmulKind { Naive, ThreeLoop, RegisterTile, RegisterLength, SharedTile, WarpTile, TensorCore, Warpgroup };
 const char* matmul_kind_name(MatmulKind k);
 
 struct MatmulVariant {
@@ -29,6 +31,9 @@ struct MatmulVariant {
   MatmulPrecision precision = MatmulPrecision::F32;
   int threads = kMatmulBlockSide * kMatmulBlockSide;  // a block
   int dynamic_shared_bytes = 0;                       // a block
+  // sm_90a code (wgmma, setmaxnreg): runs on compute capability 9.0 alone; elsewhere its launch
+  // refuses, and tests and fixtures skip the row saying why (matmul_variant_refusal).
+  bool needs_sm90a = false;
   int inputs_in_registers() const { return length * (tile_x + tile_y); }
 };
 
@@ -45,5 +50,7 @@ MatmulResources matmul_resources(const MatmulVariant& v);
 
 const registry::Table<MatmulVariant>& matmul_variants();
 const MatmulVariant& matmul_variant(std::string_view name);
+// Why a row cannot run on the current device (empty: it can).
+std::optional<Refusal> matmul_variant_refusal(const MatmulVariant& v);
 
 }  // namespace distancies

@@ -1,0 +1,197 @@
+// The Hopper FP16 matmul (beyond the study): half inputs, fp32 accumulators, warpgroup MMA
+// (wgmma.mma_async, both operands from shared memory) fed by TMA, the structure of cuBLAS's and
+// CUTLASS's sm_90 kernels. A block of three warpgroups is warp-specialised:
+//
+// - warpgroup 0 is the producer: one thread issues the TMA copies of each 64-step K slice (A's
+//   BM x 64 box, B's BN / 64 boxes of 64 x 64) into a STAGES-deep ring of shared memory, each
+//   stage guarded by a "full" mbarrier (the copies' bytes landed) and an "empty" one (both
+//   consumers' MMAs are done with it). It gives its registers away (setmaxnreg.dec).
+// - warpgroups 1 and 2 are the consumers: each multiplies BM / 2 rows of the tile (one or two
+//   m64nBNk16 wgmmas per 16 steps of K) into fp32 accumulators held in registers (setmaxnreg.inc:
+//   up to 232 a thread, 128 of them accumulators at 128 x 256), keeps one slice's MMAs in flight
+//   while it waits for the next slice, and writes its rows of C straight from the registers.
+//
+// The block is persistent: grid = min(tiles, SMs), tiles walked in the grouped order of
+// tile_order.cuh, so the producer loads the next tile's first slices while the consumers write
+// C. TMA zero-fills the parts of a box outside A (m x k) or B (k x n), which makes ragged m, n
+// and k exact; C's stores are guarded. The layouts and descriptors are in wgmma_layout.hpp.
+#pragma once
+#include <cuda.h>  // CUtensorMap, a type only: nothing of libcuda is linked
+
+#include <cstdint>
+
+#include "kernels/matmul/hopper_ptx.cuh"
+#include "kernels/matmul/tile_order.cuh"
+#include "kernels/matmul/wgmma_layout.hpp"
+
+namespace distancies {
+
+namespace wgmma {
+
+// The ring's shared-memory addresses: A slices, B slices, then the full and empty barriers.
+template <class Cfg>
+struct Ring {
+  std::uint32_t a, b, bars;
+  __device__ std::uint32_t a_slice(int s) const { return a + s * Cfg::kABytes; }
+  __device__ std::uint32_t b_slice(int s) const { return b + s * Cfg::kBBytes; }
+  __device__ std::uint32_t full(int s) const { return bars + 8 * s; }
+  __device__ std::uint32_t empty(int s) const { return bars + 8 * (Cfg::kStages + s); }
+};
+
+struct Problem {
+  float* c;
+  int m, n, tiles_m, tiles_n, ktiles;
+};
+
+// A place in the ring: stage and the parity of its current turn.
+struct RingPos {
+  int stage = 0;
+  std::uint32_t phase = 0;
+  template <int kStages>
+  __device__ void advance() {
+    if (++stage == kStages) stage = 0, phase ^= 1u;
+  }
+};
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// One thread: every slice of every tile this block walks, in the consumers' order.
+template <class Cfg>
+__device__ __forceinline__ void produce(const CUtensorMap* ta, const CUtensorMap* tb, const Ring<Cfg>& r,
+                                        const Problem& p) {
+  RingPos at;
+  for (int t = blockIdx.x; t < p.tiles_m * p.tiles_n; t += gridDim.x) {
+    const TileCoord tc = grouped_tile_at(t, p.tiles_m, p.tiles_n, Cfg::kGroup);
+    for (int kt = 0; kt < p.ktiles; ++kt) {
+      hopper::mbar_wait(r.empty(at.stage), at.phase ^ 1u);  // its last slice's MMAs are done
+      const std::uint32_t full = r.full(at.stage);
+      hopper::mbar_arrive_expect_tx(full, Cfg::kStageBytes);  // whole boxes, zero-filled ones too
+      hopper::tma_load_2d(r.a_slice(at.stage), ta, kt * kSliceK, tc.m * Cfg::kBM, full);
+#pragma unroll
+      for (int j = 0; j < Cfg::kBBoxes; ++j)
+        hopper::tma_load_2d(r.b_slice(at.stage) + j * kBBoxBytes, tb, tc.n * Cfg::kBN + j * kBBoxCols, kt * kSliceK,
+                            full);
+      at.advance<Cfg::kStages>();
+    }
+  }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void mma(float* d, std::uint64_t a, std::uint64_t b) {
+  if constexpr (Cfg::kBN == 256)
+    hopper::wgmma_m64n256k16_f16(d, a, b);
+  else
+    hopper::wgmma_m64n128k16_f16(d, a, b);
+}
+
+// A consumer warpgroup's K loop for one tile: rows row0 .. row0 + kWgRows of the block's tile.
+// A slice's MMAs are one wgmma group; once the next slice's group is issued, waiting for all but
+// one group means the slice before is read, and its stage goes back to the producer (one arrival
+// a warp: the empty barriers count 4 a consumer warpgroup).
+template <class Cfg>
+__device__ __forceinline__ void mainloop(float* acc, const Ring<Cfg>& r, int ktiles, int row0, RingPos& at) {
+  const bool signal = threadIdx.x % 32 == 0;
+  int prev = 0;
+  for (int kt = 0; kt < ktiles; ++kt) {
+    hopper::mbar_wait(r.full(at.stage), at.phase);
+    __syncwarp();
+    hopper::wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < kSliceK / kStepK; ++s)
+#pragma unroll
+      for (int i = 0; i < Cfg::kMmas; ++i)
+        mma<Cfg>(acc + i * (Cfg::kBN / 2), a_desc(r.a_slice(at.stage), row0 + i * 64, s),
+                 b_desc(r.b_slice(at.stage), s));
+    hopper::wgmma_commit();
+    hopper::wgmma_wait<1>();
+    if (kt > 0 && signal) hopper::mbar_arrive(r.empty(prev));
+    prev = at.stage;
+    at.advance<Cfg::kStages>();
+  }
+  hopper::wgmma_wait<0>();
+  if (ktiles > 0 && signal) hopper::mbar_arrive(r.empty(prev));
+}
+
+// The warpgroup's rows of C from its accumulators (accumulator_coord), pairs of columns as one
+// 8-byte store where C's row allows it, every store guarded by m and n.
+template <class Cfg>
+__device__ __forceinline__ void store(const float* acc, const Problem& p, int row0, int col0) {
+  const int t = threadIdx.x % 128;
+  const bool pairs = p.n % 2 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % 8 == 0;
+#pragma unroll
+  for (int i = 0; i < Cfg::kMmas; ++i)
+#pragma unroll
+    for (int q = 0; q < Cfg::kBN / 2; q += 2) {
+      const FragCoord f = accumulator_coord(t, q);
+      const int r = row0 + i * 64 + f.row, c = col0 + f.col;
+      if (r >= p.m) continue;
+      float* at = p.c + static_cast<long long>(r) * p.n + c;
+      const float v0 = acc[i * (Cfg::kBN / 2) + q], v1 = acc[i * (Cfg::kBN / 2) + q + 1];
+      if (pairs && c + 1 < p.n) {
+        *reinterpret_cast<float2*>(at) = make_float2(v0, v1);
+      } else {
+        if (c < p.n) at[0] = v0;
+        if (c + 1 < p.n) at[1] = v1;
+      }
+    }
+}
+
+// Consumer warpgroup cw (0 or 1): the same tiles as the producer, in the same order.
+template <class Cfg>
+__device__ __forceinline__ void consume(const Ring<Cfg>& r, const Problem& p, int cw) {
+  RingPos at;
+  for (int t = blockIdx.x; t < p.tiles_m * p.tiles_n; t += gridDim.x) {
+    const TileCoord tc = grouped_tile_at(t, p.tiles_m, p.tiles_n, Cfg::kGroup);
+    float acc[Cfg::kAccum];
+#pragma unroll
+    for (int i = 0; i < Cfg::kAccum; ++i) acc[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < Cfg::kAccum; ++i) hopper::fence_operand(acc[i]);
+    mainloop<Cfg>(acc, r, p.ktiles, cw * Cfg::kWgRows, at);
+#pragma unroll
+    for (int i = 0; i < Cfg::kAccum; ++i) hopper::fence_operand(acc[i]);
+    store<Cfg>(acc, p, tc.m * Cfg::kBM + cw * Cfg::kWgRows, tc.n * Cfg::kBN);
+  }
+}
+
+#endif  // sm_90a
+
+}  // namespace wgmma
+
+// tma_a: A's half copy (m rows x k, rows lda16 apart), boxes of BM x 64; tma_b: B's (k x n,
+// rows ldb16 apart), boxes of 64 x 64; both 128-byte swizzled (variants/matmul/wgmma_f16_matmul.cu
+// makes them). Only sm_90a has the instructions: elsewhere the body is empty (the launch refuses
+// other devices, and the library holding it is built for sm_90a alone).
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_f16_matmul_kernel(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b,
+                            float* c, int m, int n, int k) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using namespace wgmma;
+  extern __shared__ __align__(1024) unsigned char wgmma_smem[];
+  // Every tile must start on its swizzle pattern (1,024 bytes): the base rounded up.
+  const std::uint32_t base = (hopper::smem_u32(wgmma_smem) + kAtomBytes - 1) & ~std::uint32_t(kAtomBytes - 1);
+  const Ring<Cfg> ring{base, base + Cfg::kStages * Cfg::kABytes, base + Cfg::kStages * Cfg::kStageBytes};
+  const Problem p{c, m, n, (m + Cfg::kBM - 1) / Cfg::kBM, (n + Cfg::kBN - 1) / Cfg::kBN, (k + kSliceK - 1) / kSliceK};
+  if (threadIdx.x == 0) {
+    hopper::prefetch_tensormap(&tma_a);
+    hopper::prefetch_tensormap(&tma_b);
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      hopper::mbar_init(ring.full(s), 1);                     // the producer's arrival (+ bytes)
+      hopper::mbar_init(ring.empty(s), Cfg::kConsumers * 4);  // one arrival a consumer warp
+    }
+    hopper::fence_barrier_init();
+  }
+  __syncthreads();
+  const int wg = threadIdx.x / 128;
+  if (wg == 0) {
+    hopper::setmaxnreg_dec<Cfg::kProducerRegs>();
+    if (threadIdx.x == 0) produce<Cfg>(&tma_a, &tma_b, ring, p);
+  } else {
+    hopper::setmaxnreg_inc<Cfg::kConsumerRegs>();
+    consume<Cfg>(ring, p, wg - 1);
+  }
+#endif
+}
+
+}  // namespace distancies

@@ -1,0 +1,104 @@
+// The Hopper FP16 matmul's shapes and shared-memory layouts (wgmma_f16_matmul.cuh), shared with
+// the host: the launch sizes its TMA boxes and shared memory from WgmmaConfig, and
+// tests/test_wgmma_layout.cpp checks on the CPU that the matrix descriptors the kernel builds
+// name the bytes where TMA puts each element.
+//
+// A block computes BM x BN of C in 64-step K slices. A slice of A (BM rows x 64 halves, K
+// contiguous) is one TMA box: rows of 128 bytes, 128-byte swizzled, K-major for wgmma. A slice of
+// B (64 rows of K x BN halves, N contiguous: row-major B is "N-major" for wgmma, the instruction's
+// imm-trans-b = 1) is BN / 64 boxes of 64 x 64, each again rows of 128 bytes, swizzled.
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/host_device.hpp"
+
+namespace distancies::wgmma {
+
+// The descriptor's bits 62-63 (PTX ISA, "Matrix Descriptor Format").
+enum class Swizzle : unsigned { None = 0, B128 = 1, B64 = 2, B32 = 3 };
+
+// A shared-memory matrix descriptor: bits 0-13 the start address, 16-29 the leading dimension
+// byte offset, 32-45 the stride dimension byte offset, each without its 4 low bits (16-byte
+// units); 49-51 the base offset (0: every tile starts on its swizzle pattern's 1,024 bytes);
+// 62-63 the swizzle.
+constexpr DISTANCIES_HD std::uint64_t smem_desc(std::uint32_t addr, std::uint32_t lbo, std::uint32_t sbo, Swizzle s) {
+  return std::uint64_t((addr & 0x3FFFFu) >> 4) | (std::uint64_t((lbo >> 4) & 0x3FFFu) << 16) |
+         (std::uint64_t((sbo >> 4) & 0x3FFFu) << 32) | (std::uint64_t(static_cast<unsigned>(s)) << 62);
+}
+
+constexpr int kRowBytes = 128;    // a swizzled row: 64 halves
+constexpr int kAtomBytes = 1024;  // 8 rows: the period of the 128-byte swizzle
+constexpr int kSliceK = 64;       // halves of K a stage holds (one swizzled row)
+constexpr int kStepK = 16;        // K of one wgmma (m64nNk16)
+
+// K-major A: 8-row groups kAtomBytes apart (stride offset); the leading offset is unused when
+// a k16 step (32 bytes) lies inside one swizzled row, and set to 16 bytes as CUTLASS does. Step s
+// of the slice starts 32 s bytes into the rows; the hardware swizzles the absolute address, as
+// TMA did, so the rows' chunks are found wherever the step starts.
+constexpr DISTANCIES_HD std::uint64_t a_desc(std::uint32_t slice, int row0, int step) {
+  return smem_desc(slice + row0 * kRowBytes + step * kStepK * 2, 16, kAtomBytes, Swizzle::B128);
+}
+
+// N-major B: a box holds 64 columns (one swizzled row) of the slice's 64 rows of K; the leading
+// offset is the step from one box (64 columns) to the next, the stride offset from 8 rows of K to
+// the next. Step s starts at row 16 s (a multiple of 8 rows: the swizzle's phase is kept).
+constexpr int kBBoxCols = 64;
+constexpr int kBBoxBytes = kSliceK * kRowBytes;
+constexpr DISTANCIES_HD std::uint64_t b_desc(std::uint32_t slice, int step) {
+  return smem_desc(slice + step * kStepK * kRowBytes, kBBoxBytes, kAtomBytes, Swizzle::B128);
+}
+
+// The 128-byte swizzle: the 16-byte chunk (address bits 4-6) XOR the row in the 1,024-byte
+// pattern (bits 7-9), on the absolute shared-memory address (TMA writes so, wgmma reads so).
+constexpr DISTANCIES_HD std::uint32_t swizzle128(std::uint32_t addr) { return addr ^ (((addr >> 7) & 7u) << 4); }
+
+// Where TMA's 128-byte swizzle puts half (r, c) of a box of 128-byte rows at `box`.
+constexpr DISTANCIES_HD std::uint32_t tma_byte(std::uint32_t box, int r, int c) {
+  return swizzle128(box + r * kRowBytes + c * 2);
+}
+
+// Where wgmma reads half (mn, k) (k < 16) of an operand given by `desc`: the PTX ISA's canonical
+// 128-byte-swizzled layouts for 16-bit types, K-major ((8, m), 2 chunks) : ((128 B, SBO), 16 B)
+// and MN-major ((64, n), (8, 2)) : ((2 B, LBO), (128 B, SBO)). A model for the tests.
+constexpr std::uint32_t wgmma_byte(std::uint64_t desc, bool mn_major, int mn, int k) {
+  const std::uint32_t start = std::uint32_t(desc & 0x3FFFu) << 4;
+  const std::uint32_t lbo = std::uint32_t((desc >> 16) & 0x3FFFu) << 4;
+  const std::uint32_t sbo = std::uint32_t((desc >> 32) & 0x3FFFu) << 4;
+  const std::uint32_t linear = mn_major ? start + (mn / 64) * lbo + (k / 8) * sbo + (k % 8) * kRowBytes + (mn % 64) * 2
+                                        : start + (mn / 8) * sbo + (mn % 8) * kRowBytes + k * 2;
+  return swizzle128(linear);
+}
+
+// Accumulator i of thread t (0..127) of a warpgroup in an m64nN wgmma's fp32 D: warp t / 32 owns
+// rows 16 (t / 32) .. + 15; per 8 columns, 4 registers: (row, 2 (t % 4)), + 1 column, + 8 rows.
+struct FragCoord {
+  int row, col;
+};
+constexpr DISTANCIES_HD FragCoord accumulator_coord(int t, int i) {
+  return {(t / 32) * 16 + (t % 32) / 4 + ((i / 2) % 2) * 8, (i / 4) * 8 + (t % 4) * 2 + i % 2};
+}
+
+// A block tile: two consumer warpgroups of BM / 2 rows each (one or two m64 wgmmas a step, N =
+// BN) and one producer warpgroup issuing the TMA copies into a STAGES-deep ring.
+template <int BM, int BN, int STAGES>
+struct WgmmaConfig {
+  static constexpr int kBM = BM, kBN = BN, kBK = kSliceK, kStages = STAGES;
+  static constexpr int kConsumers = 2;
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kWgRows = BM / kConsumers;  // rows of C a consumer warpgroup owns
+  static constexpr int kMmas = kWgRows / 64;       // m64 wgmmas a step
+  static constexpr int kAccum = kMmas * BN / 2;    // fp32 accumulators a consumer thread
+  static constexpr int kABytes = BM * kBK * 2, kBBytes = kBK * BN * 2, kStageBytes = kABytes + kBBytes;
+  static constexpr int kBBoxes = BN / kBBoxCols;
+  // The ring, its full and empty barriers, and slack to round the base up to 1,024 bytes.
+  static constexpr int kSharedBytes = STAGES * kStageBytes + 2 * STAGES * 8 + kAtomBytes;
+  static constexpr int kGroup = 8;  // tile rows a group (tile_order.cuh)
+  // Registers a thread after setmaxnreg: 2 x 128 x 232 + 128 x 40 = 64,512 of the SM's 65,536.
+  static constexpr int kConsumerRegs = 232, kProducerRegs = 40;
+  static_assert(BN == 128 || BN == 256, "wgmma N of 128 or 256, whole 64-column boxes");
+  static_assert(kWgRows % 64 == 0 && BM <= 256, "whole m64 wgmmas; a TMA box is at most 256 rows");
+  static_assert(kABytes % kAtomBytes == 0 && kBBytes % kAtomBytes == 0, "every tile on its swizzle pattern");
+  static_assert(kSharedBytes <= 227 * 1024, "the block's shared memory on sm_90");
+};
+
+}  // namespace distancies::wgmma
