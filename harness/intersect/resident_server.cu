@@ -45,11 +45,9 @@ ResidentServer::ResidentServer(const GpuBatch& batch, const IntersectVariant& v)
   answers_ = PinnedBuffer(answer_bytes(batch), "one query's answers");
   answers_device_ = device_address<unsigned>(answers_);
   a.cand = answers_device_;
-  mirror_ = DeviceBuffer(sizeof(ServeRequest), "the resident kernel's request");
-  CUDA_CHECK(cudaMemset(mirror_.get(), 0, sizeof(ServeRequest)));
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   try {
-    blocks_ = v.serve(a, device_address<ServeBell>(bell_), mirror_.as<ServeRequest>(), stream_);
+    blocks_ = v.serve(a, device_address<ServeBell>(bell_), stream_);
   } catch (...) {
     cudaStreamDestroy(stream_);
     throw;

@@ -37,7 +37,6 @@ class ResidentServer {
   const GpuBatch& batch_;
   unsigned generation_;
   PinnedBuffer bell_, answers_;
-  DeviceBuffer mirror_;  // the request as the kernel's block 0 copies it for the others
   ServeBell* bell_host_ = nullptr;
   unsigned* answers_device_ = nullptr;
   cudaStream_t stream_ = nullptr;  // destroyed without a wait: a kernel that did not stop must not hang us

@@ -69,13 +69,6 @@ struct ServeBell {
   unsigned counts_at;              // the tiles' counts start at cand + counts_at
   unsigned done[kServeMaxBlocks];  // block b's last finished seq
 };
-// The request as block 0 copied it to device memory: the other blocks wait on this copy (reads
-// of the L2), not on the host's (one read over the bus each, which the bus serves one at a time:
-// hundreds of blocks polling it made every request wait for all their reads).
-struct ServeRequest {
-  unsigned seq;
-  unsigned stop, first_tile, ntiles, counts_at;
-};
 
 __device__ __forceinline__ unsigned intersect_bucket(unsigned id, unsigned max_id) {
   return static_cast<unsigned>(static_cast<unsigned long long>(id) * kIntersectBuckets /

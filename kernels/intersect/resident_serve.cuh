@@ -12,55 +12,38 @@
 
 namespace distancies {
 
-// Thread 0 waits for a request newer than `seen` and the block reads it from shared memory.
-// Block 0 polls the host's doorbell (a pause between reads keeps its polls from crowding the
-// answers' writes on the bus) and copies the request to `mirror`; every other block polls that.
-__device__ __forceinline__ void wait_for_request(ServeBell* bell, ServeRequest* mirror, unsigned seen,
-                                                 ServeRequest& req) {
-  __shared__ ServeRequest shared_req;
+// Thread 0 waits for a request newer than `seen` (polling the host's memory; the pause keeps the
+// grid's polls from flooding the bus) and the block reads it from shared memory.
+__device__ __forceinline__ void wait_for_request(ServeBell* bell, unsigned seen, unsigned (&req)[5]) {
+  __shared__ unsigned shared_req[5];
   if (threadIdx.x == 0) {
-    if (blockIdx.x == 0) {
-      cuda::atomic_ref<unsigned, cuda::thread_scope_system> seq(bell->seq);
-      unsigned s;
-      while ((s = seq.load(cuda::memory_order_acquire)) == seen) __nanosleep(32);
-      const volatile ServeBell* b = bell;
-      mirror->stop = static_cast<unsigned>(b->stop);
-      mirror->first_tile = static_cast<unsigned>(b->first_tile);
-      mirror->ntiles = static_cast<unsigned>(b->ntiles);
-      mirror->counts_at = b->counts_at;
-      cuda::atomic_ref<unsigned, cuda::thread_scope_device>(mirror->seq).store(s, cuda::memory_order_release);
-    } else {
-      cuda::atomic_ref<unsigned, cuda::thread_scope_device> seq(mirror->seq);
-      while (seq.load(cuda::memory_order_acquire) == seen) {
-      }
-    }
-    // Stable until every block has answered it: no next request comes before that.
-    const volatile ServeRequest* m = mirror;
-    shared_req.seq = m->seq;
-    shared_req.stop = m->stop;
-    shared_req.first_tile = m->first_tile;
-    shared_req.ntiles = m->ntiles;
-    shared_req.counts_at = m->counts_at;
+    cuda::atomic_ref<unsigned, cuda::thread_scope_system> seq(bell->seq);
+    unsigned s;
+    while ((s = seq.load(cuda::memory_order_acquire)) == seen) __nanosleep(64);
+    shared_req[0] = s;
+    shared_req[1] = static_cast<unsigned>(bell->stop);
+    shared_req[2] = static_cast<unsigned>(bell->first_tile);
+    shared_req[3] = static_cast<unsigned>(bell->ntiles);
+    shared_req[4] = bell->counts_at;
   }
   __syncthreads();
-  req = shared_req;
+#pragma unroll
+  for (int i = 0; i < 5; ++i) req[i] = shared_req[i];
   __syncthreads();  // every thread has its copy before thread 0 may wait for the next
 }
 
 // Tile(a, t) answers tile t of a.tiles with the whole block (probe_tile, packed_probe_tile).
 template <int kThreads, class Tile>
-__global__ void __launch_bounds__(kThreads)
-    resident_serve_kernel(IntersectArgs a, ServeBell* bell, ServeRequest* mirror, Tile tile) {
-  unsigned seen = 0;
-  ServeRequest req;
+__global__ void __launch_bounds__(kThreads) resident_serve_kernel(IntersectArgs a, ServeBell* bell, Tile tile) {
+  unsigned seen = 0, req[5];
   for (;;) {
-    wait_for_request(bell, mirror, seen, req);
-    seen = req.seq;
-    if (req.stop) return;
+    wait_for_request(bell, seen, req);
+    seen = req[0];
+    if (req[1]) return;
     IntersectArgs r = a;
-    r.tiles = a.tiles + req.first_tile;
-    r.tile_counts = a.cand + req.counts_at;
-    const int ntiles = static_cast<int>(req.ntiles);
+    r.tiles = a.tiles + req[2];
+    r.tile_counts = a.cand + req[4];
+    const int ntiles = static_cast<int>(req[3]);
     for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
       tile(r, t);
       __syncthreads();  // the tile's shared memory is used again by the next

@@ -72,7 +72,7 @@ struct PackedProbeTile {
 // DISTANCIES_RESIDENT_BLOCKS_PER_SM of them an SM (default 2: a query of many tiles gets more
 // blocks, and each block's poll of the doorbell is one more read over the bus).
 template <class Tile>
-int launch_resident(const IntersectArgs& a, ServeBell* bell, ServeRequest* mirror, cudaStream_t s) {
+int launch_resident(const IntersectArgs& a, ServeBell* bell, cudaStream_t s) {
   const void* kernel = reinterpret_cast<const void*>(&resident_serve_kernel<kProbeThreads, Tile>);
   int dev = 0, sms = 0, coop = 0, per_sm = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
@@ -85,18 +85,18 @@ int launch_resident(const IntersectArgs& a, ServeBell* bell, ServeRequest* mirro
   if (blocks < 1) throw Error("the resident intersection kernel does not fit on an SM");
   IntersectArgs args = a;
   Tile tile;
-  void* params[] = {&args, &bell, &mirror, &tile};
+  void* params[] = {&args, &bell, &tile};
   CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, blocks, kProbeThreads, params, 0, s));
   CUDA_CHECK(cudaGetLastError());
   return blocks;
 }
 }  // namespace
 
-int launch_probe_resident(const IntersectArgs& a, ServeBell* bell, ServeRequest* mirror, cudaStream_t s) {
-  return launch_resident<ProbeTile>(a, bell, mirror, s);
+int launch_probe_resident(const IntersectArgs& a, ServeBell* bell, cudaStream_t s) {
+  return launch_resident<ProbeTile>(a, bell, s);
 }
-int launch_packed_probe_resident(const IntersectArgs& a, ServeBell* bell, ServeRequest* mirror, cudaStream_t s) {
-  return launch_resident<PackedProbeTile>(a, bell, mirror, s);
+int launch_packed_probe_resident(const IntersectArgs& a, ServeBell* bell, cudaStream_t s) {
+  return launch_resident<PackedProbeTile>(a, bell, s);
 }
 
 template void launch_coarse_mark<IntersectMethod::Svs>(const IntersectArgs&, int, cudaStream_t);

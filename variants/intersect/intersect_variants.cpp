@@ -38,7 +38,7 @@ IntersectVariant gpu(const char* name, const char* description, const char* orig
                      Mark mark) {
   return {name, description, origin, method, grain, launch == Launch::WholeBatch, mark, nullptr};
 }
-using Serve = int (*)(const IntersectArgs&, ServeBell*, ServeRequest*, cudaStream_t);
+using Serve = int (*)(const IntersectArgs&, ServeBell*, cudaStream_t);
 // Its kernel compacts the answers itself; `serve`: it also answers one query without a launch.
 IntersectVariant compacting(IntersectVariant v, Serve serve) {
   v.compacts = true;
