@@ -142,7 +142,7 @@ bool run(benchmark::State& st, SampleFn sample, WarmFn warm, const ExecOptions& 
   Engine& e = engine();
   if (!e.gpu && !host) throw Error("the measurement engine has no GPU");
   const int warmups = o.warmups >= 0 ? o.warmups : e.config.warmups;
-  if (e.gpu && o.device_sync) CUDA_CHECK(cudaDeviceSynchronize());  // the fixture's set-up may be on other streams
+  if (e.gpu) CUDA_CHECK(cudaDeviceSynchronize());  // the fixture's set-up may be on other streams
   e.replay_credit = 0;
   e.replay_ms = 0;
   for (int i = 0; i < warmups; ++i) warm();

@@ -65,9 +65,6 @@ struct ExecOptions {
   std::function<void(double ms)> on_sample;  // after every recorded sample (derived counters)
   int warmups = -1;                          // -1: the configured count
   bool fixed_samples = false;                // the fixture sets Iterations(N) (a study protocol): no noise stopping
-  // false where a resident kernel runs (intersection's ResidentServer): a device-wide sync before
-  // the samples would wait for it forever; the fixture has synchronised its own set-up.
-  bool device_sync = true;
 };
 
 // The engine's core, free of Google Benchmark: one timed sample.

@@ -275,7 +275,6 @@ void latency_fixture(benchmark::State& st, const IntersectVariant* v, std::strin
   std::vector<double> us;
   ExecOptions o;
   o.warmups = 0;  // the check above was the warm-up
-  o.device_sync = !server;
   const bool ran = exec_host(
       st,
       [&] {

@@ -2,9 +2,6 @@
 // resident_serve.cuh) started once over a GpuBatch's queries; each answer is then a doorbell write
 // to mapped host memory, the kernel's answers written straight back there, and a wait on the
 // blocks' done slots. The compacting rows with a resident launcher (IntersectVariant::serve).
-// While it runs, whatever waits for the whole device (cudaDeviceSynchronize, cudaFree, a copy on
-// the legacy default stream) waits for the kernel, which only stop() ends: a serving loop keeps
-// such calls out of its way, or stops the server first.
 #pragma once
 #include <cuda_runtime.h>
 
