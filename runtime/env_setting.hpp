@@ -23,16 +23,4 @@ inline std::string env_setting(const char* name, std::initializer_list<const cha
   throw Error(std::string(name) + " must be " + words + ", not '" + v + "'");
 }
 
-// A whole number from the environment within [lo, hi] (DISTANCIES_I8_FIRST, ...), or `otherwise`
-// where it is not set; anything else is an Error naming the variable and its range.
-inline int env_count(const char* name, int lo, int hi, int otherwise) {
-  const char* env = std::getenv(name);
-  if (env == nullptr) return otherwise;
-  const int v = std::atoi(env);
-  if (v < lo || v > hi || std::to_string(v) != env)
-    throw Error(std::string(name) + " must be " + std::to_string(lo) + " ... " + std::to_string(hi) + ", not '" + env +
-                "'");
-  return v;
-}
-
 }  // namespace distancies

@@ -5,14 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "gpu_skip.hpp"
 #include "harness/intersect/generate.hpp"
 #include "harness/intersect/gpu_intersect.hpp"
-#include "harness/intersect/resident_server.hpp"
 #include "runtime/error.hpp"
 #include "variants/intersect/cpu_intersect.hpp"
 #include "variants/intersect/intersect_registry.hpp"
@@ -134,54 +132,6 @@ TEST(IntersectGpu, OneQueryAloneEqualsTheOracle) {
         EXPECT_THROW(b.run_one(v, want.size(), nullptr), Error);
       }
     }
-}
-
-// The resident kernel (kernels/intersect/resident_serve.cuh) answers every query as the oracle
-// does, in any order and again, on the sets run_one is checked on and on a shortest list of more
-// tiles than the kernel has blocks (one block an SM: each block takes several tiles of one query);
-// a row without one, a query past the batch, a batch assigned again and a stopped server are
-// one error each.
-TEST(IntersectGpu, ResidentServerAnswersEveryQueryAsTheOracle) {
-  DISTANCIES_REQUIRE_GPU();
-  std::vector<std::pair<std::string, DataSet>> sets;
-  sets.emplace_back("the small set", small_set());
-  sets.emplace_back("a shortest list of 4,099", ratio_set(4099, 5, 4, 4099));
-  sets.emplace_back("a shortest list of 300,001", ratio_set(300001, 2, 2, 7));
-  for (auto& [name, d] : adversarial_sets()) sets.emplace_back(name, std::move(d));
-  setenv("DISTANCIES_RESIDENT_BLOCKS_PER_SM", "1", 1);
-  int served = 0;
-  for (const auto& [name, d] : sets)
-    for (std::size_t budget : {std::size_t(1) << 30, std::size_t(0)}) {
-      const auto want = oracle(d);
-      GpuIndex gi(d.index, IndexMemory::Explicit, budget);
-      GpuBatch b(gi, d.queries);
-      for (const IntersectVariant& v : intersect_variants()) {
-        if (!v.serve) {
-          if (v.mark) {
-            EXPECT_THROW(ResidentServer(b, v), Error) << v.name;
-          }
-          continue;
-        }
-        ResidentServer server(b, v);
-        for (std::size_t q = want.size(); q-- > 0;)
-          ASSERT_EQ(server.answer(q), want[q]) << v.name << " on " << name << ", query " << q;
-        for (std::size_t q = 0; q < want.size(); ++q)
-          ASSERT_EQ(server.answer(q), want[q]) << v.name << " on " << name << ", query " << q << ", asked again";
-        EXPECT_THROW(server.answer(want.size()), Error);
-        server.stop();
-        EXPECT_THROW(server.answer(0), Error);
-        ++served;
-      }
-    }
-  unsetenv("DISTANCIES_RESIDENT_BLOCKS_PER_SM");
-  EXPECT_GE(served, 2);
-  DataSet d = small_set();
-  GpuIndex gi(d.index, IndexMemory::Explicit);
-  GpuBatch b(gi, d.queries);
-  ResidentServer server(b, intersect_variant("probe_coarse_batch"));
-  EXPECT_EQ(server.answer(0), oracle(d)[0]);
-  b.assign(d.queries);
-  EXPECT_THROW(server.answer(0), Error);
 }
 
 // The warp decode of packed lists on the device (kernels/intersect/packed_decode.cuh) returns

@@ -153,7 +153,6 @@ void fit(GpuAllocation& a, std::size_t bytes, const char* what) {
 }  // namespace
 
 void GpuBatch::assign(const std::vector<Query>& queries) {
-  ++generation_;
   const PostingIndex& ix = index_.host();
   std::vector<IntersectTile> tiles, merged;
   host_queries_.clear();
@@ -255,44 +254,32 @@ void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
   }
 }
 
-GpuBatch::OneQuery GpuBatch::one_query(std::size_t q) const {
-  if (q >= host_queries_.size()) throw Error("no query " + std::to_string(q + 1) + " in the batch");
-  const int t0 = shortest_.begin[q];
-  return {t0, shortest_.begin[q + 1] - t0, shortest_length(q)};
-}
-
-IntersectArgs GpuBatch::one_query_args(const IntersectVariant& v) const {
+std::vector<std::uint32_t> GpuBatch::run_one(const IntersectVariant& v, std::size_t q, cudaStream_t stream) {
   if (!v.mark || !v.batched || !v.compacts)
     throw Error(std::string("'") + v.name + "' does not answer one query alone (the compacting GPU batch rows do)");
-  IntersectArgs a = args_for(v);
-  a.queries = solo_queries_.as<DeviceQuery>();
-  a.tiles = shortest_.tiles.as<IntersectTile>();
-  return a;
-}
-
-std::vector<std::uint32_t> GpuBatch::run_one(const IntersectVariant& v, std::size_t q, cudaStream_t stream) {
-  IntersectArgs a = one_query_args(v);
-  const OneQuery one = one_query(q);
-  if (one.ntiles == 0) return {};
-  const std::size_t need = (one.length + one.ntiles) * 4;
+  if (q >= host_queries_.size()) throw Error("no query " + std::to_string(q + 1) + " in the batch");
+  const int t0 = shortest_.begin[q], nt = shortest_.begin[q + 1] - t0;
+  if (nt == 0) return {};
+  const std::uint64_t base = host_queries_[q].cand_base;
+  const std::uint64_t len = shortest_length(q);
+  const std::size_t need = (len + nt) * 4;
   if (pinned_.bytes() < need) {
     pinned_ = PinnedBuffer(need, "one query's answers");
     // Page-locked memory is mapped: the device's address of it (the same one under unified addressing).
     CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&pinned_device_), pinned_.as<void>(), 0));
   }
+  const unsigned* host = pinned_.as<unsigned>();
+  IntersectArgs a = args_for(v);
+  a.queries = solo_queries_.as<DeviceQuery>();
   a.cand = pinned_device_;
-  a.tiles += one.first_tile;
-  a.tile_counts = pinned_device_ + one.length;
-  v.mark(a, one.ntiles, stream);
+  a.tiles = shortest_.tiles.as<IntersectTile>() + t0;
+  a.tile_counts = pinned_device_ + len;
+  v.mark(a, nt, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
-  return gather_tile_answers(pinned_.as<unsigned>(), one.length, one.ntiles);
-}
-
-std::vector<std::uint32_t> gather_tile_answers(const unsigned* host, std::uint64_t length, int ntiles) {
   std::vector<std::uint32_t> out;
-  for (int t = 0; t < ntiles; ++t) {
+  for (int t = 0; t < nt; ++t) {
     const unsigned* at = host + std::uint64_t(t) * kIntersectTile;
-    out.insert(out.end(), at, at + host[length + t]);
+    out.insert(out.end(), at, at + host[len + t]);
   }
   return out;
 }

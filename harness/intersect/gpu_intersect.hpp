@@ -88,19 +88,6 @@ class GpuBatch {
   std::vector<std::uint32_t> run_one(const IntersectVariant& v, std::size_t q, cudaStream_t stream);
   std::vector<std::vector<std::uint32_t>> answers();  // of the last run (synchronises)
 
-  // Query q alone: its tiles among the shortest lists' tiles and its shortest list's length
-  // (run_one's and a ResidentServer's request; q checked).
-  struct OneQuery {
-    int first_tile, ntiles;
-    std::uint64_t length;
-  };
-  OneQuery one_query(std::size_t q) const;
-  // The row's arguments for one query at a time: the queries each at candidate position 0 and the
-  // shortest lists' tiles; cand and tile_counts are the caller's. The compacting batch rows only.
-  IntersectArgs one_query_args(const IntersectVariant& v) const;
-  // Changes with every assign(): a resident kernel started on one batch refuses another.
-  unsigned generation() const { return generation_; }
-
   std::size_t queries() const { return host_queries_.size(); }
   std::uint64_t touched_bytes() const { return touched_bytes_; }
   std::uint64_t shortest_ids() const { return shortest_ids_; }
@@ -128,11 +115,6 @@ class GpuBatch {
   PinnedBuffer answers_;        // answers()'s: the batch's answers, packed, in one copy
   GpuAllocation pack_offsets_;  // answers()'s: where each tile's answers go
   unsigned* pinned_device_ = nullptr;
-  unsigned generation_ = 0;
 };
-
-// One query's answers from mapped host memory: tile t's at t * kIntersectTile, the tiles' counts
-// after the query's `length` candidate positions.
-std::vector<std::uint32_t> gather_tile_answers(const unsigned* host, std::uint64_t length, int ntiles);
 
 }  // namespace distancies::intersect

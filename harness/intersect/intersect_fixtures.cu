@@ -2,7 +2,6 @@
 //   intersect/<algorithm>/<grain>/set:<data>[/mem:managed]   a whole query set per iteration
 //   intersect/floor/set:<data>                               one read of every distinct list
 //   intersect_latency/<algorithm>/<grain>/set:<data>         each query alone, p50 / p99 (below)
-//   intersect_latency/<algorithm>/resident/set:<data>        the same through the row's resident kernel
 //   intersect_shape/<variant>/ratio:<r> and .../terms:<k>    time vs list-length ratio and
 //                                                            query length (the report's plots)
 // Sets: small (the study's), gov2 (GOV2-shaped, full scale), and real when
@@ -32,7 +31,6 @@
 #include "harness/intersect/floor_bytes.hpp"
 #include "harness/intersect/generate.hpp"
 #include "harness/intersect/gpu_intersect.hpp"
-#include "harness/intersect/resident_server.hpp"
 #include "runtime/device.hpp"
 #include "runtime/error.hpp"
 #include "variants/embeddings/registry.hpp"
@@ -246,24 +244,18 @@ void intersect_fixture(benchmark::State& st, const IntersectVariant* v, std::str
 }
 
 // One query at a time, as a caller waiting for each answer sees it, timed by the host clock per
-// query: a GPU row through GpuBatch::run_one (its launch, the kernel writing to mapped memory, the
-// answer assembled on the host) or, `resident`, through its ResidentServer (no launch: a doorbell
-// and a wait), a CPU peer on one core. A pass asks every query of the set once (checked against
-// the oracle first); p50_us, p90_us, p99_us and max_us are over every query of every pass, and
-// the fixture's time is a pass's.
-void latency_fixture(benchmark::State& st, const IntersectVariant* v, std::string set, bool resident) {
+// query: a GPU row through GpuBatch::run_one (its launch, one copy back, the answer assembled on
+// the host), a CPU peer on one core. A pass asks every query of the set once (checked against the
+// oracle first); p50_us, p90_us, p99_us and max_us are over every query of every pass, and the
+// fixture's time is a pass's.
+void latency_fixture(benchmark::State& st, const IntersectVariant* v, std::string set) {
   SetState& s = set_state(set);
   std::function<std::vector<std::uint32_t>(std::size_t)> one;
   std::unique_ptr<CpuPeer> peer;
-  std::unique_ptr<ResidentServer> server;
   Stream stream;
   if (v->peer) {
     peer = v->peer(s.data.index, 1);  // PeerNotBuilt: skipped, with why
     one = [&](std::size_t q) { return peer->answer(s.data.queries[q]); };
-  } else if (resident) {
-    server = std::make_unique<ResidentServer>(s.gpu(IndexMemory::Explicit), *v);
-    st.counters["blocks"] = server->blocks();
-    one = [&server](std::size_t q) { return server->answer(q); };
   } else {
     GpuBatch& b = s.gpu(IndexMemory::Explicit);
     stream = Stream(cudaStreamNonBlocking);
@@ -296,7 +288,6 @@ void latency_fixture(benchmark::State& st, const IntersectVariant* v, std::strin
   st.counters["max_us"] = us.back();
   st.counters["samples"] = double(us.size());
   st.counters["queries"] = double(s.oracle.size());
-  if (server) server->stop();  // a kernel that failed or did not stop is the fixture's error
 }
 
 void floor_fixture(benchmark::State& st, std::string set) {
@@ -336,11 +327,7 @@ void register_intersect_fixtures(bool gpu) {
       const FixtureName name = FixtureName("intersect_latency", method_name(v.method))
                                    .row(v.peer ? std::string("one_core") : grain_label(v))
                                    .axis("set", set);
-      min_time(timed(add(name, latency_fixture, &v, set, false)), kMinSeconds);
-      if (v.serve && gpu)  // the same row's resident kernel: no launch a query
-        min_time(timed(add(FixtureName("intersect_latency", method_name(v.method)).row("resident").axis("set", set),
-                           latency_fixture, &v, set, true)),
-                 kMinSeconds);
+      min_time(timed(add(name, latency_fixture, &v, set)), kMinSeconds);
     }
   // Time against list-length ratio and query length: the batched GPU rows and serial SVS.
   for (const IntersectVariant& v : intersect_variants()) {

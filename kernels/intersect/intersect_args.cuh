@@ -57,19 +57,6 @@ struct IntersectArgs {
   unsigned* tile_counts;  // ids found per tile
 };
 
-// The resident kernel's doorbell (kernels/intersect/resident_serve.cuh), in page-locked host
-// memory mapped into the device. The host writes a request's fields, then seq; each block answers
-// its share of the request's tiles and then stores seq to its done slot.
-constexpr int kServeMaxBlocks = 1024;
-struct ServeBell {
-  unsigned seq;    // a new request (or the stop) when it changes; written last
-  int stop;        // 1: every block returns
-  int first_tile;  // the request: tiles[first_tile, first_tile + ntiles)
-  int ntiles;
-  unsigned counts_at;              // the tiles' counts start at cand + counts_at
-  unsigned done[kServeMaxBlocks];  // block b's last finished seq
-};
-
 __device__ __forceinline__ unsigned intersect_bucket(unsigned id, unsigned max_id) {
   return static_cast<unsigned>(static_cast<unsigned long long>(id) * kIntersectBuckets /
                                (static_cast<unsigned long long>(max_id) + 1ull));

@@ -15,12 +15,11 @@ __device__ __forceinline__ packed_decode::ListView packed_list(const PackedIndex
   return {p.words, p.block_word + b, p.block_bits + b, p.anchors + p.list_anchor[term], p.lengths[term]};
 }
 
-// Tile t of a.tiles, by the whole block (as probe_tile).
 template <int kThreads, int kPer>
-__device__ __forceinline__ void packed_probe_tile(const IntersectArgs& a, int t) {
+__global__ void __launch_bounds__(kThreads) packed_probe_mark_kernel(IntersectArgs a) {
   static_assert(kThreads * kPer == kIntersectTile, "a block covers one tile");
   static_assert(kThreads / 32 * packed_decode::kBlockIds == kIntersectTile, "a warp decodes one packed block");
-  const IntersectTile tile = a.tiles[t];  // tiles start at multiples of kIntersectTile
+  const IntersectTile tile = a.tiles[blockIdx.x];  // tiles start at multiples of kIntersectTile
   const DeviceQuery q = a.queries[tile.query];
   const PackedIndexArgs& p = a.packed;
   __shared__ __align__(16) unsigned shortest[kIntersectTile];
@@ -51,12 +50,7 @@ __device__ __forceinline__ void packed_probe_tile(const IntersectArgs& a, int t)
       if ((live >> k & 1u) && !packed_decode::contains(l, e[k])) live &= ~(1u << k);
     return live;
   });
-  write_survivors<kThreads, kPer>(e, alive, a.cand + q.cand_base + tile.begin, a.tile_counts + t);
-}
-
-template <int kThreads, int kPer>
-__global__ void __launch_bounds__(kThreads) packed_probe_mark_kernel(IntersectArgs a) {
-  packed_probe_tile<kThreads, kPer>(a, blockIdx.x);
+  write_survivors<kThreads, kPer>(e, alive, a.cand + q.cand_base + tile.begin, a.tile_counts + blockIdx.x);
 }
 
 }  // namespace distancies

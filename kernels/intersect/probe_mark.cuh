@@ -57,12 +57,10 @@ __device__ __forceinline__ void write_survivors(const unsigned (&e)[kPer], unsig
   if (threadIdx.x == 0) *tile_count = base;
 }
 
-// Tile t of a.tiles, by the whole block: its answers at its first candidate position, their
-// count to a.tile_counts[t].
 template <int kThreads, int kPer>
-__device__ __forceinline__ void probe_tile(const IntersectArgs& a, int t) {
+__global__ void __launch_bounds__(kThreads) probe_mark_kernel(IntersectArgs a) {
   static_assert(kThreads * kPer == kIntersectTile, "a block covers one tile");
-  const IntersectTile tile = a.tiles[t];
+  const IntersectTile tile = a.tiles[blockIdx.x];
   const DeviceQuery q = a.queries[tile.query];
   const unsigned* first = a.ids + a.offsets[q.terms[0]];
   unsigned e[kPer];
@@ -87,12 +85,7 @@ __device__ __forceinline__ void probe_tile(const IntersectArgs& a, int t) {
       }
     return live;
   });
-  write_survivors<kThreads, kPer>(e, alive, a.cand + q.cand_base + tile.begin, a.tile_counts + t);
-}
-
-template <int kThreads, int kPer>
-__global__ void __launch_bounds__(kThreads) probe_mark_kernel(IntersectArgs a) {
-  probe_tile<kThreads, kPer>(a, blockIdx.x);
+  write_survivors<kThreads, kPer>(e, alive, a.cand + q.cand_base + tile.begin, a.tile_counts + blockIdx.x);
 }
 
 }  // namespace distancies

@@ -62,6 +62,17 @@ int tiles_for(int batch, int dim) {
 // 16-row units a warp multiplies at a time: two below the most tiles (the accumulators fit).
 int units_for(int tiles) { return tiles < Policy::kMaxTiles ? 2 : units_at_max_tiles(); }
 
+// A whole number from the environment within [lo, hi], or `otherwise` where it is not set.
+int env_count(const char* name, int lo, int hi, int otherwise) {
+  const char* env = std::getenv(name);
+  if (env == nullptr) return otherwise;
+  const int v = std::atoi(env);
+  if (v < lo || v > hi || std::to_string(v) != env)
+    throw Error(std::string(name) + " must be " + std::to_string(lo) + " ... " + std::to_string(hi) + ", not '" + env +
+                "'");
+  return v;
+}
+
 // The wgmma walk's refinement sample: every refine_stride()-th 64-row tile (the policy's, or
 // DISTANCIES_GEMM_REFINE, 1 ... 256, 1 for none, to measure others without a rebuild).
 int refine_stride() {

@@ -38,9 +38,6 @@ struct IntersectVariant {
   // AllCores rows: the peer, prepared from the index (untimed); threads 0: every hardware
   // thread. Throws intersect::PeerNotBuilt where this build lacks its library.
   std::unique_ptr<intersect::CpuPeer> (*peer)(const intersect::PostingIndex& index, unsigned threads) = nullptr;
-  // Compacting rows: the resident kernel that answers one query at a time from a doorbell
-  // (kernels/intersect/resident_serve.cuh), launched cooperatively on `stream`; returns its blocks.
-  int (*serve)(const IntersectArgs& args, ServeBell* bell, cudaStream_t stream) = nullptr;
 };
 
 const registry::Table<IntersectVariant>& intersect_variants();
@@ -63,7 +60,5 @@ void launch_merge_path_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 void launch_staged_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 void launch_probe_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
 void launch_packed_probe_mark(const IntersectArgs& a, int ntiles, cudaStream_t s);
-int launch_probe_resident(const IntersectArgs& a, ServeBell* bell, cudaStream_t s);
-int launch_packed_probe_resident(const IntersectArgs& a, ServeBell* bell, cudaStream_t s);
 
 }  // namespace distancies

@@ -38,11 +38,8 @@ IntersectVariant gpu(const char* name, const char* description, const char* orig
                      Mark mark) {
   return {name, description, origin, method, grain, launch == Launch::WholeBatch, mark, nullptr};
 }
-using Serve = int (*)(const IntersectArgs&, ServeBell*, cudaStream_t);
-// Its kernel compacts the answers itself; `serve`: it also answers one query without a launch.
-IntersectVariant compacting(IntersectVariant v, Serve serve) {
+IntersectVariant compacting(IntersectVariant v) {  // its kernel compacts the answers itself
   v.compacts = true;
-  v.serve = serve;
   return v;
 }
 IntersectVariant cpu_peer(const char* name, const char* description, M method, Peer peer) {
@@ -106,19 +103,18 @@ const registry::Table<IntersectVariant>& intersect_variants() {
               "a block reads each list's window for its 1,024 ids into shared memory (coalesced) and its threads "
               "binary-search there; long windows galloped, bitmapped lists one bit test; one launch",
               "beyond the study", M::Staged, G::Coarse, Launch::WholeBatch, launch_staged_mark),
-          compacting(gpu("probe_coarse_batch",
-                         "4 ids a thread placed a block apart (short dependent chains, many threads): a bit test in "
-                         "bitmapped lists, else the Hash(512) bucket's binary search; answers compacted in the "
-                         "block, no select pass; one launch",
-                         "beyond the study", M::Probe, G::Coarse, Launch::WholeBatch, launch_probe_mark),
-                     launch_probe_resident),
+          compacting(gpu(
+              "probe_coarse_batch",
+              "4 ids a thread placed a block apart (short dependent chains, many threads): a bit test in bitmapped "
+              "lists, "
+              "else the Hash(512) bucket's binary search; answers compacted in the block, no select pass; one launch",
+              "beyond the study", M::Probe, G::Coarse, Launch::WholeBatch, launch_probe_mark)),
           compacting(gpu("packed_coarse_batch",
                          "probe_coarse_batch over packed lists (blocks of 128 bit-packed gaps, every 8th id kept "
                          "whole): each tile decoded by warps into shared memory, each id then a bit test in "
                          "bitmapped lists, else a search of the list's whole ids (a guess, galloping, a binary "
                          "search) and at most 7 gaps summed; one launch",
-                         "beyond the study", M::Packed, G::Coarse, Launch::WholeBatch, launch_packed_probe_mark),
-                     launch_packed_probe_resident),
+                         "beyond the study", M::Packed, G::Coarse, Launch::WholeBatch, launch_packed_probe_mark)),
           cpu_peer("roaring_allcores",
                    "CRoaring on every core: each list a roaring bitmap (built once, untimed), a query's bitmaps and-ed "
                    "shortest first; a query per thread",
