@@ -160,8 +160,11 @@ def r_batch_fused(c: Ctx):
 
 
 def _goal_by_batch(c: Ctx) -> dict:
+    """B -> the filtered scans' own goal (issue #15's; issue 39's INT8-ceiling goals are not theirs)."""
     out = {}
     for g in goals.load_goals(c.root, "batch"):
+        if g["id"].startswith("batch.int8_ceiling"):
+            continue
         m = re.search(r"batch:(\d+)\$", (g.get("evidence") or {}).get("fixture", ""))
         if m and g["comparison"] == "<=" and g.get("unit") == "ms":
             b = int(m[1])
