@@ -1,5 +1,6 @@
 #include "harness/intersect/gpu_intersect.hpp"
 
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
 #include <algorithm>
@@ -142,6 +143,13 @@ std::uint64_t GpuIndex::aux_bytes(bool packed) const {
 
 GpuBatch::GpuBatch(const GpuIndex& index, const std::vector<Query>& queries) : index_(index) { assign(queries); }
 
+GpuBatch::~GpuBatch() {
+  if (staged_) {
+    cudaEventSynchronize(staged_);  // the staging buffer is freed next: its copies must be done
+    cudaEventDestroy(staged_);
+  }
+}
+
 namespace {
 // `a` holding at least `bytes`: kept where it does, else made again (the batch after a larger one
 // re-uses the buffers; only growth allocates).
@@ -154,10 +162,11 @@ void fit(GpuAllocation& a, std::size_t bytes, const char* what) {
 
 void GpuBatch::assign(const std::vector<Query>& queries) {
   const PostingIndex& ix = index_.host();
-  std::vector<IntersectTile> tiles, merged;
+  std::vector<IntersectTile> tiles;
   host_queries_.clear();
+  merge_lengths_.clear();
   shortest_.begin.assign(1, 0);
-  merged_.begin.assign(1, 0);
+  merged_ready_ = solo_ready_ = false;
   touched_bytes_ = 0;
   shortest_ids_ = 0;
   for (std::size_t qi = 0; qi < queries.size(); ++qi) {
@@ -174,25 +183,12 @@ void GpuBatch::assign(const std::vector<Query>& queries) {
       tiles.push_back({static_cast<int>(qi), b, std::min<unsigned>(n, b + kIntersectTile)});
     shortest_.begin.push_back(static_cast<int>(tiles.size()));
     // A merge with an empty list has no id to find: no tiles, as for an empty shortest list.
-    const unsigned m = n == 0 ? 0u : n + (t.size() > 1 ? static_cast<unsigned>(ix.length(t[1])) : 0u);
-    for (unsigned b = 0; b < m; b += kIntersectTile)
-      merged.push_back({static_cast<int>(qi), b, std::min<unsigned>(m, b + kIntersectTile)});
-    merged_.begin.push_back(static_cast<int>(merged.size()));
+    merge_lengths_.push_back(n == 0 ? 0u : n + (t.size() > 1 ? static_cast<unsigned>(ix.length(t[1])) : 0u));
     shortest_ids_ += n;
     host_queries_.push_back(d);
     for (std::uint32_t term : queries[qi].terms) touched_bytes_ += 4 * ix.length(term);
   }
-  fit(queries_, host_queries_.size() * sizeof(DeviceQuery), "the queries");
-  queries_.upload(host_queries_.data(), host_queries_.size() * sizeof(DeviceQuery));
-  std::vector<DeviceQuery> solo = host_queries_;
-  for (DeviceQuery& d : solo) d.cand_base = 0;
-  fit(solo_queries_, solo.size() * sizeof(DeviceQuery), "the queries, one at a time");
-  solo_queries_.upload(solo.data(), solo.size() * sizeof(DeviceQuery));
-  for (auto [tiling, host] : {std::pair{&shortest_, &tiles}, std::pair{&merged_, &merged}}) {
-    fit(tiling->tiles, host->size() * sizeof(IntersectTile), "the tiles");
-    tiling->tiles.upload(host->data(), host->size() * sizeof(IntersectTile));
-    fit(tiling->counts, host->size() * 4, "the tile counts");
-  }
+  stage_upload(tiles);
   fit(cand_, shortest_ids_ * 4, "the candidates");
   fit(flags_, shortest_ids_, "the flags");
   fit(out_, shortest_ids_ * 4, "the answers");
@@ -202,6 +198,60 @@ void GpuBatch::assign(const std::vector<Query>& queries) {
                                         static_cast<long long>(std::max<std::uint64_t>(shortest_ids_, 1))));
   fit(temp_, temp_bytes_, "the select scratch");
   temp_bytes_ = temp_.bytes();
+}
+
+// The queries and the shortest lists' tiles in one page-locked buffer, copied asynchronously: a
+// run waits for the copies on the device (staged_), and the next assign for them on the host
+// before it writes the buffer again. Pageable copies, one synchronous copy an array, took most of
+// a batch's set-up.
+void GpuBatch::stage_upload(const std::vector<IntersectTile>& tiles) {
+  const std::size_t qbytes = host_queries_.size() * sizeof(DeviceQuery);
+  const std::size_t tbytes = tiles.size() * sizeof(IntersectTile);
+  const std::size_t tat = (qbytes + 15) / 16 * 16;
+  if (!staged_) CUDA_CHECK(cudaEventCreateWithFlags(&staged_, cudaEventDisableTiming));
+  CUDA_CHECK(cudaEventSynchronize(staged_));  // the last batch's copies have left the buffer
+  if (staging_.bytes() < tat + tbytes) {
+    staging_ = PinnedBuffer();
+    staging_ = PinnedBuffer(tat + tbytes, "the batch's staging");
+  }
+  char* host = staging_.as<char>();
+  if (qbytes) std::memcpy(host, host_queries_.data(), qbytes);
+  if (tbytes) std::memcpy(host + tat, tiles.data(), tbytes);
+  fit(queries_, qbytes, "the queries");
+  fit(shortest_.tiles, tbytes, "the tiles");
+  fit(shortest_.counts, tiles.size() * 4, "the tile counts");
+  if (qbytes) CUDA_CHECK(cudaMemcpyAsync(queries_.as<void>(), host, qbytes, cudaMemcpyHostToDevice, nullptr));
+  if (tbytes)
+    CUDA_CHECK(cudaMemcpyAsync(shortest_.tiles.as<void>(), host + tat, tbytes, cudaMemcpyHostToDevice, nullptr));
+  CUDA_CHECK(cudaEventRecord(staged_, nullptr));
+}
+
+// The merge-path rows' tiles (ranges of the merge of each query's two shortest lists), made on
+// their first run after an assign: the other rows never read them.
+void GpuBatch::ensure_merged() {
+  if (merged_ready_) return;
+  std::vector<IntersectTile> merged;
+  merged_.begin.assign(1, 0);
+  for (std::size_t qi = 0; qi < merge_lengths_.size(); ++qi) {
+    const unsigned m = merge_lengths_[qi];
+    for (unsigned b = 0; b < m; b += kIntersectTile)
+      merged.push_back({static_cast<int>(qi), b, std::min<unsigned>(m, b + kIntersectTile)});
+    merged_.begin.push_back(static_cast<int>(merged.size()));
+  }
+  fit(merged_.tiles, merged.size() * sizeof(IntersectTile), "the merge tiles");
+  merged_.tiles.upload(merged.data(), merged.size() * sizeof(IntersectTile));
+  fit(merged_.counts, merged.size() * 4, "the merge tile counts");
+  merged_ready_ = true;
+}
+
+// run_one's queries: each at candidate position 0, made on its first call after an assign.
+void GpuBatch::ensure_solo() {
+  if (solo_ready_) return;
+  std::vector<DeviceQuery> solo = host_queries_;
+  for (DeviceQuery& d : solo) d.cand_base = 0;
+  fit(solo_queries_, solo.size() * sizeof(DeviceQuery), "the queries, one at a time");
+  solo_queries_.upload(solo.data(), solo.size() * sizeof(DeviceQuery));
+  solo_ready_ = true;
 }
 
 IntersectArgs GpuBatch::args_for(const IntersectVariant& v) const {
@@ -222,6 +272,8 @@ void GpuBatch::run(const IntersectVariant& v, cudaStream_t stream) {
   IntersectArgs a = args_for(v);
   last_batched_ = v.batched;
   last_compacts_ = v.compacts;
+  if (v.method == IntersectMethod::MergePath) ensure_merged();
+  CUDA_CHECK(cudaStreamWaitEvent(stream, staged_, 0));  // the batch's copies (stage_upload)
   const Tiling& tl = v.method == IntersectMethod::MergePath ? merged_ : shortest_;
   last_tiling_ = &tl;
   auto select = [&](std::uint64_t base, std::uint64_t n, unsigned long long* num) {
@@ -270,6 +322,8 @@ std::vector<std::uint32_t> GpuBatch::run_one(const IntersectVariant& v, std::siz
   }
   const unsigned* host = pinned_.as<unsigned>();
   IntersectArgs a = args_for(v);
+  ensure_solo();
+  CUDA_CHECK(cudaStreamWaitEvent(stream, staged_, 0));
   a.queries = solo_queries_.as<DeviceQuery>();
   a.cand = pinned_device_;
   a.tiles = shortest_.tiles.as<IntersectTile>() + t0;
@@ -322,8 +376,14 @@ std::vector<std::vector<std::uint32_t>> GpuBatch::answers() {
     return res;
   }
   if (last_compacts_ && ntiles > 0) {  // packed on the device first: each tile's answers sit at its candidates
-    fit(pack_offsets_, at.size() * 8, "the answers' offsets");
-    pack_offsets_.upload(at.data(), at.size() * 8);
+    // The offsets scanned on the device from the counts already there (no copy up).
+    std::size_t scan_bytes = 0;
+    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, tl.counts.as<unsigned>(),
+                                             pack_offsets_.as<unsigned long long>(), ntiles));
+    fit(pack_offsets_, static_cast<std::size_t>(ntiles) * 8, "the answers' offsets");
+    fit(scan_temp_, scan_bytes, "the offsets' scan scratch");
+    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp_.as<void>(), scan_bytes, tl.counts.as<unsigned>(),
+                                             pack_offsets_.as<unsigned long long>(), ntiles));
     const int grid = std::min(ntiles, 8 * device_status().props.multiProcessorCount);
     pack_tile_answers_kernel<<<grid, 256>>>(cand_.as<unsigned>(), queries_.as<DeviceQuery>(),
                                             tl.tiles.as<IntersectTile>(), tl.counts.as<unsigned>(),

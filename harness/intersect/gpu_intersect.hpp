@@ -77,6 +77,9 @@ class GpuIndex {
 class GpuBatch {
  public:
   GpuBatch(const GpuIndex& index, const std::vector<Query>& queries);
+  ~GpuBatch();
+  GpuBatch(const GpuBatch&) = delete;
+  GpuBatch& operator=(const GpuBatch&) = delete;
   // Another batch of queries in the buffers kept (made again only where too small), as a service
   // does batch after batch: each query's tiles cut on the host and uploaded.
   void assign(const std::vector<Query>& queries);
@@ -110,10 +113,18 @@ class GpuBatch {
   IntersectArgs args_for(const IntersectVariant& v) const;
   std::uint64_t shortest_length(std::size_t q)
       const;  // query q's candidates (its shortest list's ids)  // the index's, the batch's, packed where v reads it
-  GpuAllocation solo_queries_;  // the queries again, each at candidate position 0 (run_one)
+  GpuAllocation solo_queries_;           // the queries again, each at candidate position 0 (run_one; ensure_solo)
+  std::vector<unsigned> merge_lengths_;  // per query, its two shortest lists' ids (ensure_merged)
+  bool merged_ready_ = false, solo_ready_ = false;
+  PinnedBuffer staging_;          // the queries and tiles on their way up (stage_upload)
+  cudaEvent_t staged_ = nullptr;  // their copies done
+  void stage_upload(const std::vector<IntersectTile>& tiles);
+  void ensure_merged();
+  void ensure_solo();
   PinnedBuffer pinned_;         // run_one's answers, then its tiles' counts (mapped: the device writes them)
   PinnedBuffer answers_;        // answers()'s: the batch's answers, packed, in one copy
   GpuAllocation pack_offsets_;  // answers()'s: where each tile's answers go
+  GpuAllocation scan_temp_;     // answers()'s: the offsets' scan scratch
   unsigned* pinned_device_ = nullptr;
 };
 
