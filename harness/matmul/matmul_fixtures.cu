@@ -288,7 +288,9 @@ void register_matmul_fixtures(bool gpu) {
     const bool sweep = (s.m == kStudy.m && s.n == kStudy.n && s.k == kStudy.k) ||
                        (s.m == kSweep.m && s.n == kSweep.n && s.k == kSweep.k);
     for (const MatmulVariant& v : matmul_variants()) {
-      const bool every = std::find_if(std::begin(kEveryShape), std::end(kEveryShape),
+      // The tuned SIMT rows, however many are registered, run where warp_tiled_sgemm does.
+      const bool every = v.kind == MatmulKind::TunedWarpTile ||
+                         std::find_if(std::begin(kEveryShape), std::end(kEveryShape),
                                       [&](const char* n) { return std::string(n) == v.name; }) != std::end(kEveryShape);
       // The naive and three-loop kernels stop at 4096^3 (16384^3 takes them tens of seconds a call).
       const bool seed_small =

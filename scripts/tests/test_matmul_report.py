@@ -24,13 +24,16 @@ def test_report_from_a_made_up_run(tmp_path):
     for L in (1, 2, 4, 8, 16, 32, 64):
         benches.append(fixture(f"matmul/register_length_{L}/M:512/N:512/K:512", 1.0, tflops=4.0 if L < 64 else 1.0,
                                registers=32 * L, spill_bytes=0 if L < 64 else 100, occupancy=0.5))
-    # Beyond the seed: a hand-written fp32 kernel at 0.8 of cuBLAS SGEMM, a tensor-core kernel at
-    # 0.5 of cuBLAS FP16 (fractions from the fixtures' times), and CUTLASS.
+    # Beyond the seed: a hand-written fp32 kernel at 0.8 of cuBLAS SGEMM and a tuned one at 0.96, a
+    # tensor-core kernel at 0.5 of cuBLAS FP16 (fractions from the fixtures' times), and CUTLASS.
     shape = "M:4096/N:4096/K:4096"
     benches += [fixture(f"matmul/cublas_sgemm/{shape}", 2.0, tflops=68.7, input_bits=32),
                 fixture(f"matmul/cublas_f16/{shape}", 0.2, tflops=687, input_bits=16),
                 fixture(f"matmul/warp_tiled_sgemm/{shape}", 2.5, tflops=55, input_bits=32, block_threads=256,
                         registers=128, spill_bytes=0, shared_bytes=16384, blocks_per_sm=2, occupancy=0.25),
+                fixture(f"matmul/tuned_sgemm_128x256x16_w64x64_t8x16_s3/{shape}", 2.08333, tflops=66, input_bits=32,
+                        block_threads=256, registers=219, spill_bytes=0, shared_bytes=74496, blocks_per_sm=1,
+                        occupancy=0.12),
                 fixture(f"matmul/mma_f16_128x128/{shape}", 0.4, tflops=344, input_bits=16, block_threads=128,
                         registers=230, spill_bytes=0, shared_bytes=75776, blocks_per_sm=2, occupancy=0.12),
                 fixture(f"matmul/cutlass_f16/{shape}", 0.3, tflops=458, input_bits=16)]
@@ -43,7 +46,12 @@ def test_report_from_a_made_up_run(tmp_path):
     assert "| best tile at 512³ | 8 × 8 | 8 × 8 (10 TFLOP/s) |" in md
     assert "| tiles slower than one CPU core (0.0013 TFLOP/s) | 32 × 32 | 32×32 |" in md
     assert "best at 2 + 2; 128 + 128 is 4.00× slower than the best" in md
-    assert "| best hand-written fp32 kernel ≥ 70% of the best cuBLAS fp32 | warp_tiled_sgemm | 55 | 0.800 | met |" in md
+    tuned = "tuned_sgemm_128x256x16_w64x64_t8x16_s3"
+    assert f"| best hand-written fp32 kernel ≥ 70% of the best cuBLAS fp32 | {tuned} | 66 | 0.960 | met |" in md
+    assert f"| best hand-written fp32 kernel ≥ 95% of the best cuBLAS fp32 | {tuned} | 66 | 0.960 | met |" in md
+    assert f"| {tuned} | fp32 | 256 | 219 | 0 | 74496 | 1 | 0.12 |" in md
+    assert "| warp_tiled_sgemm | 55 (0.80) |" in md
+    assert mr.best_name(mr.collect(load(str(run))), "tuned_sgemm_") == tuned  # the ladder's SIMT rung
     assert ("| best tensor-core kernel (FP16 inputs, fp32 sums) ≥ 60% of the best cuBLAS FP16 | mma_f16_128x128 "
             "| 344 | 0.500 | missed |") in md
     assert "| mma_f16_128x128 | fp16 | 128 | 230 | 0 | 75776 | 2 | 0.12 |" in md

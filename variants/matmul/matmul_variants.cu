@@ -1,12 +1,14 @@
 // The matmul table: each row a launch of one kernel instantiation; the sweeps are generated.
 #include <deque>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "kernels/matmul/mma_f16_matmul.cuh"
 #include "kernels/matmul/naive_matmul.cuh"
 #include "kernels/matmul/shared_tile_matmul.cuh"
 #include "kernels/matmul/tiled_matmul.cuh"
+#include "kernels/matmul/tuned_sgemm.cuh"
 #include "kernels/matmul/warp_tiled_sgemm.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/error.hpp"
@@ -75,15 +77,20 @@ void launch_warp_tiled_sgemm(const MatmulArgs& a, cudaStream_t s) {
   CUDA_CHECK_LAUNCH();
 }
 
+// cp.async (and mma.sync m16n8k16) need compute capability 8.0: their kernels trap below it.
+void require_sm80(const char* why) {
+  int device = 0, major = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major < 8) throw Error(why);
+}
+
 template <class Cfg>
 void launch_mma_f16(const MatmulArgs& a, cudaStream_t s) {
   if (!a.a16 || !a.b16 || a.lda16 < matmul_half_ld(a.k) || a.ldb16 < matmul_half_ld(a.n) || a.lda16 % 8 || a.ldb16 % 8)
     throw Error("mma_f16: needs the half copies of A and B with rows padded to 8 (MatmulArgs::a16, b16)");
   if (a.m == 0 || a.n == 0) return;
-  int device = 0, major = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (major < 8) throw Error("mma_f16: needs compute capability 8.0 or newer (cp.async, mma.sync m16n8k16)");
+  require_sm80("mma_f16: needs compute capability 8.0 or newer (cp.async, mma.sync m16n8k16)");
   CUDA_CHECK(
       cudaFuncSetAttribute(mma_f16_matmul_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
   mma_f16_matmul_kernel<Cfg><<<tiles(a, Cfg::kBM, Cfg::kBN), Cfg::kThreads, Cfg::kSharedBytes, s>>>(a);
@@ -101,6 +108,39 @@ void add_mma_f16(registry::Table<MatmulVariant>& t, const char* name) {
          "beyond the study", MatmulKind::TensorCore, Cfg::kMi * 2, Cfg::kNi * 2, 1, launch_mma_f16<Cfg>,
          reinterpret_cast<const void*>(mma_f16_matmul_kernel<Cfg>), MatmulPrecision::F16, Cfg::kThreads,
          Cfg::kSharedBytes});
+}
+
+// The vectorised path needs B's rows and C's float4s on 16 bytes; A is copied 4 bytes at a time.
+template <class Cfg>
+void launch_tuned_sgemm(const MatmulArgs& a, cudaStream_t s) {
+  if (a.m == 0 || a.n == 0) return;
+  require_sm80("tuned_sgemm: needs compute capability 8.0 or newer (cp.async)");
+  const bool vec = a.n % 4 == 0 && on_16_bytes(a.b) && on_16_bytes(a.c);
+  void (*kernel)(MatmulArgs) = vec ? tuned_sgemm_kernel<Cfg, true> : tuned_sgemm_kernel<Cfg, false>;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
+  kernel<<<tiles(a, Cfg::kBM, Cfg::kBN), Cfg::kThreads, Cfg::kSharedBytes, s>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+
+// One row of the tuned SIMT family, named by its parameters: block BM x BN x BK, warp, thread
+// tile, stages of the ring.
+template <class Cfg>
+void add_tuned_sgemm(registry::Table<MatmulVariant>& t) {
+  auto x = [](int p, int q) { return std::to_string(p) + "x" + std::to_string(q); };
+  t.add({keep("tuned_sgemm_" + x(Cfg::kBM, Cfg::kBN) + "x" + std::to_string(Cfg::kBK) + "_w" + x(Cfg::kWM, Cfg::kWN) +
+              "_t" + x(Cfg::kTM, Cfg::kTN) + "_s" + std::to_string(Cfg::kStages)),
+         keep("tuned SIMT SGEMM: " + x(Cfg::kBM, Cfg::kBN) + " a block of " + std::to_string(Cfg::kThreads) +
+              " threads, " + x(Cfg::kWM, Cfg::kWN) + " a warp, " + x(Cfg::kTM, Cfg::kTN) + " a thread, " +
+              std::to_string(Cfg::kBK) + "-step K slices in a " + std::to_string(Cfg::kStages) +
+              "-stage cp.async ring, A transposed"),
+         "beyond the study", MatmulKind::TunedWarpTile, Cfg::kTM, Cfg::kTN, 1, launch_tuned_sgemm<Cfg>,
+         reinterpret_cast<const void*>(tuned_sgemm_kernel<Cfg, true>), MatmulPrecision::F32, Cfg::kThreads,
+         Cfg::kSharedBytes});
+}
+
+template <class... Cfg>
+void add_tuned_sgemm_rows(registry::Table<MatmulVariant>& t, std::tuple<Cfg...>*) {
+  (add_tuned_sgemm<Cfg>(t), ...);
 }
 
 constexpr int kSides[] = {1, 2, 4, 8, 16, 32};
@@ -150,6 +190,8 @@ const char* matmul_kind_name(MatmulKind k) {
       return "shared-memory tile";
     case MatmulKind::WarpTile:
       return "warp tile";
+    case MatmulKind::TunedWarpTile:
+      return "tuned warp tile";
     case MatmulKind::TensorCore:
       return "tensor cores";
     case MatmulKind::Warpgroup:
@@ -187,6 +229,7 @@ const registry::Table<MatmulVariant>& matmul_variants() {
            "slices",
            "beyond the study", MatmulKind::WarpTile, 8, 8, 1, launch_warp_tiled_sgemm,
            reinterpret_cast<const void*>(warp_tiled_sgemm_kernel<true>), MatmulPrecision::F32, warp_sgemm::kThreads});
+    add_tuned_sgemm_rows(t, static_cast<tuned_sgemm::Registered*>(nullptr));
     add_mma_f16<MmaF16Config<128, 128, 32, 2, 2, 4>>(t, "mma_f16_128x128");
     add_mma_f16<MmaF16Config<128, 256, 32, 2, 4, 4>>(t, "mma_f16_128x256");
     add_mma_f16<MmaF16Config<256, 128, 32, 4, 2, 4>>(t, "mma_f16_256x128");

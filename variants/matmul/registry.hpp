@@ -1,6 +1,7 @@
 // The tiled matrix-multiplication study's variants (docs/matmul.md): the seed's naive kernel,
 // its three-loop counter-example and its two register sweeps (rows generated from one template
-// each), then shared-memory tiling, a warp-tiled SGEMM and an FP16 tensor-core kernel. Tests,
+// each), then shared-memory tiling, a warp-tiled SGEMM, its tuned configurations and the FP16
+// tensor-core kernels. Tests,
 // fixtures and the report iterate this table.
 #pragma once
 #include <cuda_runtime.h>
@@ -14,7 +15,17 @@
 
 namespace distancies {
 
-enum class MatmulKind { Naive, ThreeLoop, RegisterTile, RegisterLength, SharedTile, WarpTile, TensorCore, Warpgroup };
+enum class MatmulKind {
+  Naive,
+  ThreeLoop,
+  RegisterTile,
+  RegisterLength,
+  SharedTile,
+  WarpTile,
+  TunedWarpTile,  // tuned_sgemm_*: the templated SIMT SGEMM's configurations
+  TensorCore,
+  Warpgroup
+};
 const char* matmul_kind_name(MatmulKind k);
 
 struct MatmulVariant {
