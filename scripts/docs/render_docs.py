@@ -740,7 +740,7 @@ def r_floor_audit(c: Ctx, which: str = "moments/h200"):
 def r_matmul_anchors(c: Ctx, gpu: str = "h200"):
     """Every row at each shape against the fastest cuBLAS/cuBLASLt row of the same input precision
     writing fp32 C, and its share of dense peak at its own clock (the fixture's peak_fraction)."""
-    src = c.src(f"results/matmul/{gpu}-anchors.json")
+    src = c.src(f"results/matmul/{gpu}.json" if "-" in gpu else f"results/matmul/{gpu}-anchors.json")  # or a run's stem
     m = _medians(c, src)
     shape = {n: (b["M"], b["N"], b["K"]) for n, b in m.items()}
     best = {}
