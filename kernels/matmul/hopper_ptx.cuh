@@ -59,10 +59,11 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
 }
 
 // The same wait for the cluster rows, which says on a timeout which barrier hung: instead of
-// trapping it stores to an address no memory has, 0xdead'0000'0000'0000 + kind << 16 + stage << 8
-// + parity, so the launch fails with "an illegal memory access" (not the unspecified launch
-// failure of a trap) and compute-sanitizer's memcheck prints the block, the thread and that
-// address. No printf: a call makes ptxas serialise every wgmma of the kernel (C7510).
+// trapping it stores to an address no memory has, 0xdead'0000'0000'0000 + kind << 16 + stage
+// << 8 + parity << 4 (aligned, so the fault is an illegal address, not a misaligned one): the
+// launch fails with "an illegal memory access" (not a trap's unspecified launch failure) and
+// compute-sanitizer's memcheck prints the block, the thread and that address. No printf: a
+// call makes ptxas serialise every wgmma of the kernel (C7510).
 enum class Hang : unsigned { ProducerEmpty = 1, ConsumerFull = 2 };
 __device__ __forceinline__ void mbar_wait_named(std::uint32_t bar, std::uint32_t parity, Hang kind, int stage) {
   if (mbar_try_wait(bar, parity)) return;
@@ -70,7 +71,7 @@ __device__ __forceinline__ void mbar_wait_named(std::uint32_t bar, std::uint32_t
   while (!mbar_try_wait(bar, parity))
     if (global_ns() - start > 10'000'000'000ull) {
       const std::uint64_t at =
-          0xdead000000000000ull | (std::uint64_t(kind) << 16) | (std::uint64_t(stage) << 8) | parity;
+          0xdead000000000000ull | (std::uint64_t(kind) << 16) | (std::uint64_t(stage) << 8) | (parity << 4);
       *reinterpret_cast<volatile std::uint32_t*>(at) = bar;
       __trap();  // if the store did not fault
     }
