@@ -88,8 +88,15 @@ cudaLaunchConfig_t cluster_config(int units, cudaLaunchAttribute* attr, cudaStre
   attr->val.clusterDim.y = attr->val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  int clusters = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, wgmma_f16_matmul_kernel<Cfg>, &cfg));
+  // Asked once a device, not at every launch: the timed launches pay no occupancy query.
+  static int device_seen = -1, max_clusters = 0;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  if (device != device_seen) {
+    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&max_clusters, wgmma_f16_matmul_kernel<Cfg>, &cfg));
+    device_seen = device;
+  }
+  int clusters = max_clusters;
   if (clusters < 1)
     throw Error("wgmma_f16: no cluster of " + std::to_string(Cfg::kCluster) + " blocks with " +
                 std::to_string(Cfg::kSharedBytes) + " bytes of shared memory each fits on this device");
