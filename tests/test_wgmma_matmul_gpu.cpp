@@ -1,10 +1,12 @@
 // The Hopper wgmma rows (variants/matmul/wgmma_f16_matmul.cu) on operands built so that a wrong
-// layout names itself: with A made of identity blocks, C is B (C[i][j] = B[i % 64][j], summed
-// over K's 64-step slices); with B made of identity blocks, C is A. Each B (A) holds its column or its row index, so a
-// wrong element says which index the kernel mixed up, and the message says which part of the kernel reads it. Integers
-// below 2,048 are exact in fp16 and in the fp32 sums. 256 x 256 x 64: one 64-step slice, two or four tiles of every
-// row's shape; the cluster rows (`_c2`) also at 384 x 256 x 576 (an odd number of tile rows, the rings wrapped). The
-// registry-wide exactness test (test_matmul_gpu.cpp) covers ragged shapes; this one is for a first run going wrong.
+// layout names itself: with A made of identity blocks, C is B (C[i][j] = B[i % 64][j], summed over
+// K's 64-step slices); with B made of identity blocks, C is A. Each B (A) holds its column or its
+// row index, so a wrong element says which index the kernel mixed up, and the message says which
+// part of the kernel reads it. Operands below 2,048 are exact in fp16 and the integer sums in fp32.
+// 256 x 256 x 64: one 64-step slice, two or four tiles of every row's shape; the cluster rows (`_c2`)
+// also at 384 x 256 x 576 (an odd number of tile rows, the rings wrapped). The registry-wide
+// exactness test (test_matmul_gpu.cpp) covers ragged shapes; this one is for a first run going
+// wrong.
 #include <gtest/gtest.h>
 
 #include <functional>

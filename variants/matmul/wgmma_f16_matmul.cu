@@ -1,7 +1,8 @@
 // The Hopper FP16 matmul's rows, host side: the operands' TMA descriptors (cuTensorMapEncodeTiled
 // through the runtime's driver entry point: nothing links libcuda), the persistent launch (with
-// a cluster dimension for the cluster rows), the rows. Compiled for sm_90a alone (variants/matmul/CMakeLists.txt): the
-// kernel's instructions exist there only, and only compute capability 9.0 runs it.
+// a cluster dimension for the cluster rows), the rows. Compiled for sm_90a alone
+// (variants/matmul/CMakeLists.txt): the kernel's instructions exist there only, and only compute
+// capability 9.0 runs it.
 #include "variants/matmul/wgmma_f16_matmul.hpp"
 
 #include <cuda.h>
