@@ -4,13 +4,17 @@
 // reads through the kernel's descriptors (the ISA's canonical 128-byte-swizzled layouts) is the
 // element TMA's 128-byte swizzle put there. The wgmma_byte model is ours: a mistake shared by
 // it and the hardware's reading is not caught here, but swapped offsets, a wrong step advance
-// or box stride are (the last test shows the check sees one).
+// or box stride are (a test shows the check sees one). The cluster rows' tile walk over ragged
+// grids and their split of B's copies are checked here too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "kernels/matmul/wgmma_layout.hpp"
 
@@ -83,6 +87,8 @@ TEST(WgmmaLayout, EveryRowsDescriptorsReadWhatTmaWrote) {
   expect_descriptors_read_what_tma_wrote<WgmmaConfig<128, 256, 4>>("wgmma_f16_128x256");
   expect_descriptors_read_what_tma_wrote<WgmmaConfig<256, 128, 4>>("wgmma_f16_256x128");
   expect_descriptors_read_what_tma_wrote<WgmmaConfig<128, 128, 6>>("wgmma_f16_128x128");
+  expect_descriptors_read_what_tma_wrote<WgmmaConfig<128, 256, 4, 2>>("wgmma_f16_128x256_c2");
+  expect_descriptors_read_what_tma_wrote<WgmmaConfig<128, 128, 6, 2>>("wgmma_f16_128x128_c2");
 }
 
 TEST(WgmmaLayout, TheCheckSeesSwappedOffsetsAndAWrongStep) {
@@ -116,4 +122,142 @@ TEST(WgmmaLayout, AccumulatorsCoverTheWarpgroupsTileOnce) {
       }
     EXPECT_EQ(seen.size(), static_cast<std::size_t>(64 * n)) << "N = " << n << ": every element once";
   }
+}
+
+// The cluster rows (kernels/matmul/wgmma_layout.hpp, cluster_tile_at and the B split): which
+// tile each block of a cluster computes, which of B's boxes it copies for both, and what its
+// barriers count.
+namespace {
+
+using Walk = std::function<ClusterTile(int unit, int tiles_m, int tiles_n, int rank)>;
+
+// The grouped order of kernels/matmul/tile_order.cuh (grouped_tile_at, device code), on the CPU.
+std::pair<int, int> grouped_reference(int pid, int tiles_m, int tiles_n, int group) {
+  const int per_group = group * tiles_n, first_m = (pid / per_group) * group;
+  const int rows = std::min(tiles_m - first_m, group), in_group = pid % per_group;
+  return {first_m + in_group % rows, in_group / rows};
+}
+
+// What a cluster-of-2 walk must do over tiles_m x tiles_n tiles; "" if it does: every real tile
+// once, both blocks of a unit on one column of tiles (the B they share) and adjacent rows, a
+// phantom tile only past an odd last tile row, every A copy inside A.
+std::string walk_problem(const Walk& walk, int tiles_m, int tiles_n) {
+  const int units = cluster_units_m(tiles_m, 2) * tiles_n;
+  std::vector<int> seen(static_cast<std::size_t>(tiles_m) * tiles_n, 0);
+  const std::string at = " (" + std::to_string(tiles_m) + " x " + std::to_string(tiles_n) + " tiles)";
+  for (int u = 0; u < units; ++u) {
+    const ClusterTile t0 = walk(u, tiles_m, tiles_n, 0), t1 = walk(u, tiles_m, tiles_n, 1);
+    if (t0.n != t1.n || t1.m != t0.m + 1 || t0.m % 2) return "unit " + std::to_string(u) + " not a tile pair" + at;
+    if (!t0.real || t1.real != (t1.m < tiles_m) || (!t1.real && t1.m != tiles_m))
+      return "unit " + std::to_string(u) + " a wrong phantom" + at;
+    for (const ClusterTile& t : {t0, t1}) {
+      if (t.n < 0 || t.n >= tiles_n || cluster_a_tile(t, tiles_m) < 0 || cluster_a_tile(t, tiles_m) >= tiles_m)
+        return "unit " + std::to_string(u) + " outside the tiles" + at;
+      if (t.real) ++seen[static_cast<std::size_t>(t.m) * tiles_n + t.n];
+    }
+  }
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    if (seen[i] != 1) return "tile " + std::to_string(i) + " computed " + std::to_string(seen[i]) + " times" + at;
+  return "";
+}
+
+const Walk kClusterWalk = [](int u, int tm, int tn, int rank) { return cluster_tile_at(u, tm, tn, 8, 2, rank); };
+
+}  // namespace
+
+TEST(WgmmaCluster, WithoutAClusterTheWalkIsTheGroupedOrder) {
+  for (int tm : {1, 3, 8, 9, 17, 33})
+    for (int tn : {1, 2, 5})
+      for (int pid = 0; pid < tm * tn; ++pid) {
+        const ClusterTile t = cluster_tile_at(pid, tm, tn, 8, 1, 0);
+        EXPECT_EQ(std::make_pair(t.m, t.n), grouped_reference(pid, tm, tn, 8)) << tm << " x " << tn << ", " << pid;
+        EXPECT_TRUE(t.real);
+      }
+}
+
+TEST(WgmmaCluster, PairsCoverRaggedGridsOnce) {
+  for (int tm = 1; tm <= 20; ++tm)
+    for (int tn = 1; tn <= 6; ++tn) EXPECT_EQ(walk_problem(kClusterWalk, tm, tn), "");
+  // The GPU tests' and the bench's shapes, in 128-row tiles and 128- or 256-column ones.
+  const std::pair<int, int> shapes[] = {{1, 1},         {3, 5},       {129, 131},  {1153, 136}, {64, 8},
+                                        {2100, 2100},   {300, 260},   {100, 1},    {1, 100},    {512, 64},
+                                        {1024, 131072}, {4096, 4096}, {8192, 8192}};
+  for (const auto& [m, n] : shapes)
+    for (int bn : {128, 256}) EXPECT_EQ(walk_problem(kClusterWalk, (m + 127) / 128, (n + bn - 1) / bn), "") << m;
+}
+
+TEST(WgmmaCluster, UnitsKeepTheGroupsTileRows) {
+  // 20 tile rows, 3 columns: the first group's 4 units x 3 columns are tile rows 0-7, down the
+  // columns; the last group has 2 units (rows 16-19).
+  for (int u = 0; u < 12; ++u) {
+    const ClusterTile t = cluster_tile_at(u, 20, 3, 8, 2, 0);
+    EXPECT_EQ(t.m, 2 * (u % 4)) << u;
+    EXPECT_EQ(t.n, u / 4) << u;
+  }
+  EXPECT_EQ(cluster_tile_at(24, 20, 3, 8, 2, 1).m, 17);
+  EXPECT_EQ(cluster_tile_at(25, 20, 3, 8, 2, 0).m, 18);
+  EXPECT_EQ(cluster_tile_at(26, 20, 3, 8, 2, 0).n, 1);
+  // An odd last tile row: unit (2, n) of 5 tile rows is rows 4 and 5, 5 a phantom on row 4's A.
+  const ClusterTile phantom = cluster_tile_at(2, 5, 1, 8, 2, 1);
+  EXPECT_EQ(phantom.m, 5);
+  EXPECT_FALSE(phantom.real);
+  EXPECT_EQ(cluster_a_tile(phantom, 5), 4);
+}
+
+TEST(WgmmaCluster, TheWalkCheckSeesOverlapsGapsAndSplitColumns) {
+  const Walk overlap = [](int u, int tm, int tn, int rank) {  // units one tile row apart
+    ClusterTile t = cluster_tile_at(u, tm, tn, 8, 2, rank);
+    t.m = t.m / 2 + rank;
+    t.real = t.m < tm;
+    return t;
+  };
+  EXPECT_NE(walk_problem(overlap, 6, 2), "");
+  const Walk split = [](int u, int tm, int tn, int rank) {  // the two blocks on different columns of B
+    ClusterTile t = cluster_tile_at(u, tm, tn, 8, 2, 0);
+    t.m += rank;
+    t.n = (t.n + rank) % tn;
+    t.real = t.m < tm;
+    return t;
+  };
+  EXPECT_NE(walk_problem(split, 6, 3), "");
+  const Walk gap = [](int u, int tm, int tn, int rank) {  // the odd last row dropped
+    ClusterTile t = cluster_tile_at(u, tm, tn, 8, 2, rank);
+    if (t.m == tm - 1 && tm % 2) t.real = false;
+    return t;
+  };
+  EXPECT_NE(walk_problem(gap, 5, 2), "");
+}
+
+namespace {
+
+template <class Cfg>
+void expect_b_split(const char* name) {
+  std::vector<int> copies(Cfg::kBBoxes, 0);
+  for (int rank = 0; rank < Cfg::kCluster; ++rank) {
+    const int first = cluster_first_b_box(rank, Cfg::kBBoxes, Cfg::kCluster);
+    for (int j = first; j < first + Cfg::kOwnBBoxes; ++j) {
+      ASSERT_TRUE(j >= 0 && j < Cfg::kBBoxes) << name << ": rank " << rank << " box " << j;
+      ++copies[j];
+    }
+  }
+  for (int j = 0; j < Cfg::kBBoxes; ++j) EXPECT_EQ(copies[j], 1) << name << ": B box " << j << " copied once";
+  // What lands in each block a stage: its A and every box of B, its own and its peers'.
+  EXPECT_EQ(Cfg::kLandingBytes, Cfg::kABytes + Cfg::kCluster * Cfg::kOwnBBoxes * kBBoxBytes) << name;
+  EXPECT_EQ(Cfg::kLandingBytes, Cfg::kStageBytes) << name;
+  EXPECT_EQ(Cfg::kEmptyArrivals, Cfg::kCluster * Cfg::kConsumers * 4) << name << ": a consumer warp of every block";
+  EXPECT_EQ(cluster_cta_mask(Cfg::kCluster), (1u << Cfg::kCluster) - 1u) << name;
+}
+
+}  // namespace
+
+TEST(WgmmaCluster, EachBlockCopiesItsShareOfBForBoth) {
+  EXPECT_EQ(cluster_first_b_box(0, 4, 2), 0);
+  EXPECT_EQ(cluster_first_b_box(1, 4, 2), 2);  // 128 x 256: boxes 2 and 3, columns 128-255
+  EXPECT_EQ(cluster_first_b_box(1, 2, 2), 1);  // 128 x 128: box 1, columns 64-127
+  EXPECT_EQ(cluster_cta_mask(2), 0b11u);
+  EXPECT_EQ(cluster_cta_mask(1), 0b1u);
+  expect_b_split<WgmmaConfig<128, 256, 4, 2>>("wgmma_f16_128x256_c2");
+  expect_b_split<WgmmaConfig<128, 128, 6, 2>>("wgmma_f16_128x128_c2");
+  expect_b_split<WgmmaConfig<128, 256, 4>>("wgmma_f16_128x256");
+  EXPECT_EQ((WgmmaConfig<128, 256, 4>::kEmptyArrivals), 8);  // the rows without a cluster: as before
 }

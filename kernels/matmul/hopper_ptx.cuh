@@ -1,7 +1,8 @@
 // The Hopper (sm_90a) instructions the warp-specialised FP16 matmul (wgmma_f16_matmul.cuh) uses,
-// as thin inline-PTX wrappers: mbarriers, TMA tile loads, the proxy fences, register
-// reallocation between warpgroups and the warpgroup MMA. Defined only where the device pass
-// targets sm_90a (the only place these instructions assemble); callers guard the same way.
+// as thin inline-PTX wrappers: mbarriers (a cluster peer's too), TMA tile loads (multicast to a
+// cluster too), cluster barriers, the proxy fences, register reallocation between warpgroups and
+// the warpgroup MMA. Defined only where the device pass targets sm_90a (the only place these
+// instructions assemble); callers guard the same way.
 #pragma once
 #include <cstdint>
 
@@ -57,6 +58,57 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
     if (global_ns() - start > 10'000'000'000ull) __trap();
 }
 
+// The same wait for the cluster rows, which says on a timeout which barrier hung: instead of
+// trapping it stores to an address no memory has, 0xdead'0000'0000'0000 + kind << 16 + stage
+// << 8 + parity << 4 (aligned, so the fault is an illegal address, not a misaligned one): the
+// launch fails with "an illegal memory access" (not a trap's unspecified launch failure) and
+// compute-sanitizer's memcheck prints the block, the thread and that address. No printf: a
+// call makes ptxas serialise every wgmma of the kernel (C7510).
+enum class Hang : unsigned { ProducerEmpty = 1, ConsumerFull = 2 };
+__device__ __forceinline__ void mbar_wait_named(std::uint32_t bar, std::uint32_t parity, Hang kind, int stage) {
+  if (mbar_try_wait(bar, parity)) return;
+  const std::uint64_t start = global_ns();
+  while (!mbar_try_wait(bar, parity))
+    if (global_ns() - start > 10'000'000'000ull) {
+      const std::uint64_t at =
+          0xdead000000000000ull | (std::uint64_t(kind) << 16) | (std::uint64_t(stage) << 8) | (parity << 4);
+      *reinterpret_cast<volatile std::uint32_t*>(at) = bar;
+      __trap();  // if the store did not fault
+    }
+}
+
+// Thread-block clusters: this block's rank in its cluster and the cluster's size; every thread
+// of both blocks arrives and waits (release / acquire: what a block wrote before is visible to
+// its peer after). Not .aligned: the producer's warp reaches it with one thread diverged.
+__device__ __forceinline__ std::uint32_t cluster_ctarank() {
+  std::uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ std::uint32_t cluster_nctarank() {
+  std::uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+// One arrival on the barrier at this block's address `bar` in block `cta` of the cluster (mapa
+// translates it into that block's window of the cluster's shared memory). The default
+// semantics (release at CTA scope), as CUTLASS's ClusterBarrier: the stage's readers are
+// wgmmas, done once wgmma.wait_group returns, and no data is handed over through the barrier;
+// release at cluster scope would put a MEMBAR.ALL.GPU before every arrival.
+__device__ __forceinline__ void mbar_arrive_cluster(std::uint32_t bar, std::uint32_t cta) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
+}
+
 // TMA: the box at coordinates (c0 innermost, c1) of the tensor `map` describes into shared
 // memory at `dst`, completing `bytes` of `bar`'s transaction count. Out-of-bounds parts of the
 // box are zero-filled.
@@ -65,6 +117,16 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const void* map, 
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
           dst),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+// The same box written at `dst` in every block of the cluster whose bit is set in `cta_mask`,
+// each completing the bytes on its own barrier at the same offset `bar`.
+__device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, const void* map, int c0, int c1,
+                                                      std::uint32_t bar, std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
       : "memory");
 }
 __device__ __forceinline__ void prefetch_tensormap(const void* map) {

@@ -15,6 +15,15 @@
 // tile_order.cuh, so the producer loads the next tile's first slices while the consumers write
 // C. TMA zero-fills the parts of a box outside A (m x k) or B (k x n), which makes ragged m, n
 // and k exact; C's stores are guarded. The layouts and descriptors are in wgmma_layout.hpp.
+//
+// The cluster rows (Cfg::kCluster = 2) launch clusters of two blocks along M that compute the
+// two tiles of one tile unit (cluster_tile_at): both need the same B slices, so each producer
+// copies half of B's boxes and multicasts them into both blocks, halving B's reads from L2.
+// Each block's full barrier still expects the whole stage (its A, both halves of B: the peer's
+// copies complete bytes on it too); its empty barrier counts the consumer warps of both blocks,
+// which arrive on the two blocks' barriers (mapa), since either producer's multicast overwrites
+// the stage in both. A cluster barrier after the barriers' initialisation and another before
+// the exit keep every remote arrival and copy inside the peer's lifetime.
 #pragma once
 #include <cuda.h>  // CUtensorMap, a type only: nothing of libcuda is linked
 
@@ -38,9 +47,11 @@ struct Ring {
   __device__ std::uint32_t empty(int s) const { return bars + 8 * (Cfg::kStages + s); }
 };
 
+// rank: the block's rank in its cluster (0 without one); units: tile units (cluster_tile_at) to
+// walk, tiles_m x tiles_n without a cluster.
 struct Problem {
   float* c;
-  int m, n, tiles_m, tiles_n, ktiles;
+  int m, n, tiles_m, tiles_n, ktiles, rank, units;
 };
 
 // A place in the ring: stage and the parity of its current turn.
@@ -55,22 +66,64 @@ struct RingPos {
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-// One thread: every slice of every tile this block walks, in the consumers' order.
+// The tile of walk step t. Without a cluster every block walks its own tiles; in a cluster, the
+// blocks walk the same units (first unit: the cluster's index), each its rank's tile of it.
+template <class Cfg>
+__device__ __forceinline__ ClusterTile tile_of(int t, const Problem& p) {
+  if constexpr (Cfg::kCluster == 1) {
+    const TileCoord tc = grouped_tile_at(t, p.tiles_m, p.tiles_n, Cfg::kGroup);
+    return {tc.m, tc.n, true};
+  } else {
+    return cluster_tile_at(t, p.tiles_m, p.tiles_n, Cfg::kGroup, Cfg::kCluster, p.rank);
+  }
+}
+template <class Cfg>
+__device__ __forceinline__ int first_unit() {
+  return static_cast<int>(blockIdx.x) / Cfg::kCluster;
+}
+template <class Cfg>
+__device__ __forceinline__ int unit_stride() {
+  return static_cast<int>(gridDim.x) / Cfg::kCluster;
+}
+
+// One slice's copies into stage `stage`: A's box, and B's boxes this block copies (all of them,
+// or in a cluster its share, multicast to every block of the cluster).
+template <class Cfg>
+__device__ __forceinline__ void load_slice(const CUtensorMap* ta, const CUtensorMap* tb, const Ring<Cfg>& r, int stage,
+                                           const ClusterTile& tc, int kt, const Problem& p) {
+  const std::uint32_t full = r.full(stage);
+  hopper::mbar_arrive_expect_tx(full, Cfg::kLandingBytes);  // whole boxes, zero-filled ones too
+  if constexpr (Cfg::kCluster == 1) {
+    hopper::tma_load_2d(r.a_slice(stage), ta, kt * kSliceK, tc.m * Cfg::kBM, full);
+#pragma unroll
+    for (int j = 0; j < Cfg::kBBoxes; ++j)
+      hopper::tma_load_2d(r.b_slice(stage) + j * kBBoxBytes, tb, tc.n * Cfg::kBN + j * kBBoxCols, kt * kSliceK, full);
+  } else {
+    hopper::tma_load_2d(r.a_slice(stage), ta, kt * kSliceK, cluster_a_tile(tc, p.tiles_m) * Cfg::kBM, full);
+    const int first = cluster_first_b_box(p.rank, Cfg::kBBoxes, Cfg::kCluster);
+#pragma unroll
+    for (int j = first; j < first + Cfg::kOwnBBoxes; ++j)
+      hopper::tma_load_2d_multicast(r.b_slice(stage) + j * kBBoxBytes, tb, tc.n * Cfg::kBN + j * kBBoxCols,
+                                    kt * kSliceK, full, cluster_cta_mask(Cfg::kCluster));
+  }
+}
+
+// One thread: every slice of every tile this block walks, in the consumers' order. In a cluster
+// a stage is free once the consumers of every block released it (their arrivals on this
+// block's empty barrier), since this block's multicast writes it in all of them.
 template <class Cfg>
 __device__ __forceinline__ void produce(const CUtensorMap* ta, const CUtensorMap* tb, const Ring<Cfg>& r,
                                         const Problem& p) {
   RingPos at;
-  for (int t = blockIdx.x; t < p.tiles_m * p.tiles_n; t += gridDim.x) {
-    const TileCoord tc = grouped_tile_at(t, p.tiles_m, p.tiles_n, Cfg::kGroup);
+  for (int t = first_unit<Cfg>(); t < p.units; t += unit_stride<Cfg>()) {
+    const ClusterTile tc = tile_of<Cfg>(t, p);
     for (int kt = 0; kt < p.ktiles; ++kt) {
-      hopper::mbar_wait(r.empty(at.stage), at.phase ^ 1u);  // its last slice's MMAs are done
-      const std::uint32_t full = r.full(at.stage);
-      hopper::mbar_arrive_expect_tx(full, Cfg::kStageBytes);  // whole boxes, zero-filled ones too
-      hopper::tma_load_2d(r.a_slice(at.stage), ta, kt * kSliceK, tc.m * Cfg::kBM, full);
-#pragma unroll
-      for (int j = 0; j < Cfg::kBBoxes; ++j)
-        hopper::tma_load_2d(r.b_slice(at.stage) + j * kBBoxBytes, tb, tc.n * Cfg::kBN + j * kBBoxCols, kt * kSliceK,
-                            full);
+      // its last slice's MMAs are done
+      if constexpr (Cfg::kCluster == 1)
+        hopper::mbar_wait(r.empty(at.stage), at.phase ^ 1u);
+      else
+        hopper::mbar_wait_named(r.empty(at.stage), at.phase ^ 1u, hopper::Hang::ProducerEmpty, at.stage);
+      load_slice<Cfg>(ta, tb, r, at.stage, tc, kt, p);
       at.advance<Cfg::kStages>();
     }
   }
@@ -88,12 +141,30 @@ __device__ __forceinline__ void mma(float* d, std::uint64_t a, std::uint64_t b) 
 // A slice's MMAs are one wgmma group; once the next slice's group is issued, waiting for all but
 // one group means the slice before is read, and its stage goes back to the producer (one arrival
 // a warp: the empty barriers count 4 a consumer warpgroup).
+// In a cluster, lane c of each warp arrives on the empty barrier of the cluster's block c (the
+// same offset in every block), so each block's producer hears from every consumer warp.
+template <class Cfg>
+__device__ __forceinline__ void release(std::uint32_t empty) {
+  const int lane = threadIdx.x % 32;
+  if constexpr (Cfg::kCluster == 1) {
+    if (lane == 0) hopper::mbar_arrive(empty);
+  } else {
+    if (lane < Cfg::kCluster) hopper::mbar_arrive_cluster(empty, lane);
+  }
+}
+template <class Cfg>
+__device__ __forceinline__ void wait_full(const Ring<Cfg>& r, const RingPos& at) {
+  if constexpr (Cfg::kCluster == 1)
+    hopper::mbar_wait(r.full(at.stage), at.phase);
+  else
+    hopper::mbar_wait_named(r.full(at.stage), at.phase, hopper::Hang::ConsumerFull, at.stage);
+}
+
 template <class Cfg>
 __device__ __forceinline__ void mainloop(float* acc, const Ring<Cfg>& r, int ktiles, int row0, RingPos& at) {
-  const bool signal = threadIdx.x % 32 == 0;
   int prev = 0;
   for (int kt = 0; kt < ktiles; ++kt) {
-    hopper::mbar_wait(r.full(at.stage), at.phase);
+    wait_full<Cfg>(r, at);
     __syncwarp();
     hopper::wgmma_fence();
 #pragma unroll
@@ -104,12 +175,12 @@ __device__ __forceinline__ void mainloop(float* acc, const Ring<Cfg>& r, int kti
                  b_desc(r.b_slice(at.stage), s));
     hopper::wgmma_commit();
     hopper::wgmma_wait<1>();
-    if (kt > 0 && signal) hopper::mbar_arrive(r.empty(prev));
+    if (kt > 0) release<Cfg>(r.empty(prev));
     prev = at.stage;
     at.advance<Cfg::kStages>();
   }
   hopper::wgmma_wait<0>();
-  if (ktiles > 0 && signal) hopper::mbar_arrive(r.empty(prev));
+  if (ktiles > 0) release<Cfg>(r.empty(prev));
 }
 
 // The warpgroup's rows of C from its accumulators (accumulator_coord), pairs of columns as one
@@ -140,8 +211,8 @@ __device__ __forceinline__ void store(const float* acc, const Problem& p, int ro
 template <class Cfg>
 __device__ __forceinline__ void consume(const Ring<Cfg>& r, const Problem& p, int cw) {
   RingPos at;
-  for (int t = blockIdx.x; t < p.tiles_m * p.tiles_n; t += gridDim.x) {
-    const TileCoord tc = grouped_tile_at(t, p.tiles_m, p.tiles_n, Cfg::kGroup);
+  for (int t = first_unit<Cfg>(); t < p.units; t += unit_stride<Cfg>()) {
+    const ClusterTile tc = tile_of<Cfg>(t, p);
     float acc[Cfg::kAccum];
 #pragma unroll
     for (int i = 0; i < Cfg::kAccum; ++i) acc[i] = 0.0f;
@@ -150,7 +221,7 @@ __device__ __forceinline__ void consume(const Ring<Cfg>& r, const Problem& p, in
     mainloop<Cfg>(acc, r, p.ktiles, cw * Cfg::kWgRows, at);
 #pragma unroll
     for (int i = 0; i < Cfg::kAccum; ++i) hopper::fence_operand(acc[i]);
-    store<Cfg>(acc, p, tc.m * Cfg::kBM + cw * Cfg::kWgRows, tc.n * Cfg::kBN);
+    if (tc.real) store<Cfg>(acc, p, tc.m * Cfg::kBM + cw * Cfg::kWgRows, tc.n * Cfg::kBN);
   }
 }
 
@@ -172,17 +243,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // Every tile must start on its swizzle pattern (1,024 bytes): the base rounded up.
   const std::uint32_t base = (hopper::smem_u32(wgmma_smem) + kAtomBytes - 1) & ~std::uint32_t(kAtomBytes - 1);
   const Ring<Cfg> ring{base, base + Cfg::kStages * Cfg::kABytes, base + Cfg::kStages * Cfg::kStageBytes};
-  const Problem p{c, m, n, (m + Cfg::kBM - 1) / Cfg::kBM, (n + Cfg::kBN - 1) / Cfg::kBN, (k + kSliceK - 1) / kSliceK};
+  const int tiles_m = (m + Cfg::kBM - 1) / Cfg::kBM, tiles_n = (n + Cfg::kBN - 1) / Cfg::kBN;
+  const int rank = Cfg::kCluster == 1 ? 0 : static_cast<int>(hopper::cluster_ctarank());
+  const Problem p{
+      c, m, n, tiles_m, tiles_n, (k + kSliceK - 1) / kSliceK, rank, cluster_units_m(tiles_m, Cfg::kCluster) * tiles_n};
   if (threadIdx.x == 0) {
+    // A cluster row launched without its cluster would wait for a peer forever: fail at once.
+    if (Cfg::kCluster > 1 && hopper::cluster_nctarank() != Cfg::kCluster) __trap();
     hopper::prefetch_tensormap(&tma_a);
     hopper::prefetch_tensormap(&tma_b);
     for (int s = 0; s < Cfg::kStages; ++s) {
       hopper::mbar_init(ring.full(s), 1);                     // the producer's arrival (+ bytes)
-      hopper::mbar_init(ring.empty(s), Cfg::kConsumers * 4);  // one arrival a consumer warp
+      hopper::mbar_init(ring.empty(s), Cfg::kEmptyArrivals);  // a consumer warp of each block
     }
     hopper::fence_barrier_init();
   }
-  __syncthreads();
+  // In a cluster, the peer's barriers must be initialised before any copy or arrival reaches
+  // them: a cluster-wide barrier, which also orders this block's threads.
+  if constexpr (Cfg::kCluster == 1)
+    __syncthreads();
+  else
+    hopper::cluster_sync();
   const int wg = threadIdx.x / 128;
   if (wg == 0) {
     hopper::setmaxnreg_dec<Cfg::kProducerRegs>();
@@ -190,6 +271,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   } else {
     hopper::setmaxnreg_inc<Cfg::kConsumerRegs>();
     consume<Cfg>(ring, p, wg - 1);
+  }
+  // No block leaves while its peer may still arrive on its empty barriers (the consumers'
+  // last releases); the multicast bytes into it are all awaited by its own consumers.
+  if constexpr (Cfg::kCluster > 1) {
+    __syncwarp();
+    hopper::cluster_sync();
   }
 #endif
 }

@@ -78,11 +78,45 @@ constexpr DISTANCIES_HD FragCoord accumulator_coord(int t, int i) {
   return {(t / 32) * 16 + (t % 32) / 4 + ((i / 2) % 2) * 8, (i / 4) * 8 + (t % 4) * 2 + i % 2};
 }
 
+// Clusters of `cluster` blocks along M (the cluster rows): the blocks of a cluster compute the
+// tiles m = cluster u + rank, u a "tile unit", of one column of tiles n, so they need the same
+// B slices. Each block copies its share of B's 64-column boxes and multicasts it to every block
+// of the cluster; each copies its own A. The units are walked in the grouped order of
+// tile_order.cuh (group / cluster units a group, the same tile rows), every block of a cluster
+// the same units. Where the tile rows do not fill the last unit, the blocks past the edge
+// ("phantom" tiles) still load and multiply (their peers need their share of B, and every
+// block must take as many turns of the ring), but on tile rows - 1's A and store nothing.
+struct ClusterTile {
+  int m, n;   // tile indices
+  bool real;  // m < tiles_m: the block stores its tile
+};
+constexpr DISTANCIES_HD int cluster_units_m(int tiles_m, int cluster) { return (tiles_m + cluster - 1) / cluster; }
+constexpr DISTANCIES_HD ClusterTile cluster_tile_at(int unit, int tiles_m, int tiles_n, int group, int cluster,
+                                                    int rank) {
+  const int units_m = cluster_units_m(tiles_m, cluster), unit_group = group / cluster;
+  const int per_group = unit_group * tiles_n;
+  const int first = (unit / per_group) * unit_group;
+  const int rows = units_m - first < unit_group ? units_m - first : unit_group;
+  const int in_group = unit % per_group;
+  const int m = (first + in_group % rows) * cluster + rank;
+  return {m, in_group / rows, m < tiles_m};
+}
+// The tile row whose A a block copies: its own, or for a phantom tile the last real one (TMA
+// then reads rows inside A, never a box wholly outside it).
+constexpr DISTANCIES_HD int cluster_a_tile(const ClusterTile& t, int tiles_m) { return t.real ? t.m : tiles_m - 1; }
+// B's 64-column boxes the block of rank `rank` copies for the cluster: boxes / cluster of them
+// from this one on; the cta mask of the multicast: every block of the cluster.
+constexpr DISTANCIES_HD int cluster_first_b_box(int rank, int boxes, int cluster) { return rank * (boxes / cluster); }
+constexpr DISTANCIES_HD std::uint16_t cluster_cta_mask(int cluster) {
+  return static_cast<std::uint16_t>((1u << cluster) - 1u);
+}
+
 // A block tile: two consumer warpgroups of BM / 2 rows each (one or two m64 wgmmas a step, N =
-// BN) and one producer warpgroup issuing the TMA copies into a STAGES-deep ring.
-template <int BM, int BN, int STAGES>
+// BN) and one producer warpgroup issuing the TMA copies into a STAGES-deep ring; CLUSTER blocks
+// a cluster along M sharing B's copies (1: no cluster, each block copies its whole B).
+template <int BM, int BN, int STAGES, int CLUSTER = 1>
 struct WgmmaConfig {
-  static constexpr int kBM = BM, kBN = BN, kBK = kSliceK, kStages = STAGES;
+  static constexpr int kBM = BM, kBN = BN, kBK = kSliceK, kStages = STAGES, kCluster = CLUSTER;
   static constexpr int kConsumers = 2;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kWgRows = BM / kConsumers;  // rows of C a consumer warpgroup owns
@@ -90,6 +124,13 @@ struct WgmmaConfig {
   static constexpr int kAccum = kMmas * BN / 2;    // fp32 accumulators a consumer thread
   static constexpr int kABytes = BM * kBK * 2, kBBytes = kBK * BN * 2, kStageBytes = kABytes + kBBytes;
   static constexpr int kBBoxes = BN / kBBoxCols;
+  static constexpr int kOwnBBoxes = kBBoxes / kCluster;  // the boxes of B a block copies
+  // A stage's bytes landing in each block (its full barrier's transaction count): its A and all
+  // of B, its own boxes and those its peers multicast.
+  static constexpr int kLandingBytes = kABytes + kBBytes;
+  // Arrivals that free a stage (its empty barrier): one a consumer warp of every block of the
+  // cluster, since the producer's multicast overwrites the stage in all of them.
+  static constexpr int kEmptyArrivals = kCluster * kConsumers * 4;
   // The ring, its full and empty barriers, and slack to round the base up to 1,024 bytes.
   static constexpr int kSharedBytes = STAGES * kStageBytes + 2 * STAGES * 8 + kAtomBytes;
   static constexpr int kGroup = 8;  // tile rows a group (tile_order.cuh)
@@ -99,6 +140,8 @@ struct WgmmaConfig {
   static_assert(kWgRows % 64 == 0 && BM <= 256, "whole m64 wgmmas; a TMA box is at most 256 rows");
   static_assert(kABytes % kAtomBytes == 0 && kBBytes % kAtomBytes == 0, "every tile on its swizzle pattern");
   static_assert(kSharedBytes <= 227 * 1024, "the block's shared memory on sm_90");
+  static_assert((kCluster == 1 || kCluster == 2) && kBBoxes % kCluster == 0 && kGroup % kCluster == 0,
+                "a cluster of 1 or 2 blocks, B's boxes and the group's tile rows split evenly among them");
 };
 
 }  // namespace distancies::wgmma

@@ -6,10 +6,14 @@ kernel (its info line C7520, not a warning): each HGMMA then waits for its own r
 from 2.9 to 3.6 ms (docs/batch.md). This reads the SASS of an object (cuobjdump: on PATH, in the
 CUDA toolkit, or from the nvidia-cuda-cuobjdump wheel, with nvidia-cuda-nvdisasm's beside it) and,
 for every function whose name holds PATTERN, fails if an HGMMA is followed directly by that full
-wait, or if none of its HGMMAs is issued without waiting (every one carrying gsb0). Exit 0:
-pipelined; 1: serialised; 2: bad input; 77: no cuobjdump (the test says it skipped).
+wait, or if none of its HGMMAs is issued without waiting (every one carrying gsb0). --require
+REGEX: each of those functions must also hold an instruction matching it (the cluster rows: a
+multicast TMA copy); --forbid REGEX: none may (local memory: spills). Exit 0: pipelined (and
+the rules kept); 1: serialised or a rule broken; 2: bad input; 77: no cuobjdump (the test says
+it skipped).
 
     python -m scripts.ci.check_wgmma_sass OBJECT.o [--pattern wgmma_filter_kernel]
+    python -m scripts.ci.check_wgmma_sass OBJECT.o --pattern ELi2EEEEEv --require UTMALDG.2D.MULTICAST
     python -m scripts.ci.check_wgmma_sass --sass dump.txt      # SASS text already dumped
 """
 import argparse
@@ -21,6 +25,7 @@ import subprocess
 import sys
 
 SKIP = 77
+RULE = "rule: "  # a --require / --forbid finding, not a serialisation
 
 
 def find_cuobjdump():
@@ -53,8 +58,8 @@ def functions(sass):
     return out
 
 
-def problems(instructions):
-    """Why this function's HGMMAs are serialised (empty: they are not)."""
+def problems(instructions, require=(), forbid=()):
+    """Why this function's HGMMAs are serialised or a rule is broken (empty: neither)."""
     hg = [i for i, text in enumerate(instructions) if "HGMMA" in text]
     if not hg:
         return []
@@ -65,6 +70,11 @@ def problems(instructions):
             why.append(f"HGMMA waited on at once: {instructions[i]} / {nxt}")
     if all("gsb0" in instructions[i] for i in hg):
         why.append(f"all {len(hg)} HGMMAs wait (gsb0 on each)")
+    why += [f"{RULE}no instruction matches {r!r}" for r in require if not any(re.search(r, t) for t in instructions)]
+    for r in forbid:
+        hit = next((t for t in instructions if re.search(r, t)), None)
+        if hit is not None:
+            why.append(f"{RULE}forbidden {r!r}: {hit}")
     return why
 
 
@@ -73,6 +83,8 @@ def main(argv=None):
     ap.add_argument("object", nargs="?", help="object or binary holding the kernels' SASS")
     ap.add_argument("--sass", help="read SASS text from this file instead of running cuobjdump")
     ap.add_argument("--pattern", default="wgmma_filter_kernel", help="function names to check (substring)")
+    ap.add_argument("--require", action="append", default=[], help="an instruction each function must hold (regex)")
+    ap.add_argument("--forbid", action="append", default=[], help="an instruction no function may hold (regex)")
     a = ap.parse_args(argv)
     if a.sass:
         try:
@@ -104,11 +116,12 @@ def main(argv=None):
         return 2
     bad = 0
     for name, ins in sorted(checked.items()):
-        why = problems(ins)
+        why = problems(ins, a.require, a.forbid)
         n = sum("HGMMA" in t for t in ins)
         if why:
             bad += 1
-            print(f"SERIALISED {name[:90]}: {why[0]}" + (f" (+{len(why) - 1} more)" if len(why) > 1 else ""))
+            tag = "BROKEN    " if why[0].startswith(RULE) else "SERIALISED"
+            print(f"{tag} {name[:90]}: {why[0]}" + (f" (+{len(why) - 1} more)" if len(why) > 1 else ""))
         else:
             print(f"pipelined  {name[:90]}: {n} HGMMAs")
     return 1 if bad else 0

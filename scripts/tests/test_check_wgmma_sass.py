@@ -46,3 +46,16 @@ def test_no_matching_function_is_an_error_not_a_pass(tmp_path):
     assert p.returncode == 2 and p.stderr.count("\n") == 1
     p = run(tmp_path, sass("_Z5otherv", PIPELINED), "--pattern", "other")
     assert p.returncode == 0
+
+
+def test_require_and_forbid_rules(tmp_path):
+    multicast = sass("_Z5c2_kernelv", PIPELINED + ["UTMALDG.2D.MULTICAST [UR12], [UR18], UR4"])
+    plain = sass("_Z5c2_plainv", PIPELINED + ["UTMALDG.2D [UR12], [UR18]"])
+    rule = ["--pattern", "c2_", "--require", r"UTMALDG\.2D\.MULTICAST", "--forbid", r"\b(STL|LDL)\b"]
+    p = run(tmp_path, multicast, *rule)
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = run(tmp_path, multicast + plain, *rule)
+    assert p.returncode == 1 and "BROKEN     _Z5c2_plainv: rule: no instruction matches" in p.stdout
+    spilled = sass("_Z5c2_spillv", PIPELINED + ["UTMALDG.2D.MULTICAST [UR12], [UR18], UR4", "STL [R1], R2"])
+    p = run(tmp_path, spilled, *rule)
+    assert p.returncode == 1 and "forbidden" in p.stdout and "STL [R1], R2" in p.stdout

@@ -1,7 +1,8 @@
 // The Hopper FP16 matmul's rows, host side: the operands' TMA descriptors (cuTensorMapEncodeTiled
-// through the runtime's driver entry point: nothing links libcuda), the persistent launch, the
-// rows. Compiled for sm_90a alone (variants/matmul/CMakeLists.txt): the kernel's instructions
-// exist there only, and only compute capability 9.0 runs it.
+// through the runtime's driver entry point: nothing links libcuda), the persistent launch (with
+// a cluster dimension for the cluster rows), the rows. Compiled for sm_90a alone
+// (variants/matmul/CMakeLists.txt): the kernel's instructions exist there only, and only compute
+// capability 9.0 runs it.
 #include "variants/matmul/wgmma_f16_matmul.hpp"
 
 #include <cuda.h>
@@ -51,21 +52,76 @@ CUtensorMap tensor_map(const __half* base, int rows, int cols, int ld, int box_r
   return map;
 }
 
+// DISTANCIES_WGMMA_BLOCKS=N caps the persistent grid (N = 1: one block walks every tile, for
+// debugging; the cluster rows keep at least one whole cluster); 0: no cap.
+long blocks_cap() {
+  const char* env = std::getenv("DISTANCIES_WGMMA_BLOCKS");
+  if (!env) return 0;
+  char* end = nullptr;
+  const long cap = std::strtol(env, &end, 10);
+  if (end == env || *end != '\0' || cap < 1)
+    throw Error(std::string("DISTANCIES_WGMMA_BLOCKS must be a positive integer, not '") + env + "'");
+  return cap;
+}
+
 // Blocks of the persistent grid: one an SM (the ring fills the shared memory), no more than the
-// tiles; DISTANCIES_WGMMA_BLOCKS=N caps it (N = 1: one block walks every tile, for debugging).
+// tiles.
 int grid_blocks(int tiles) {
   int device = 0, sms = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   int blocks = std::min(tiles, sms);
-  if (const char* env = std::getenv("DISTANCIES_WGMMA_BLOCKS")) {
-    char* end = nullptr;
-    const long cap = std::strtol(env, &end, 10);
-    if (end == env || *end != '\0' || cap < 1)
-      throw Error(std::string("DISTANCIES_WGMMA_BLOCKS must be a positive integer, not '") + env + "'");
-    blocks = static_cast<int>(std::min<long>(blocks, cap));
-  }
+  if (const long cap = blocks_cap()) blocks = static_cast<int>(std::min<long>(blocks, cap));
   return blocks;
+}
+
+// The cluster rows: as many clusters as the device holds at once (the occupancy calculator: a
+// GPC's SMs need not pair up), no more than the tile units; the launch's cluster dimension.
+template <class Cfg>
+cudaLaunchConfig_t cluster_config(int units, cudaLaunchAttribute* attr, cudaStream_t s) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(Cfg::kCluster);
+  cfg.blockDim = dim3(Cfg::kThreads);
+  cfg.dynamicSmemBytes = Cfg::kSharedBytes;
+  cfg.stream = s;
+  attr->id = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim.x = Cfg::kCluster;
+  attr->val.clusterDim.y = attr->val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  // Asked once a device, not at every launch: the timed launches pay no occupancy query.
+  static int device_seen = -1, max_clusters = 0;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  if (device != device_seen) {
+    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&max_clusters, wgmma_f16_matmul_kernel<Cfg>, &cfg));
+    device_seen = device;
+  }
+  int clusters = max_clusters;
+  if (clusters < 1)
+    throw Error("wgmma_f16: no cluster of " + std::to_string(Cfg::kCluster) + " blocks with " +
+                std::to_string(Cfg::kSharedBytes) + " bytes of shared memory each fits on this device");
+  clusters = std::min(clusters, units);
+  if (const long cap = blocks_cap())
+    clusters = static_cast<int>(std::max<long>(1, std::min<long>(clusters, cap / Cfg::kCluster)));
+  cfg.gridDim = dim3(clusters * Cfg::kCluster);
+  return cfg;
+}
+
+template <class Cfg>
+void launch_kernel(const CUtensorMap& ta, const CUtensorMap& tb, const MatmulArgs& a, cudaStream_t s) {
+  auto* kernel = wgmma_f16_matmul_kernel<Cfg>;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
+  const int tiles_m = (a.m + Cfg::kBM - 1) / Cfg::kBM, tiles_n = (a.n + Cfg::kBN - 1) / Cfg::kBN;
+  if constexpr (Cfg::kCluster == 1) {
+    kernel<<<grid_blocks(tiles_m * tiles_n), Cfg::kThreads, Cfg::kSharedBytes, s>>>(ta, tb, a.c, a.m, a.n, a.k);
+  } else {
+    cudaLaunchAttribute attr{};
+    const cudaLaunchConfig_t cfg =
+        cluster_config<Cfg>(wgmma::cluster_units_m(tiles_m, Cfg::kCluster) * tiles_n, &attr, s);
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, a.c, a.m, a.n, a.k));
+  }
+  CUDA_CHECK_LAUNCH();
 }
 
 template <class Cfg>
@@ -82,11 +138,7 @@ void launch_wgmma_f16(const MatmulArgs& a, cudaStream_t s) {
     throw Error("wgmma_f16: TMA needs the half copies on 16 bytes");
   const CUtensorMap ta = tensor_map(a.a16, a.m, a.k, a.lda16, Cfg::kBM, "A");
   const CUtensorMap tb = tensor_map(a.b16, a.k, a.n, a.ldb16, wgmma::kSliceK, "B");
-  auto* kernel = wgmma_f16_matmul_kernel<Cfg>;
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
-  const int tiles = ((a.m + Cfg::kBM - 1) / Cfg::kBM) * ((a.n + Cfg::kBN - 1) / Cfg::kBN);
-  kernel<<<grid_blocks(tiles), Cfg::kThreads, Cfg::kSharedBytes, s>>>(ta, tb, a.c, a.m, a.n, a.k);
-  CUDA_CHECK_LAUNCH();
+  launch_kernel<Cfg>(ta, tb, a, s);
 }
 
 template <class Cfg>
@@ -135,6 +187,16 @@ void add_wgmma_f16_rows(registry::Table<MatmulVariant>& t) {
       "wgmma_f16_128x128",
       "FP16 tensor cores (wgmma m64n128k16, fp32 sums): 128 x 128 a block, two consumer warpgroups of 64 x 128 and a "
       "TMA producer warpgroup, 64-step K slices in a 6-stage ring, persistent"));
+  t.add(wgmma_row<WgmmaConfig<128, 256, 4, 2>>(
+      "wgmma_f16_128x256_c2",
+      "wgmma_f16_128x256 in clusters of 2 blocks along M (two 128 x 256 tiles sharing B's slices): each block's "
+      "producer copies half of B's 64-column boxes and multicasts them to both (TMA multicast), halving B's L2 "
+      "reads; a stage is freed by the consumers of both blocks; persistent over pairs of tiles"));
+  t.add(wgmma_row<WgmmaConfig<128, 128, 6, 2>>(
+      "wgmma_f16_128x128_c2",
+      "wgmma_f16_128x128 in clusters of 2 blocks along M (two 128 x 128 tiles sharing B's slices): each block's "
+      "producer copies one of B's two 64-column boxes and multicasts it to both (TMA multicast); 6-stage ring, "
+      "persistent over pairs of tiles"));
 }
 
 }  // namespace distancies
