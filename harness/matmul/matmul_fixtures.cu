@@ -40,10 +40,10 @@ const Shape kSweep{4096, 4096, 4096};
 // search's shape (1,024 queries x 300 against a 131,072-row tile of the model).
 const Shape kShapes[] = {{512, 512, 512},    {1024, 1024, 1024},    {4096, 4096, 4096},
                          {8192, 8192, 8192}, {16384, 16384, 16384}, {1024, 131072, 300}};
-const char* kEveryShape[] = {"register_tile_4x4", "register_tile_8x8",   "register_length_8",   "shared_tile_4x4",
-                             "shared_tile_8x8",   "warp_tiled_sgemm",    "mma_f16_128x128",     "mma_f16_128x256",
-                             "mma_f16_256x128",   "mma_f16_128x256_k64", "mma_f16_256x128_k64", "wgmma_f16_128x256",
-                             "wgmma_f16_256x128", "wgmma_f16_128x128"};
+// (Plus every row of the tuned and warpgroup kinds, however many are registered.)
+const char* kEveryShape[] = {"register_tile_4x4", "register_tile_8x8",   "register_length_8",  "shared_tile_4x4",
+                             "shared_tile_8x8",   "warp_tiled_sgemm",    "mma_f16_128x128",    "mma_f16_128x256",
+                             "mma_f16_256x128",   "mma_f16_128x256_k64", "mma_f16_256x128_k64"};
 
 // Operands of the current shape, kept while fixtures of that shape run (registration order).
 struct Operands {
@@ -289,7 +289,7 @@ void register_matmul_fixtures(bool gpu) {
                        (s.m == kSweep.m && s.n == kSweep.n && s.k == kSweep.k);
     for (const MatmulVariant& v : matmul_variants()) {
       // The tuned SIMT rows, however many are registered, run where warp_tiled_sgemm does.
-      const bool every = v.kind == MatmulKind::TunedWarpTile ||
+      const bool every = v.kind == MatmulKind::TunedWarpTile || v.kind == MatmulKind::Warpgroup ||
                          std::find_if(std::begin(kEveryShape), std::end(kEveryShape),
                                       [&](const char* n) { return std::string(n) == v.name; }) != std::end(kEveryShape);
       // The naive and three-loop kernels stop at 4096^3 (16384^3 takes them tens of seconds a call).
