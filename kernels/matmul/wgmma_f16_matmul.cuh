@@ -24,6 +24,10 @@
 // which arrive on the two blocks' barriers (mapa), since either producer's multicast overwrites
 // the stage in both. A cluster barrier after the barriers' initialisation and another before
 // the exit keep every remote arrival and copy inside the peer's lifetime.
+//
+// The ping-pong rows (PingpongConfig) keep the producer and the ring, but each consumer
+// warpgroup owns a whole tile, alternate tiles of the walk, and their mainloops take turns on
+// named barriers (consume_pingpong): one warpgroup's stores of C run under the other's MMAs.
 #pragma once
 #include <cuda.h>  // CUtensorMap, a type only: nothing of libcuda is linked
 
