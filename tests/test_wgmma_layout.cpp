@@ -5,7 +5,8 @@
 // element TMA's 128-byte swizzle put there. The wgmma_byte model is ours: a mistake shared by
 // it and the hardware's reading is not caught here, but swapped offsets, a wrong step advance
 // or box stride are (a test shows the check sees one). The cluster rows' tile walk over ragged
-// grids and their split of B's copies are checked here too.
+// grids and their split of B's copies are checked here too, and the ping-pong rows' protocol
+// (which warpgroup takes which tile, the ring places, the turns) in a simulated block.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,7 +55,8 @@ std::string first_mismatch(BDesc b_of_step) {
   for (int s = 0; s < kSliceK / kStepK; ++s) {
     for (int cw = 0; cw < Cfg::kConsumers; ++cw)
       for (int i = 0; i < Cfg::kMmas; ++i) {
-        const int row0 = cw * Cfg::kWgRows + i * 64;
+        // A ping-pong stage holds one warpgroup's rows, read by either warpgroup from row 0.
+        const int row0 = (Cfg::kPingpong ? 0 : cw * Cfg::kWgRows) + i * 64;
         const std::uint64_t d = a_desc(a0, row0, s);
         for (int mn = 0; mn < 64; ++mn)
           for (int k = 0; k < kStepK; ++k)
@@ -89,6 +91,8 @@ TEST(WgmmaLayout, EveryRowsDescriptorsReadWhatTmaWrote) {
   expect_descriptors_read_what_tma_wrote<WgmmaConfig<128, 128, 6>>("wgmma_f16_128x128");
   expect_descriptors_read_what_tma_wrote<WgmmaConfig<128, 256, 4, 2>>("wgmma_f16_128x256_c2");
   expect_descriptors_read_what_tma_wrote<WgmmaConfig<128, 128, 6, 2>>("wgmma_f16_128x128_c2");
+  expect_descriptors_read_what_tma_wrote<PingpongConfig<64, 256, 5>>("wgmma_f16_pingpong_64x256");
+  expect_descriptors_read_what_tma_wrote<PingpongConfig<128, 128, 7>>("wgmma_f16_pingpong_128x128");
 }
 
 TEST(WgmmaLayout, TheCheckSeesSwappedOffsetsAndAWrongStep) {
@@ -260,4 +264,189 @@ TEST(WgmmaCluster, EachBlockCopiesItsShareOfBForBoth) {
   expect_b_split<WgmmaConfig<128, 128, 6, 2>>("wgmma_f16_128x128_c2");
   expect_b_split<WgmmaConfig<128, 256, 4>>("wgmma_f16_128x256");
   EXPECT_EQ((WgmmaConfig<128, 256, 4>::kEmptyArrivals), 8);  // the rows without a cluster: as before
+}
+
+// The ping-pong rows' protocol (wgmma_f16_matmul.cuh's produce, pingpong_mainloop and
+// consume_pingpong), replayed on the CPU: the producer and the two consumer warpgroups as
+// sequences of waits and signals on modelled mbarriers (parity waits as the hardware does them)
+// and named barriers, run in every interleaving a seeded scheduler picks. Each consumer must
+// find its own slices where the producer put them and release them before they are
+// overwritten, the tiles' MMAs must be issued in turn, every named barrier must pair a waiting
+// warpgroup with a signalling one and be empty at the exit, and nothing may deadlock.
+namespace {
+
+// The protocol's choices, replaceable so a test shows the check sees a broken one.
+struct PingpongRules {
+  std::function<int(int)> warpgroup = pingpong_warpgroup;
+  std::function<long long(int, int)> first_slice = [](int j, int ktiles) { return 1LL * j * ktiles; };
+  std::function<bool(int, int)> hands_on = pingpong_hands_on;
+};
+
+enum class Op { WaitEmpty, Load, TurnSync, TurnArrive, WaitFull, Issue, Release };
+struct Step {
+  Op op;
+  int stage = 0, parity = 0, j = 0, kt = 0;
+};
+using Program = std::vector<Step>;
+
+Program producer_program(int tiles, int ktiles, int stages) {
+  Program p;
+  for (long long n = 0; n < 1LL * tiles * ktiles; ++n) {
+    const RingTurn turn = pingpong_ring_turn(n, stages);
+    const int j = static_cast<int>(n / ktiles), kt = static_cast<int>(n % ktiles);
+    p.push_back({Op::WaitEmpty, turn.stage, static_cast<int>(turn.phase ^ 1u), j, kt});
+    p.push_back({Op::Load, turn.stage, 0, j, kt});
+  }
+  return p;
+}
+
+Program consumer_program(int cw, int tiles, int ktiles, int stages, const PingpongRules& rules) {
+  Program p;
+  for (int j = 0; j < tiles; ++j) {
+    if (rules.warpgroup(j) != cw) continue;
+    if (pingpong_waits_turn(j)) p.push_back({Op::TurnSync, pingpong_turn_barrier(cw)});
+    int prev = 0;
+    for (int kt = 0; kt < ktiles; ++kt) {
+      const RingTurn turn = pingpong_ring_turn(rules.first_slice(j, ktiles) + kt, stages);
+      p.push_back({Op::WaitFull, turn.stage, static_cast<int>(turn.phase), j, kt});
+      p.push_back({Op::Issue, turn.stage, 0, j, kt});
+      if (kt > 0) p.push_back({Op::Release, prev, 0, j, kt - 1});
+      prev = turn.stage;
+    }
+    if (rules.hands_on(j, tiles)) p.push_back({Op::TurnArrive, pingpong_turn_barrier(1 - cw)});
+    p.push_back({Op::Release, prev, 0, j, ktiles - 1});
+  }
+  return p;
+}
+
+struct BlockModel {
+  std::vector<int> full_done, empty_done, empty_count;  // completed phases, arrivals in the phase
+  std::vector<std::pair<int, int>> held;                // the (tile, slice) each stage holds
+  int sync_in[3] = {0, 0, 0}, arrive_in[3] = {0, 0, 0};
+  std::vector<std::pair<int, int>> issued;
+  std::string error;
+  explicit BlockModel(int stages)
+      : full_done(stages, 0), empty_done(stages, 0), empty_count(stages, 0), held(stages, {-1, -1}) {}
+};
+
+// One step of an agent if it can take it now (false: it waits). A parity wait passes once the
+// phase of that parity is the last completed one, as mbarrier.try_wait.parity does.
+bool take(BlockModel& b, const Step& s, bool& synced) {
+  switch (s.op) {
+    case Op::WaitEmpty:
+      return b.empty_done[s.stage] % 2 != s.parity;
+    case Op::Load:
+      b.held[s.stage] = {s.j, s.kt}, ++b.full_done[s.stage];
+      return true;
+    case Op::WaitFull:
+      if (b.full_done[s.stage] % 2 == s.parity) return false;
+      if (b.held[s.stage] != std::make_pair(s.j, s.kt))
+        b.error = "tile " + std::to_string(s.j) + " slice " + std::to_string(s.kt) + " found another in its stage";
+      return true;
+    case Op::Issue:
+      b.issued.emplace_back(s.j, s.kt);
+      return true;
+    case Op::Release:
+      if (b.held[s.stage] != std::make_pair(s.j, s.kt))
+        b.error = "tile " + std::to_string(s.j) + " slice " + std::to_string(s.kt) + " overwritten before release";
+      if ((b.empty_count[s.stage] += 4) == 4) b.empty_count[s.stage] = 0, ++b.empty_done[s.stage];  // 4 warps
+      return true;
+    case Op::TurnArrive:
+      if ((b.arrive_in[s.stage] += 128) > 128) b.error = "a turn handed on twice before it was taken";
+      return true;
+    case Op::TurnSync:
+      if (!synced) {
+        synced = true;
+        if ((b.sync_in[s.stage] += 128) > 128) b.error = "two warpgroups wait for one turn";
+      }
+      if (b.sync_in[s.stage] + b.arrive_in[s.stage] < kPingpongTurnThreads) return false;
+      b.sync_in[s.stage] = b.arrive_in[s.stage] = 0, synced = false;
+      return true;
+  }
+  return false;
+}
+
+// "" if the block's protocol held in this interleaving, else what broke.
+std::string simulate(int tiles, int ktiles, int stages, unsigned seed, const PingpongRules& rules = {}) {
+  const Program programs[3] = {producer_program(tiles, ktiles, stages),
+                               consumer_program(0, tiles, ktiles, stages, rules),
+                               consumer_program(1, tiles, ktiles, stages, rules)};
+  std::size_t pc[3] = {0, 0, 0};
+  bool synced[3] = {false, false, false};
+  BlockModel b(stages);
+  const std::string at = " (" + std::to_string(tiles) + " tiles, " + std::to_string(ktiles) + " slices, " +
+                         std::to_string(stages) + " stages)";
+  for (unsigned rng = seed * 2654435761u + 1u;;) {
+    int runnable[3], count = 0;
+    for (int a = 0; a < 3; ++a)
+      if (pc[a] < programs[a].size()) runnable[count++] = a;
+    if (count == 0) break;
+    bool moved = false;
+    for (int tries = 0; tries < count && !moved; ++tries) {
+      rng = rng * 1103515245u + 12345u;
+      const int a = runnable[(rng >> 16) % count];
+      if (take(b, programs[a][pc[a]], synced[a])) ++pc[a], moved = true;
+    }
+    for (int a = 0; a < 3 && !moved; ++a)
+      if (pc[a] < programs[a].size() && take(b, programs[a][pc[a]], synced[a])) ++pc[a], moved = true;
+    if (!b.error.empty()) return b.error + at;
+    if (!moved) return "deadlock" + at;
+  }
+  if (!std::is_sorted(b.issued.begin(), b.issued.end())) return "two tiles' MMAs interleaved" + at;
+  for (int id = 1; id <= 2; ++id)
+    if (b.sync_in[id] || b.arrive_in[id]) return "named barrier " + std::to_string(id) + " left half-arrived" + at;
+  return "";
+}
+
+}  // namespace
+
+TEST(WgmmaPingpong, WarpgroupsTakeAlternateTilesOfTheBlocksWalk) {
+  EXPECT_EQ(pingpong_warpgroup(0), 0);
+  EXPECT_EQ(pingpong_warpgroup(1), 1);
+  EXPECT_EQ(pingpong_warpgroup(6), 0);
+  EXPECT_EQ(pingpong_turn_barrier(0), 1);  // 0 is __syncthreads'
+  EXPECT_EQ(pingpong_turn_barrier(1), 2);
+  // Every tile walked by exactly one block, at 4096^3 and 8192^3 on 132 SMs and ragged grids.
+  for (const auto& [units, grid] : {std::pair{1024, 132}, {4096, 132}, {1, 1}, {5, 3}, {297, 132}, {131, 132}}) {
+    int sum = 0;
+    for (int b = 0; b < grid; ++b) sum += pingpong_block_tiles(b, grid, units);
+    EXPECT_EQ(sum, units) << units << " tiles over " << grid << " blocks";
+  }
+  EXPECT_EQ(pingpong_block_tiles(131, 132, 131), 0);  // a block past the tiles walks none
+  EXPECT_EQ(pingpong_block_tiles(3, 132, 1024), 8);   // 3, 135, ..., 927
+  // Tile j's first slice is the block's slice j ktiles: tile 3 of 5 slices in a 7-stage ring is
+  // slice 15, stage 1 on the ring's third turn (parity 0).
+  EXPECT_EQ(pingpong_ring_turn(15, 7).stage, 1);
+  EXPECT_EQ(pingpong_ring_turn(15, 7).phase, 0u);
+  EXPECT_EQ(pingpong_ring_turn(12, 7).phase, 1u);
+  // Turns: tiles - 1 hand-overs and as many waits.
+  for (int tiles = 1; tiles <= 9; ++tiles) {
+    int waits = 0, hands = 0;
+    for (int j = 0; j < tiles; ++j) waits += pingpong_waits_turn(j), hands += pingpong_hands_on(j, tiles);
+    EXPECT_EQ(waits, tiles - 1);
+    EXPECT_EQ(hands, tiles - 1);
+  }
+  EXPECT_EQ((PingpongConfig<64, 256, 5>::kEmptyArrivals), 4);  // one warpgroup reads a stage
+  EXPECT_EQ((PingpongConfig<128, 128, 7>::kAccum), 128);
+}
+
+TEST(WgmmaPingpong, TheProtocolHoldsInEveryInterleavingTried) {
+  // One tile (the second warpgroup idle), odd and even counts, fewer slices than stages and
+  // more, the rows' ring depths.
+  for (int tiles : {1, 2, 3, 4, 7, 8})
+    for (int ktiles : {1, 2, 3, 5, 7, 11, 16})
+      for (int stages : {2, 5, 7})
+        for (unsigned seed = 0; seed < 12; ++seed) EXPECT_EQ(simulate(tiles, ktiles, stages, seed), "");
+}
+
+TEST(WgmmaPingpong, TheSimulationSeesABrokenProtocol) {
+  PingpongRules always_hand_on;
+  always_hand_on.hands_on = [](int, int) { return true; };
+  EXPECT_NE(simulate(3, 4, 5, 0, always_hand_on), "") << "a last hand-over nobody takes";
+  PingpongRules own_slices_only;  // each warpgroup counting only its own tiles' slices
+  own_slices_only.first_slice = [](int j, int ktiles) { return 1LL * (j / 2) * ktiles; };
+  EXPECT_NE(simulate(4, 3, 5, 0, own_slices_only), "");
+  PingpongRules one_warpgroup;  // every tile to warpgroup 0: it waits for a turn nobody gives
+  one_warpgroup.warpgroup = [](int) { return 0; };
+  EXPECT_NE(simulate(2, 3, 5, 0, one_warpgroup), "");
 }

@@ -6,9 +6,12 @@
 // 256 x 256 x 64: one 64-step slice, two or four tiles of every row's shape; the cluster rows (`_c2`)
 // also at 384 x 256 x 576 (an odd number of tile rows, the rings wrapped). The registry-wide
 // exactness test (test_matmul_gpu.cpp) covers ragged shapes; this one is for a first run going
-// wrong.
+// wrong. The ping-pong rows (`pingpong`) run on grids capped to one block and to two
+// (DISTANCIES_WGMMA_BLOCKS), so each block walks several tiles and both consumer warpgroups
+// take turns: odd and even tile counts, the rings wrapped.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,6 +35,8 @@ constexpr Shape kSquare{256, 256, 64};
 // which must store nothing) and nine slices (the 4- and 6-stage rings wrap twice, each stage
 // freed by the consumers of both blocks).
 constexpr Shape kOddRows{384, 256, 9 * 64};
+// The ping-pong rows' walk: 10 tiles of 64 x 256, 9 of 128 x 128 (ragged in both), five slices.
+constexpr Shape kPingpongWalk{320, 384, 5 * 64};
 using Fill = std::function<float(int, int)>;
 
 // C of row v for A[i][k] = fa(i, k), B[k][j] = fb(k, j), C poisoned (NaN) first.
@@ -109,6 +114,28 @@ void diagnose(const MatmulVariant& v, const Shape& sh) {
       "A's K read from the wrong place: the k16 step's advance in A (32 bytes) or the swizzle");
 }
 
+bool pingpong_row(const MatmulVariant& v) { return std::string(v.name).find("pingpong") != std::string::npos; }
+
+// The persistent grid capped to `blocks` while it lives (the launch reads the variable).
+struct BlocksCap {
+  explicit BlocksCap(int blocks) { setenv("DISTANCIES_WGMMA_BLOCKS", std::to_string(blocks).c_str(), 1); }
+  ~BlocksCap() { unsetenv("DISTANCIES_WGMMA_BLOCKS"); }
+  BlocksCap(const BlocksCap&) = delete;
+  BlocksCap& operator=(const BlocksCap&) = delete;
+};
+
+// A ping-pong row with several tiles a block: a wrong turn, ring place or tile of a warpgroup
+// shows as another tile's values (or a trap: a wait past 10 s).
+void diagnose_pingpong(const MatmulVariant& v) {
+  for (int blocks : {1, 2}) {
+    SCOPED_TRACE(std::string("DISTANCIES_WGMMA_BLOCKS=") + std::to_string(blocks) +
+                 ": a wrong value here and not at the full grid: the consumers' tiles, turns or ring places");
+    const BlocksCap cap(blocks);
+    diagnose(v, kPingpongWalk);
+    if (blocks == 1) diagnose(v, kOddRows);
+  }
+}
+
 }  // namespace
 
 TEST(WgmmaMatmulGpu, StructuredOperandsNameAWrongLayout) {
@@ -120,6 +147,7 @@ TEST(WgmmaMatmulGpu, StructuredOperandsNameAWrongLayout) {
     if (const auto no = matmul_variant_refusal(v)) GTEST_SKIP() << v.name << ": " << no->why;
     diagnose(v, kSquare);
     if (cluster_row(v)) diagnose(v, kOddRows);
+    if (pingpong_row(v)) diagnose_pingpong(v);
   }
   EXPECT_GE(rows, 1) << "the wgmma rows are registered";
 }

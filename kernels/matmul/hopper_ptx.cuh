@@ -109,6 +109,16 @@ __device__ __forceinline__ void mbar_arrive_cluster(std::uint32_t bar, std::uint
       : "memory");
 }
 
+// Named barriers between warpgroups (the ping-pong consumers' turns): bar.sync waits until
+// `threads` threads arrived on barrier `id`, counting itself; bar.arrive counts without waiting.
+// Both per whole warp, `threads` a multiple of 32.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // TMA: the box at coordinates (c0 innermost, c1) of the tensor `map` describes into shared
 // memory at `dst`, completing `bytes` of `bar`'s transaction count. Out-of-bounds parts of the
 // box are zero-filled.

@@ -24,6 +24,10 @@
 // which arrive on the two blocks' barriers (mapa), since either producer's multicast overwrites
 // the stage in both. A cluster barrier after the barriers' initialisation and another before
 // the exit keep every remote arrival and copy inside the peer's lifetime.
+//
+// The ping-pong rows (PingpongConfig) keep the producer and the ring, but each consumer
+// warpgroup owns a whole tile, alternate tiles of the walk, and their mainloops take turns on
+// named barriers (consume_pingpong): one warpgroup's stores of C run under the other's MMAs.
 #pragma once
 #include <cuda.h>  // CUtensorMap, a type only: nothing of libcuda is linked
 
@@ -225,6 +229,59 @@ __device__ __forceinline__ void consume(const Ring<Cfg>& r, const Problem& p, in
   }
 }
 
+// Ping-pong (PingpongConfig): warpgroup cw's K loop for tile j, its own WM x BN tile. It takes
+// its turn before its first slice and hands it on once its last slice's MMAs are issued, so the
+// other warpgroup's MMAs queue right behind them while this one drains and stores C. Its ring
+// place starts at the block's slice j ktiles: the other warpgroup's tiles lie between.
+template <class Cfg>
+__device__ __forceinline__ void pingpong_mainloop(float* acc, const Ring<Cfg>& r, int ktiles, int j, int tiles,
+                                                  int cw) {
+  if (pingpong_waits_turn(j)) hopper::named_barrier_sync(pingpong_turn_barrier(cw), kPingpongTurnThreads);
+  const RingTurn turn = pingpong_ring_turn(static_cast<long long>(j) * ktiles, Cfg::kStages);
+  RingPos at;
+  at.stage = turn.stage;
+  at.phase = turn.phase;
+  int prev = 0;
+  for (int kt = 0; kt < ktiles; ++kt) {
+    wait_full<Cfg>(r, at);
+    __syncwarp();
+    hopper::wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < kSliceK / kStepK; ++s)
+#pragma unroll
+      for (int i = 0; i < Cfg::kMmas; ++i)
+        mma<Cfg>(acc + i * (Cfg::kBN / 2), a_desc(r.a_slice(at.stage), i * 64, s), b_desc(r.b_slice(at.stage), s));
+    hopper::wgmma_commit();
+    hopper::wgmma_wait<1>();
+    if (kt > 0) release<Cfg>(r.empty(prev));
+    prev = at.stage;
+    at.advance<Cfg::kStages>();
+  }
+  if (pingpong_hands_on(j, tiles)) hopper::named_barrier_arrive(pingpong_turn_barrier(1 - cw), kPingpongTurnThreads);
+  hopper::wgmma_wait<0>();
+  release<Cfg>(r.empty(prev));  // ktiles >= 1: k = 0 never launches
+}
+
+// Ping-pong consumer warpgroup cw: tiles cw, cw + 2, ... of the block's walk (the producer's
+// order, produce), each stored whole by this warpgroup while the other multiplies.
+template <class Cfg>
+__device__ __forceinline__ void consume_pingpong(const Ring<Cfg>& r, const Problem& p, int cw) {
+  const int first = first_unit<Cfg>(), stride = unit_stride<Cfg>();
+  const int tiles = pingpong_block_tiles(first, stride, p.units);
+  for (int j = cw; j < tiles; j += 2) {
+    const ClusterTile tc = tile_of<Cfg>(first + j * stride, p);
+    float acc[Cfg::kAccum];
+#pragma unroll
+    for (int i = 0; i < Cfg::kAccum; ++i) acc[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < Cfg::kAccum; ++i) hopper::fence_operand(acc[i]);
+    pingpong_mainloop<Cfg>(acc, r, p.ktiles, j, tiles, cw);
+#pragma unroll
+    for (int i = 0; i < Cfg::kAccum; ++i) hopper::fence_operand(acc[i]);
+    store<Cfg>(acc, p, tc.m * Cfg::kBM, tc.n * Cfg::kBN);
+  }
+}
+
 #endif  // sm_90a
 
 }  // namespace wgmma
@@ -270,7 +327,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (threadIdx.x == 0) produce<Cfg>(&tma_a, &tma_b, ring, p);
   } else {
     hopper::setmaxnreg_inc<Cfg::kConsumerRegs>();
-    consume<Cfg>(ring, p, wg - 1);
+    if constexpr (Cfg::kPingpong)
+      consume_pingpong<Cfg>(ring, p, wg - 1);
+    else
+      consume<Cfg>(ring, p, wg - 1);
   }
   // No block leaves while its peer may still arrive on its empty barriers (the consumers'
   // last releases); the multicast bytes into it are all awaited by its own consumers.

@@ -116,6 +116,7 @@ constexpr DISTANCIES_HD std::uint16_t cluster_cta_mask(int cluster) {
 // a cluster along M sharing B's copies (1: no cluster, each block copies its whole B).
 template <int BM, int BN, int STAGES, int CLUSTER = 1>
 struct WgmmaConfig {
+  static constexpr bool kPingpong = false;  // both consumers on one tile
   static constexpr int kBM = BM, kBN = BN, kBK = kSliceK, kStages = STAGES, kCluster = CLUSTER;
   static constexpr int kConsumers = 2;
   static constexpr int kThreads = 128 * (kConsumers + 1);
@@ -142,6 +143,61 @@ struct WgmmaConfig {
   static_assert(kSharedBytes <= 227 * 1024, "the block's shared memory on sm_90");
   static_assert((kCluster == 1 || kCluster == 2) && kBBoxes % kCluster == 0 && kGroup % kCluster == 0,
                 "a cluster of 1 or 2 blocks, B's boxes and the group's tile rows split evenly among them");
+};
+
+// Ping-pong consumers (wgmma_pingpong_matmul.cuh): each consumer warpgroup owns a whole WM x BN
+// tile, the two taking alternate tiles of the block's walk (tile j, the j-th the block walks,
+// to warpgroup j % 2), and their mainloops take turns, so one's epilogue runs under the other's
+// MMAs. The producer loads every tile's slices in walk order into one ring: tile j's slice kt is
+// the block's slice j ktiles + kt, whose stage and phase both sides compute from that number.
+constexpr DISTANCIES_HD int pingpong_warpgroup(int j) { return j % 2; }
+// Tiles a block walks: first, first + stride, ... below units.
+constexpr DISTANCIES_HD int pingpong_block_tiles(int first, int stride, int units) {
+  return first < units ? (units - first + stride - 1) / stride : 0;
+}
+// The ring place of the block's slice `index` (stage, and the parity its full barrier's phase
+// has on that turn of the ring).
+struct RingTurn {
+  int stage;
+  unsigned phase;
+};
+constexpr DISTANCIES_HD RingTurn pingpong_ring_turn(long long index, int stages) {
+  return {static_cast<int>(index % stages), static_cast<unsigned>((index / stages) % 2)};
+}
+// The turn: tile j > 0 waits until tile j - 1's MMAs are all issued; tile j hands the turn on
+// only if the block has a tile j + 1. Hand-overs and waits then pair up exactly (tiles - 1 of
+// each), so no named barrier is left half-arrived when the block exits.
+constexpr DISTANCIES_HD bool pingpong_waits_turn(int j) { return j > 0; }
+constexpr DISTANCIES_HD bool pingpong_hands_on(int j, int tiles) { return j + 1 < tiles; }
+// The named barrier warpgroup cw waits on for its turn (0 is __syncthreads'); 256 threads: the
+// waiting warpgroup's bar.sync and the other's bar.arrive.
+constexpr DISTANCIES_HD int pingpong_turn_barrier(int cw) { return 1 + cw; }
+constexpr int kPingpongTurnThreads = 256;
+
+// Ping-pong: a WM x BN tile a consumer warpgroup (WM / 64 m64 wgmmas a step), two consumers
+// and a producer warpgroup, one tile's slice a stage; the names the shared functions of
+// wgmma_f16_matmul.cuh read (kBM: the rows of A's box, one warpgroup's tile).
+template <int WM, int BN, int STAGES>
+struct PingpongConfig {
+  static constexpr bool kPingpong = true;
+  static constexpr int kBM = WM, kBN = BN, kBK = kSliceK, kStages = STAGES, kCluster = 1;
+  static constexpr int kConsumers = 2;
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kWgRows = WM;
+  static constexpr int kMmas = WM / 64;
+  static constexpr int kAccum = kMmas * BN / 2;
+  static constexpr int kABytes = WM * kBK * 2, kBBytes = kBK * BN * 2, kStageBytes = kABytes + kBBytes;
+  static constexpr int kBBoxes = BN / kBBoxCols, kOwnBBoxes = kBBoxes;
+  static constexpr int kLandingBytes = kABytes + kBBytes;
+  // One warpgroup reads a stage: its 4 warps free it.
+  static constexpr int kEmptyArrivals = 4;
+  static constexpr int kSharedBytes = STAGES * kStageBytes + 2 * STAGES * 8 + kAtomBytes;
+  static constexpr int kGroup = 8;
+  static constexpr int kConsumerRegs = 232, kProducerRegs = 40;
+  static_assert(BN == 128 || BN == 256, "wgmma N of 128 or 256, whole 64-column boxes");
+  static_assert(WM % 64 == 0 && kAccum <= 128, "whole m64 wgmmas; at most 128 accumulators under 232 registers");
+  static_assert(kABytes % kAtomBytes == 0 && kBBytes % kAtomBytes == 0, "every tile on its swizzle pattern");
+  static_assert(kSharedBytes <= 227 * 1024, "the block's shared memory on sm_90");
 };
 
 }  // namespace distancies::wgmma

@@ -197,6 +197,17 @@ void add_wgmma_f16_rows(registry::Table<MatmulVariant>& t) {
       "wgmma_f16_128x128 in clusters of 2 blocks along M (two 128 x 128 tiles sharing B's slices): each block's "
       "producer copies one of B's two 64-column boxes and multicasts it to both (TMA multicast); 6-stage ring, "
       "persistent over pairs of tiles"));
+  using wgmma::PingpongConfig;
+  t.add(wgmma_row<PingpongConfig<64, 256, 5>>(
+      "wgmma_f16_pingpong_64x256",
+      "FP16 tensor cores (wgmma m64n256k16, fp32 sums), ping-pong consumers: each of two consumer warpgroups owns "
+      "a whole 64 x 256 tile, alternate tiles of the persistent walk, their mainloops taking turns (named barriers) so "
+      "one stores C while the other multiplies; a TMA producer warpgroup, 64-step K slices in a 5-stage ring"));
+  t.add(wgmma_row<PingpongConfig<128, 128, 7>>(
+      "wgmma_f16_pingpong_128x128",
+      "FP16 tensor cores (wgmma m64n128k16, fp32 sums), ping-pong consumers: each of two consumer warpgroups owns "
+      "a whole 128 x 128 tile (two wgmmas a step), alternate tiles, mainloops taking turns so one stores C while "
+      "the other multiplies; a TMA producer warpgroup, 64-step K slices in a 7-stage ring"));
 }
 
 }  // namespace distancies
