@@ -164,20 +164,26 @@ __device__ __forceinline__ void wait_full(const Ring<Cfg>& r, const RingPos& at)
     hopper::mbar_wait_named(r.full(at.stage), at.phase, hopper::Hang::ConsumerFull, at.stage);
 }
 
+// One slice's MMAs, issued as one wgmma group once the slice has landed: rows row0 ... of the
+// stage's A against its B.
+template <class Cfg>
+__device__ __forceinline__ void issue_slice(float* acc, const Ring<Cfg>& r, const RingPos& at, int row0) {
+  wait_full<Cfg>(r, at);
+  __syncwarp();
+  hopper::wgmma_fence();
+#pragma unroll
+  for (int s = 0; s < kSliceK / kStepK; ++s)
+#pragma unroll
+    for (int i = 0; i < Cfg::kMmas; ++i)
+      mma<Cfg>(acc + i * (Cfg::kBN / 2), a_desc(r.a_slice(at.stage), row0 + i * 64, s), b_desc(r.b_slice(at.stage), s));
+  hopper::wgmma_commit();
+}
+
 template <class Cfg>
 __device__ __forceinline__ void mainloop(float* acc, const Ring<Cfg>& r, int ktiles, int row0, RingPos& at) {
   int prev = 0;
   for (int kt = 0; kt < ktiles; ++kt) {
-    wait_full<Cfg>(r, at);
-    __syncwarp();
-    hopper::wgmma_fence();
-#pragma unroll
-    for (int s = 0; s < kSliceK / kStepK; ++s)
-#pragma unroll
-      for (int i = 0; i < Cfg::kMmas; ++i)
-        mma<Cfg>(acc + i * (Cfg::kBN / 2), a_desc(r.a_slice(at.stage), row0 + i * 64, s),
-                 b_desc(r.b_slice(at.stage), s));
-    hopper::wgmma_commit();
+    issue_slice<Cfg>(acc, r, at, row0);
     hopper::wgmma_wait<1>();
     if (kt > 0) release<Cfg>(r.empty(prev));
     prev = at.stage;
@@ -243,15 +249,7 @@ __device__ __forceinline__ void pingpong_mainloop(float* acc, const Ring<Cfg>& r
   at.phase = turn.phase;
   int prev = 0;
   for (int kt = 0; kt < ktiles; ++kt) {
-    wait_full<Cfg>(r, at);
-    __syncwarp();
-    hopper::wgmma_fence();
-#pragma unroll
-    for (int s = 0; s < kSliceK / kStepK; ++s)
-#pragma unroll
-      for (int i = 0; i < Cfg::kMmas; ++i)
-        mma<Cfg>(acc + i * (Cfg::kBN / 2), a_desc(r.a_slice(at.stage), i * 64, s), b_desc(r.b_slice(at.stage), s));
-    hopper::wgmma_commit();
+    issue_slice<Cfg>(acc, r, at, 0);
     hopper::wgmma_wait<1>();
     if (kt > 0) release<Cfg>(r.empty(prev));
     prev = at.stage;
