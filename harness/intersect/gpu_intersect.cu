@@ -151,6 +151,12 @@ GpuBatch::~GpuBatch() {
 }
 
 namespace {
+// Query qi's `len` positions cut into tiles of at most kIntersectTile, appended to `tiles`.
+void append_tiles(std::vector<IntersectTile>& tiles, std::size_t qi, unsigned len) {
+  for (unsigned b = 0; b < len; b += kIntersectTile)
+    tiles.push_back({static_cast<int>(qi), b, std::min<unsigned>(len, b + kIntersectTile)});
+}
+
 // `a` holding at least `bytes`: kept where it does, else made again (the batch after a larger one
 // re-uses the buffers; only growth allocates).
 void fit(GpuAllocation& a, std::size_t bytes, const char* what) {
@@ -179,8 +185,7 @@ void GpuBatch::assign(const std::vector<Query>& queries) {
     d.nterms = static_cast<int>(t.size());
     d.cand_base = shortest_ids_;
     const unsigned n = static_cast<unsigned>(ix.length(t[0]));
-    for (unsigned b = 0; b < n; b += kIntersectTile)
-      tiles.push_back({static_cast<int>(qi), b, std::min<unsigned>(n, b + kIntersectTile)});
+    append_tiles(tiles, qi, n);
     shortest_.begin.push_back(static_cast<int>(tiles.size()));
     // A merge with an empty list has no id to find: no tiles, as for an empty shortest list.
     merge_lengths_.push_back(n == 0 ? 0u : n + (t.size() > 1 ? static_cast<unsigned>(ix.length(t[1])) : 0u));
@@ -233,9 +238,7 @@ void GpuBatch::ensure_merged() {
   std::vector<IntersectTile> merged;
   merged_.begin.assign(1, 0);
   for (std::size_t qi = 0; qi < merge_lengths_.size(); ++qi) {
-    const unsigned m = merge_lengths_[qi];
-    for (unsigned b = 0; b < m; b += kIntersectTile)
-      merged.push_back({static_cast<int>(qi), b, std::min<unsigned>(m, b + kIntersectTile)});
+    append_tiles(merged, qi, merge_lengths_[qi]);
     merged_.begin.push_back(static_cast<int>(merged.size()));
   }
   fit(merged_.tiles, merged.size() * sizeof(IntersectTile), "the merge tiles");
