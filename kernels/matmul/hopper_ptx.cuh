@@ -51,11 +51,16 @@ __device__ __forceinline__ std::uint64_t global_ns() {
 // "before 0", parity 1, as completed: producers wait on parity 1 first). A wait of more than
 // 10 s means the ring's protocol is broken: the kernel traps (the launch fails with an
 // unspecified launch failure) rather than hanging the device.
-__device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
+// `on_hang` runs once the wait passes 10 s (it must not return normally: it traps or faults).
+template <class OnHang>
+__device__ __forceinline__ void mbar_wait_or(std::uint32_t bar, std::uint32_t parity, OnHang on_hang) {
   if (mbar_try_wait(bar, parity)) return;
   const std::uint64_t start = global_ns();
   while (!mbar_try_wait(bar, parity))
-    if (global_ns() - start > 10'000'000'000ull) __trap();
+    if (global_ns() - start > 10'000'000'000ull) on_hang();
+}
+__device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
+  mbar_wait_or(bar, parity, [] { __trap(); });
 }
 
 // The same wait for the cluster rows, which says on a timeout which barrier hung: instead of
@@ -66,15 +71,12 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
 // call makes ptxas serialise every wgmma of the kernel (C7510).
 enum class Hang : unsigned { ProducerEmpty = 1, ConsumerFull = 2 };
 __device__ __forceinline__ void mbar_wait_named(std::uint32_t bar, std::uint32_t parity, Hang kind, int stage) {
-  if (mbar_try_wait(bar, parity)) return;
-  const std::uint64_t start = global_ns();
-  while (!mbar_try_wait(bar, parity))
-    if (global_ns() - start > 10'000'000'000ull) {
-      const std::uint64_t at =
-          0xdead000000000000ull | (std::uint64_t(kind) << 16) | (std::uint64_t(stage) << 8) | (parity << 4);
-      *reinterpret_cast<volatile std::uint32_t*>(at) = bar;
-      __trap();  // if the store did not fault
-    }
+  mbar_wait_or(bar, parity, [=] {
+    const std::uint64_t at =
+        0xdead000000000000ull | (std::uint64_t(kind) << 16) | (std::uint64_t(stage) << 8) | (parity << 4);
+    *reinterpret_cast<volatile std::uint32_t*>(at) = bar;
+    __trap();  // if the store did not fault
+  });
 }
 
 // Thread-block clusters: this block's rank in its cluster and the cluster's size; every thread
