@@ -288,7 +288,7 @@ void register_matmul_fixtures(bool gpu) {
     const bool sweep = (s.m == kStudy.m && s.n == kStudy.n && s.k == kStudy.k) ||
                        (s.m == kSweep.m && s.n == kSweep.n && s.k == kSweep.k);
     for (const MatmulVariant& v : matmul_variants()) {
-      // The tuned SIMT rows, however many are registered, run where warp_tiled_sgemm does.
+      // The tuned SIMT and warpgroup rows, however many are registered, run at every shape.
       const bool every = v.kind == MatmulKind::TunedWarpTile || v.kind == MatmulKind::Warpgroup ||
                          std::find_if(std::begin(kEveryShape), std::end(kEveryShape),
                                       [&](const char* n) { return std::string(n) == v.name; }) != std::end(kEveryShape);

@@ -114,16 +114,19 @@ def _faiss_by_family(runs, batch=None):
     return {(f, b): v for f, r in ratios.items() for b, v in r.items() if batch is None or b == batch}
 
 
+def _least_faiss(runs, batch=None):
+    (fam, b), v = min(_faiss_by_family(runs, batch).items(), key=lambda kv: kv[1])
+    return v, f"{fam}: peer/faiss_flat_ip/batch:{b} / batch_auto/batch:{b} (wall_ms), the least of {len(runs)} files"
+
+
 def faiss_least_at_1024(runs):
     """The goal's figure: the least FAISS fp32 / auto ratio at B = 1,024 over every family."""
-    (fam, b), v = min(_faiss_by_family(runs, 1024).items(), key=lambda kv: kv[1])
-    return v, f"{fam}: peer/faiss_flat_ip/batch:{b} / batch_auto/batch:{b} (wall_ms), the least of {len(runs)} files"
+    return _least_faiss(runs, 1024)
 
 
 def faiss_least_any(runs):
     """The goal's figure: the least FAISS fp32 / auto ratio at any batch size over every family."""
-    (fam, b), v = min(_faiss_by_family(runs).items(), key=lambda kv: kv[1])
-    return v, f"{fam}: peer/faiss_flat_ip/batch:{b} / batch_auto/batch:{b} (wall_ms), the least of {len(runs)} files"
+    return _least_faiss(runs)
 
 
 def markdown(runs):
