@@ -76,6 +76,7 @@ class PinnedBuffer {
   T* as() const {
     return static_cast<T*>(ptr_);
   }
+  void* get() const { return ptr_; }
   std::size_t bytes() const { return bytes_; }
 
  private:

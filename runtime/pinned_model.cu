@@ -63,7 +63,7 @@ PinnedModel PinnedModel::register_model(const Model& m) {
       {m.vectors.data(), static_cast<std::size_t>(m.rows) * m.ld * sizeof(float)},
       {m.norms.data(), static_cast<std::size_t>(m.rows) * sizeof(float)}};
   for (int i = 0; i < 2; ++i) {
-    const cudaError_t e = cudaHostRegister(const_cast<void*>(parts[i].first), parts[i].second, cudaHostRegisterDefault);
+    const cudaError_t e = cudaHostRegister(const_cast<void*>(parts[i].first), parts[i].second, cudaHostRegisterMapped);
     if (e == cudaErrorMemoryAllocation)
       throw OutOfMemory("cannot page-lock " + std::to_string(parts[i].second >> 20) +
                         " MiB of the model in host memory (cudaHostRegister: " + cudaGetErrorString(e) + ")");

@@ -39,7 +39,8 @@ class PinnedModel {
   PinnedModel(const PinnedModel&) = delete;
   PinnedModel& operator=(const PinnedModel&) = delete;
 
-  // Page-locks a host model's vectors and norms where they are (cudaHostRegister: no copy).
+  // Page-locks a host model's vectors and norms where they are (cudaHostRegister: no copy), mapped
+  // so that a kernel can read rows in place (a streamed host copy's re-rank).
   // The model must outlive this object and keep its storage.
   static PinnedModel register_model(const Model& m);
   // The synthetic model (make_synthetic_model()'s values) made on the GPU a block of rows at a

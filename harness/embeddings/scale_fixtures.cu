@@ -149,6 +149,7 @@ void stream_fixture(benchmark::State& st, StreamCase c) {
   };
   if (!exec_timed(st, work, o)) return;
   m.publish(st);
+  st.SetLabel(searcher.last().streamed);
   const StreamLayout& l = searcher.last().layout;
   parameters(st, {{"batch", double(c.batch)},
                   {"k", double(k)},
@@ -158,7 +159,9 @@ void stream_fixture(benchmark::State& st, StreamCase c) {
                   {"chunks", double(l.chunks)},
                   {"buffers", double(l.buffers)},
                   {"gpu_memory_limit", double(so.gpu_memory_limit)},
-                  {"bytes", double(searcher.last().bytes)}});
+                  {"bytes", double(searcher.last().bytes)},
+                  {"centred_chunks", double(searcher.last().centred_chunks)},
+                  {"host_copy_ms", double(searcher.last().host_copy_ms)}});
 }
 
 NcclComm* group_comm(std::string* why) {
@@ -278,7 +281,7 @@ void release_scale_fixtures() {
 void register_scale_fixtures() {
   const BenchState& s = bench_state();
   timed(add(FixtureName("floor", "h2d_pinned"), floor_h2d_fixture));
-  for (const char* name : {"fused", "fused_f16"}) {
+  for (const char* name : {"fused", "fused_f16", "fused_i8"}) {
     StreamCase c;
     c.one = &pipeline(name);
     c.half_memory = true;
@@ -306,6 +309,8 @@ void register_scale_fixtures() {
     c.large = true;
     c.one = &exact_pipeline();
     timed(add(FixtureName("stream", "fused").axis("rows", rows), stream_fixture, c))->Iterations(3);
+    c.one = &pipeline("fused_i8");  // its int8 copy streamed from host memory: a quarter of the bytes
+    timed(add(FixtureName("stream", "fused_i8").axis("rows", rows), stream_fixture, c))->Iterations(5);
     c.one = nullptr;
     c.many = &batch_pipeline("batch_f16_h");
     c.batch = 1024;

@@ -42,7 +42,8 @@ std::size_t stream_budget(std::size_t limit) {
 // One chunk slot: its device rows, the event that says its copy landed, the copy's timing
 // events, and the searchers bound to a view of it (full chunks; the shorter last chunk).
 struct StreamSearcher::Slot {
-  DeviceBuffer vectors, norms;
+  DeviceBuffer vectors, norms;     // fp32 rows, or a host copy's codes; the rows' norms
+  DeviceBuffer scale, correction;  // a host int8 copy's row scales and corrections
   Event copied{Event::Timing::Off};
   Event copy_begin, copy_end;
   DeviceModel view[2];  // [0] full chunk, [1] the last, shorter chunk
@@ -57,19 +58,35 @@ StreamSearcher::StreamSearcher(const HostRows& rows, StreamOptions opt)
   if (opt.buffers == 1) throw Error("streaming needs at least 2 chunk slots (one copied while one is scanned)");
   if (rows.first + rows.rows > INT32_MAX)
     throw Error("streamed search numbers rows with 32 bits: at most 2^31 - 1 rows (docs/scale.md)");
+  // The device's address of the rows where they are page-locked and mapped: a host copy's re-rank
+  // reads its candidates' fp32 rows there. Pageable rows have none (the fp32 rows are streamed).
+  void* mapped = nullptr;
+  if (rows.rows > 0 && cudaHostGetDevicePointer(&mapped, const_cast<float*>(rows.vectors), 0) == cudaSuccess)
+    mapped_rows_ = static_cast<const float*>(mapped);
+  else
+    (void)cudaGetLastError();  // not mapped: the error is the answer, not a fault
+}
+
+std::string StreamSearcher::host_copy_refusal(const Pipeline& p) const {
+  if (p.storage == Storage::F32) return "an fp32 scan";
+  if (!mapped_rows_) return "the rows are not page-locked and mapped, so the re-rank cannot read them in place";
+  return {};
 }
 
 StreamSearcher::~StreamSearcher() {
   if (copy_.get()) cudaStreamSynchronize(copy_);
 }
 
-void StreamSearcher::prepare(std::size_t per_row_extra, bool batch) {
-  if (!slots_.empty() && slots_for_batch_ == batch && slots_extra_ >= per_row_extra) return;
+void StreamSearcher::prepare(std::size_t per_row_extra, bool batch, Storage copy) {
+  if (!slots_.empty() && slots_for_batch_ == batch && slots_extra_ >= per_row_extra && slots_copy_ == copy) return;
   cudaStreamSynchronize(copy_);
   slots_.clear();
+  const bool host = copy != Storage::F32;
   StreamRequest r;
   r.rows = rows_.rows;
-  r.row_bytes = rows_.row_bytes();
+  // A host copy's slot row: its codes, an int8 scale and correction (at most), the norm.
+  r.row_bytes = host ? reduced_row_bytes(copy, rows_.dim) + (copy == Storage::I8 ? sizeof(float) : 0) + sizeof(float)
+                     : rows_.row_bytes();
   r.budget = stream_budget(opt_.gpu_memory_limit);
   r.per_row_extra = per_row_extra;
   r.batch = batch;
@@ -77,18 +94,42 @@ void StreamSearcher::prepare(std::size_t per_row_extra, bool batch) {
   r.buffers = opt_.buffers;
   stats_.layout = plan_stream(r);
   const StreamLayout& l = stats_.layout;
+  if (host && (!host_copy_ || host_copy_->storage != copy || host_copy_->chunk_rows != l.chunk_rows)) {
+    host_copy_.reset();  // the old one's page-locked memory first
+    host_copy_ = std::make_unique<HostCopy>(make_host_copy(rows_, copy, l.chunk_rows));
+    stats_.host_copy_ms = host_copy_->making_ms;
+  }
+  const std::size_t rows = static_cast<std::size_t>(l.chunk_rows);
   for (int i = 0; i < l.buffers && i < l.chunks; ++i) {
     auto s = std::make_unique<Slot>();
-    s->vectors = DeviceBuffer(static_cast<std::size_t>(l.chunk_rows) * rows_.ld * sizeof(float), "a streamed chunk");
-    s->norms = DeviceBuffer(static_cast<std::size_t>(l.chunk_rows) * sizeof(float), "a streamed chunk's norms");
+    if (host) {
+      s->vectors = DeviceBuffer(rows * host_copy_->code_bytes, "a streamed chunk of the reduced copy");
+      if (host_copy_->scale.get()) s->scale = DeviceBuffer(rows * sizeof(float), "a streamed chunk's row scales");
+      if (host_copy_->correction.get())
+        s->correction = DeviceBuffer(rows * sizeof(float), "a streamed chunk's row corrections");
+    } else {
+      s->vectors = DeviceBuffer(rows * rows_.ld * sizeof(float), "a streamed chunk");
+    }
+    s->norms = DeviceBuffer(rows * sizeof(float), "a streamed chunk's norms");
     const std::int64_t tail = rows_.rows - (l.chunks - 1) * l.chunk_rows;
+    // A host copy's views read their fp32 rows in host memory (bind_chunk points them there).
+    const float* vectors = host ? mapped_rows_ : s->vectors.as<float>();
     for (int t = 0; t < 2; ++t)
-      s->view[t] = DeviceModel::view(s->vectors.as<float>(), s->norms.as<float>(), t ? tail : l.chunk_rows, rows_.dim,
-                                     rows_.ld, rows_.range);
+      s->view[t] =
+          DeviceModel::view(vectors, s->norms.as<float>(), t ? tail : l.chunk_rows, rows_.dim, rows_.ld, rows_.range);
     slots_.push_back(std::move(s));
   }
   slots_for_batch_ = batch;
   slots_extra_ = per_row_extra;
+  slots_copy_ = copy;
+}
+
+void StreamSearcher::bind_chunk(Slot& s, bool tail, std::int64_t c) {
+  DeviceModel& v = s.view[tail];
+  if (slots_copy_ == Storage::F32) return v.rows_changed();
+  const std::int64_t lo = c * stats_.layout.chunk_rows;
+  v.vectors = DeviceBuffer::borrow(const_cast<float*>(mapped_rows_ + lo * rows_.ld), v.vector_bytes());
+  bind_host_copy(*host_copy_, c, v, SlotCopy{s.vectors.get(), s.scale.as<float>(), s.correction.as<float>()});
 }
 
 // The copy feeder: a host thread that issues every chunk's copy piece by piece, never more than
@@ -105,6 +146,25 @@ struct StreamSearcher::Feeder {
   int device = 0;  // the searching thread's GPU (a rank's), made current in the feeder
 };
 
+// What a chunk's copy moves into its slot: the fp32 rows and norms, or a host copy's codes (int8:
+// with the row scales and corrections) and the norms.
+std::vector<StreamSearcher::ChunkPart> StreamSearcher::chunk_parts(Slot& s, std::int64_t lo, std::int64_t n) const {
+  const auto rows = static_cast<std::size_t>(n), at = static_cast<std::size_t>(lo);
+  std::vector<ChunkPart> parts;
+  auto add = [&](DeviceBuffer& dst, const void* base, std::size_t row_bytes) {
+    if (base) parts.push_back({static_cast<const char*>(base) + at * row_bytes, dst.as<char>(), rows * row_bytes});
+  };
+  if (slots_copy_ == Storage::F32) {
+    add(s.vectors, rows_.vectors, rows_.ld * sizeof(float));
+  } else {
+    add(s.vectors, host_copy_->codes.get(), host_copy_->code_bytes);
+    add(s.scale, host_copy_->scale.get(), sizeof(float));
+    add(s.correction, host_copy_->correction.get(), sizeof(float));
+  }
+  add(s.norms, rows_.norms, sizeof(float));
+  return parts;
+}
+
 void StreamSearcher::feed(Feeder& f) {
   using P = policy::Active::StreamChunks;
   const StreamLayout& l = stats_.layout;
@@ -120,17 +180,16 @@ void StreamSearcher::feed(Feeder& f) {
       }
       Slot& s = *slots_[static_cast<std::size_t>(c % l.buffers)];
       const std::int64_t lo = c * l.chunk_rows, n = std::min(l.chunk_rows, rows_.rows - lo);
-      const std::size_t vbytes = static_cast<std::size_t>(n) * rows_.ld * sizeof(float);
-      const char* src = reinterpret_cast<const char*>(rows_.vectors + lo * rows_.ld);
       s.copy_begin.record(copy_);
-      for (std::size_t off = 0; off < vbytes; off += P::kCopyPieceBytes, ++pieces) {
-        Event& e = piece_done[pieces % P::kPiecesInFlight];
-        if (pieces >= P::kPiecesInFlight) CUDA_CHECK(cudaEventSynchronize(e.get()));
-        CUDA_CHECK(cudaMemcpyAsync(s.vectors.as<char>() + off, src + off, std::min(P::kCopyPieceBytes, vbytes - off),
-                                   cudaMemcpyHostToDevice, copy_));
-        e.record(copy_);
+      for (const ChunkPart& part : chunk_parts(s, lo, n)) {
+        for (std::size_t off = 0; off < part.bytes; off += P::kCopyPieceBytes, ++pieces) {
+          Event& e = piece_done[pieces % P::kPiecesInFlight];
+          if (pieces >= P::kPiecesInFlight) CUDA_CHECK(cudaEventSynchronize(e.get()));
+          CUDA_CHECK(cudaMemcpyAsync(part.dst + off, part.src + off, std::min(P::kCopyPieceBytes, part.bytes - off),
+                                     cudaMemcpyHostToDevice, copy_));
+          e.record(copy_);
+        }
       }
-      CUDA_CHECK(cudaMemcpyAsync(s.norms.get(), rows_.norms + lo, n * sizeof(float), cudaMemcpyHostToDevice, copy_));
       s.copy_end.record(copy_);
       s.copied.record(copy_);
       {
@@ -189,7 +248,8 @@ std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown*
   const auto wall0 = clock_type::now();
   if (bd) *bd = Breakdown{};
   const StreamLayout l = stats_.layout;
-  stats_.bytes = rows_.vector_bytes() + static_cast<std::size_t>(rows_.rows) * sizeof(float);
+  const std::size_t moved = slots_copy_ == Storage::F32 ? rows_.ld * sizeof(float) : host_copy_->slot_row_bytes();
+  stats_.bytes = static_cast<std::size_t>(rows_.rows) * (moved + sizeof(float));
   stats_.copy_ms = 0;
   stats_.fallbacks = 0;
   std::vector<std::vector<Hit>> acc(static_cast<std::size_t>(queries));
@@ -221,7 +281,7 @@ std::vector<std::vector<Hit>> StreamSearcher::run(int queries, int k, Breakdown*
     // The host waits for this chunk alone; the next ones keep the copy engine busy meanwhile.
     CUDA_CHECK(cudaEventSynchronize(s.copied.get()));
     const bool tail = c == l.chunks - 1 && rows_.rows - c * l.chunk_rows != l.chunk_rows;
-    s.view[tail].rows_changed();
+    bind_chunk(s, tail, c);
     const auto t0 = clock_type::now();
     inner = Breakdown{};
     auto part = scan(ctx, s, tail, bd ? &inner : nullptr);
@@ -252,6 +312,7 @@ struct OneQuery {
   const float* query;
   float norm;
   int k;
+  int* fallbacks;
 };
 struct Batch {
   const BatchPipeline* p;
@@ -274,13 +335,31 @@ std::vector<Hit> StreamSearcher::search(const Pipeline& p, const float* query, f
                 "with a resident-model pipeline (fused, ...)");
   const std::int64_t probe = std::max<std::int64_t>(1, std::min<std::int64_t>(rows_.rows, 1 << 20));
   const Plan plan = make_plan(p, static_cast<int>(probe), rows_.dim, k);
-  prepare(plan.workspace_bytes / static_cast<std::size_t>(probe) + 1 + reduced_row_bytes(p.storage, rows_.dim), false);
-  OneQuery ctx{&p, query, query_norm, k};
+  const std::string no_host = opt_.reduced_from_host ? host_copy_refusal(p) : "not asked for";
+  const Storage copy = no_host.empty() ? p.storage : Storage::F32;
+  // The searchers' bytes a row: the workspace, and the reduced copy where a chunk makes its own.
+  const std::size_t extra = plan.workspace_bytes / static_cast<std::size_t>(probe) + 1 +
+                            (copy == Storage::F32 ? reduced_row_bytes(p.storage, rows_.dim) : 0);
+  prepare(extra, false, copy);
+  stats_.streamed = copy == Storage::F32 ? std::string("fp32 rows") +
+                                               (p.storage == Storage::F32 ? "" : " (copy per chunk: " + no_host + ")")
+                                         : std::string(storage_name(copy)) + " copy from host memory";
+  stats_.centred_chunks = 0;
+  if (copy != Storage::F32)
+    for (const HostCopy::Chunk& ch : host_copy_->chunks)
+      stats_.centred_chunks += ch.row != reduced_copy_row(copy) ? 1 : 0;
+  int fallbacks = 0;
+  OneQuery ctx{&p, query, query_norm, k, &fallbacks};
   auto out = run(1, k, bd, &ctx, [](void* c, Slot& s, bool tail, Breakdown* inner) {
     auto& a = *static_cast<OneQuery*>(c);
     if (!s.one[tail]) s.one[tail] = std::make_unique<GpuSearcher>(s.view[tail], nullptr);
-    return std::vector<std::vector<Hit>>{s.one[tail]->search(*a.p, a.query, a.norm, a.k, inner)};
+    const GpuSearcher::CertificateCounts before = s.one[tail]->certificate_counts();
+    std::vector<std::vector<Hit>> hits{s.one[tail]->search(*a.p, a.query, a.norm, a.k, inner)};
+    const GpuSearcher::CertificateCounts& after = s.one[tail]->certificate_counts();
+    *a.fallbacks += static_cast<int>(after.uncertified - before.uncertified + after.refused - before.refused);
+    return hits;
   });
+  stats_.fallbacks = fallbacks;
   return std::move(out.front());
 }
 
@@ -297,6 +376,7 @@ std::vector<std::vector<Hit>> StreamSearcher::search(const BatchPipeline& p, con
   if (batch <= 0) return {};
   const Storage copy = gemm_storage(p.input);
   prepare(reduced_row_bytes(copy, rows_.dim), true);
+  stats_.streamed = "fp32 rows";
   // The searchers' share of the budget less the chunk views' reduced copies (two views).
   const std::size_t reduced =
       2 * static_cast<std::size_t>(stats_.layout.chunk_rows) * reduced_row_bytes(copy, rows_.dim);
