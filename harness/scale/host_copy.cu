@@ -57,8 +57,15 @@ HostCopy make_host_copy(const HostRows& rows, Storage storage, std::int64_t chun
     CUDA_CHECK(cudaMemcpy(vectors.get(), rows.vectors + lo * rows.ld, count * rows.ld * sizeof(float),
                           cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(norms.get(), rows.norms + lo, count * sizeof(float), cudaMemcpyHostToDevice));
-    // A view as the streamed chunk is: the whole model's norm range, the chunk's own centre.
-    DeviceModel view = DeviceModel::view(vectors.as<float>(), norms.as<float>(), n, rows.dim, rows.ld, rows.range);
+    // The chunk as a model of its own, not a view: its rows stay put while its copy is made once,
+    // so the centring policy may centre it (about its own mean; its bounds from its own norms).
+    DeviceModel view;
+    view.rows = n;
+    view.dim = rows.dim;
+    view.ld = rows.ld;
+    view.vectors = DeviceBuffer::borrow(vectors.get(), count * rows.ld * sizeof(float));
+    view.norms = DeviceBuffer::borrow(norms.get(), count * sizeof(float));
+    view.measure_norm_range();
     const ModelCopyRow& row = prepare_centred_or_plain(view, *plain);
     const auto& copy = copy_of<ReducedCopy>(view, row);
     to_host(hc.codes.as<char>() + lo * hc.code_bytes, copy.data, count * hc.code_bytes, "codes");

@@ -60,11 +60,9 @@ StreamSearcher::StreamSearcher(const HostRows& rows, StreamOptions opt)
     throw Error("streamed search numbers rows with 32 bits: at most 2^31 - 1 rows (docs/scale.md)");
   // The device's address of the rows where they are page-locked and mapped: a host copy's re-rank
   // reads its candidates' fp32 rows there. Pageable rows have none (the fp32 rows are streamed).
-  void* mapped = nullptr;
-  if (rows.rows > 0 && cudaHostGetDevicePointer(&mapped, const_cast<float*>(rows.vectors), 0) == cudaSuccess)
-    mapped_rows_ = static_cast<const float*>(mapped);
-  else
-    (void)cudaGetLastError();  // not mapped: the error is the answer, not a fault
+  cudaPointerAttributes at{};
+  if (rows.rows > 0) CUDA_CHECK(cudaPointerGetAttributes(&at, rows.vectors));
+  if (at.type == cudaMemoryTypeHost && at.devicePointer) mapped_rows_ = static_cast<const float*>(at.devicePointer);
 }
 
 std::string StreamSearcher::host_copy_refusal(const Pipeline& p) const {
