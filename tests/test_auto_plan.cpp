@@ -279,3 +279,20 @@ TEST(AutoPlan, TheRedoIsPricedAtItsExpectation) {
     EXPECT_NEAR(priced(b), plain + auto_table_ms(fb, b), 1e-12) << "every query redone, every time";
   }
 }
+
+// A streamed model: the int8 copy from host memory moves about a quarter of the bytes; `auto`
+// takes it once the queries seen pay for making it, or where it exists, within its certificate's
+// k, and leaves it where the last query's chunks mostly fell back.
+TEST(AutoPlan, StreamedQueriesTakeTheInt8CopyOnceItPays) {
+  const AutoChoice first = auto_streamed_one_query(10, 300, 1, false, 0);
+  EXPECT_STREQ(first.one->name, "fused");
+  EXPECT_NE(first.why.find("< making the int8 copy"), std::string::npos) << first.why;
+  const AutoChoice later = auto_streamed_one_query(10, 300, 20, false, 0);
+  EXPECT_STREQ(later.one->name, "fused_i8");
+  EXPECT_NE(later.why.find("> making the int8 copy"), std::string::npos) << later.why;
+  EXPECT_STREQ(auto_streamed_one_query(10, 300, 1, true, 0).one->name, "fused_i8");
+  EXPECT_STREQ(auto_streamed_one_query(BatchPolicy::kMaxK + 1, 300, 100, true, 0).one->name, "fused");
+  const AutoChoice failing = auto_streamed_one_query(10, 300, 100, true, 0.8);
+  EXPECT_STREQ(failing.one->name, "fused");
+  EXPECT_NE(failing.why.find("80 %"), std::string::npos) << failing.why;
+}

@@ -221,6 +221,17 @@ std::vector<std::vector<Hit>> Session::search_many(const std::vector<Query>& qs,
 
 void Session::choose_one() {
   if (!auto_) return;
+  if (stream_) {  // streamed: the bytes a query moves decide (the int8 copy from host memory)
+    const StreamStats& t = stream_->last();
+    const bool i8_last = one_ && one_->storage == Storage::I8 && t.layout.chunks > 0;
+    const AutoChoice c =
+        auto_streamed_one_query(o_.k, model_.dim, ++queries_seen_, stream_->holds_host_copy(Storage::I8),
+                                i8_last ? static_cast<double>(t.fallbacks) / static_cast<double>(t.layout.chunks) : 0);
+    one_ = c.one;
+    many_ = nullptr;
+    chosen_by_ = c.why;
+    return;
+  }
   // Streamed or sharded: no 16-bit copy is kept (a chunk's is made per chunk), so count it unmade.
   const long long seen = dm_ ? ++queries_seen_ : 0;
   AutoChoice c =

@@ -61,6 +61,8 @@ class StreamSearcher {
 
   const StreamStats& last() const { return stats_; }
   const HostRows& rows() const { return rows_; }
+  // Whether the reduced copy of that storage is made in host memory (auto weighs its making).
+  bool holds_host_copy(Storage s) const { return host_copy_ && host_copy_->storage == s; }
 
  private:
   struct Slot;

@@ -395,6 +395,33 @@ def r_scale_shard4(c: Ctx):
     return srcs, "\n".join(rows)
 
 
+def r_scale_stream_copy(c: Ctx, folder: str):
+    """Streamed one-query pipelines (results/<folder>/*.json): what each chunk carried (the fp32 rows,
+    or a reduced copy streamed from host memory), against that run's copy floor and the fp32 stream
+    of the same model."""
+    srcs = c.srcs_in(folder, "*.json*")
+    rows = ["| file | fixture | family | streamed | ms | GB/s | of floor | chunks | centred chunks | fallbacks | "
+            "× the fp32 stream | making the host copy, once (ms) |",
+            "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for src in srcs:
+        run = c.run(src)
+        floor = run.get("floor/h2d_pinned")
+        floor_gbps = floor.center("gb_per_s") if floor else None
+        family = run.context.get("model_family", "iid")
+        for name, b in run.family("stream/").items():
+            if b.error is not None:
+                continue
+            fp32 = run.get(re.sub(r"^stream/[^/]+/", "stream/fused/", name))
+            t, gbps = b.center("real_time"), b.center("h2d_gb_per_s")
+            speedup = fp32.center("real_time") / t if fp32 and fp32 is not b and t else None
+            making = b.center("host_copy_ms")
+            rows.append(f"| `{Path(src).name}` | `{name}` | `{family}` | {b.label or '—'} | {ms(t)} | {ms(gbps, 2)} | "
+                        f"{ms(gbps / floor_gbps, 3) if gbps and floor_gbps else '—'} | {ms(b.center('chunks'), 0)} | "
+                        f"{ms(b.center('centred_chunks'), 0)} | {ms(b.center('fallbacks'), 0)} | "
+                        f"{ms(speedup, 2) if speedup else '—'} | {ms(making, 0) if making else '—'} |")
+    return srcs, "\n".join(rows)
+
+
 def r_scale_replicas(c: Ctx, folder: str):
     """Row shards and replicas (split by rows, by queries, and as auto chooses) at G = 2 beside one
     GPU: the plain pipeline's wall time and the same sharded path with one rank, one build, one
@@ -771,6 +798,7 @@ RENDERERS = {
     "scale-merge": r_scale_merge,
     "scale-shard4": r_scale_shard4,
     "scale-replicas": r_scale_replicas,
+    "scale-stream-copy": r_scale_stream_copy,
     "host-time": r_host_time,
     "intersect-host-clock": r_intersect_host_clock,
     "intersect-host-steps": r_intersect_host_steps,

@@ -181,6 +181,30 @@ AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made, con
   return c;
 }
 
+AutoChoice auto_streamed_one_query(int k, int dim, long long expected_queries, bool copy_made, double redone) {
+  AutoChoice c;
+  const double fp32_row = static_cast<double>(storage_leading_dim(Storage::F32, dim)) * 4 + 4;
+  const double i8_row = static_cast<double>(storage_leading_dim(Storage::I8, dim)) + 3 * 4;  // scale, correction, norm
+  const double saving = 1 - i8_row / fp32_row;  // a streamed fp32 query's share the int8 copy saves
+  if (k > kReducedMaxK) {
+    c.one = &exact_pipeline();
+    c.why = "k = " + std::to_string(k) + " is beyond the int8 certificate (" + std::to_string(kReducedMaxK) + ")";
+  } else if (redone > 0.5) {
+    c.one = &exact_pipeline();
+    c.why = fmt("the int8 certificate failed in %.0f %% of the last query's chunks", 100.0 * redone);
+  } else if (copy_made || saving * double(expected_queries) > kStreamCopyMaking) {
+    c.one = &pipelines().at("fused_i8");
+    c.why = copy_made ? std::string("streamed: the int8 copy is in host memory (a quarter of the bytes)")
+                      : fmt("streamed: %.0f queries x %.2f of a query saved > making the int8 copy (%.0f queries)",
+                            double(expected_queries), saving, kStreamCopyMaking);
+  } else {
+    c.one = &exact_pipeline();
+    c.why = fmt("streamed: %.0f queries x %.2f of a query saved < making the int8 copy (%.0f queries)",
+                double(expected_queries), saving, kStreamCopyMaking);
+  }
+  return c;
+}
+
 AutoChoice auto_batch(int batch, int k, bool copy_made, int dim, int cc_major, const DataRates* rates) {
   AutoChoice c;
   double best = std::numeric_limits<double>::infinity();

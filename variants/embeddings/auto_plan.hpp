@@ -82,6 +82,16 @@ double auto_table_ms(std::string_view pipeline, int batch);
 // loops, the one-query pipeline of the fastest loop is taken when it beats that choice.
 AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made, const DataRates* rates = nullptr);
 
+// One query over a streamed model (in host memory, harness/scale/stream_search.hpp): its time is
+// the bytes it moves, so `fused_i8`, whose int8 copy is streamed from host memory (about a quarter
+// of the fp32 rows' bytes at dim 300), wins every query once that copy exists; making it costs
+// about kStreamCopyMaking streamed fp32 queries (the `stream/fused_i8/...` fixtures' host_copy_ms
+// over `stream/fused/...`'s time). Chosen when the queries seen pay for it (`copy_made`: it
+// exists), k is within its certificate, and the last streamed int8 query did not send most of its
+// chunks down the fallback (`redone`: that share, 0 .. 1).
+constexpr double kStreamCopyMaking = 8;
+AutoChoice auto_streamed_one_query(int k, int dim, long long expected_queries, bool copy_made, double redone);
+
 // A batch of `batch` queries: the pipeline with the smallest predicted time (medians
 // interpolated log-log between the measured batch sizes, plus the 16-bit copy when it does not
 // exist yet, plus the predicted time of redoing its measured share of queries down its fallback
