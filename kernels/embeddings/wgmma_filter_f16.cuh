@@ -72,6 +72,9 @@ struct F16Filter {
     const int t4 = p.t4, me = p.me;
     const long long r0 = tile.r0;
     const int q0 = qgroup * kQueries;
+    // The thread's scores come in 8-column chunks of the tile, 4 a chunk (AccPlace), taken 8
+    // chunks at a time (fewer where the block keeps fewer than 64 queries).
+    constexpr int kChunks = kQueries / 8, kGroup = kChunks < 8 ? kChunks : 8;
     unsigned done = 0, seen;
     do {
       seen = 0;
@@ -84,12 +87,12 @@ struct F16Filter {
       // its load); one branch for 4 scores (predicated pushes without it, or a branch for 8,
       // measured slower).
 #pragma unroll
-      for (int jg = 0; jg < kQueries / 64; ++jg) {
-        float2 f[8];
+      for (int jg = 0; jg < kChunks / kGroup; ++jg) {
+        float2 f[kGroup];
 #pragma unroll
-        for (int u = 0; u < 8; ++u) f[u] = sm.floor_pairs[4 * (8 * jg + u) + t4];
+        for (int u = 0; u < kGroup; ++u) f[u] = sm.floor_pairs[4 * (8 * jg + u) + t4];
 #pragma unroll
-        for (int u = 0; u < 8; ++u) {
+        for (int u = 0; u < kGroup; ++u) {
           const int i0 = 4 * (8 * jg + u);  // the 4 scores of query pair 8 jg + u, rows r0 and r0 + 8
           bool any = false;
 #pragma unroll

@@ -121,17 +121,21 @@ struct I8Filter {
     unsigned long long* out = a.cand + static_cast<long long>(qgroup) * kQueries * a.capacity + part * x.seg;
     const int2* floors = sm.floor_pairs[c][turn & 1];
     unsigned done = 0, seen;
+    // The thread's scores come in 8-column chunks of the tile, 4 a chunk (AccPlace), taken 8
+    // chunks at a time (fewer where the block keeps fewer than 64 queries).
+    constexpr int kChunks = kQueries / 8, kGroup = kChunks < 8 ? kChunks : 8;
+    static_assert(kQueries % 16 == 0, "query chunks are voted on two at a time");
     do {
       seen = 0;
 #pragma unroll
-      for (int jg = 0; jg < kQueries / 64; ++jg) {
-        int2 f[8];
+      for (int jg = 0; jg < kChunks / kGroup; ++jg) {
+        int2 f[kGroup];
 #pragma unroll
-        for (int u = 0; u < 8; ++u) f[u] = floors[4 * (8 * jg + u) + t4];
+        for (int u = 0; u < kGroup; ++u) f[u] = floors[4 * (8 * jg + u) + t4];
           // One vote for 8 scores (two query pairs): half the votes and branches of the fp16
           // epilogue's 4, for a taken branch about twice as often (rare still).
 #pragma unroll
-        for (int u = 0; u < 8; u += 2) {
+        for (int u = 0; u < kGroup; u += 2) {
           const int i0 = 4 * (8 * jg + u);  // the 8 scores of query pairs 8 jg + u and + 1, rows r0 and r0 + 8
           bool any0 = false, any1 = false;
 #pragma unroll

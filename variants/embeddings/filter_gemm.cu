@@ -74,12 +74,19 @@ int launch(FilterScanArgs f, typename Epi::Args& x, const void* model, const voi
   return parts;
 }
 
-// One block's queries: 64 or 128 where they hold the launch, else 256 (128 at B = 1,024 measured
-// slower; docs/batch.md).
+// One block's queries: 16, 32, 64 or 128 where they hold the launch, else 256 (128 at B = 1,024
+// measured slower; docs/batch.md). A small batch in a block of its own size: no MMA columns and
+// epilogue compares spent on padding queries (DISTANCIES_WALK_MIN_QUERIES=64: the former floor).
 template <class Epi, int kShort>
 int launch_for_batch(const FilterScanArgs& f, typename Epi::Args& x, const void* model, const void* queries,
                      int tile_stride, cudaStream_t s) {
   if (tile_stride == 0 || tile_stride == -1) throw Error("the wgmma walk's tile stride must be at least 1 (or -2)");
+  static const int least = [] {
+    const char* env = std::getenv("DISTANCIES_WALK_MIN_QUERIES");
+    return env ? std::atoi(env) : 16;
+  }();
+  if (f.nq <= 16 && least <= 16) return launch<Epi, 16, kShort>(f, x, model, queries, tile_stride, s);
+  if (f.nq <= 32 && least <= 32) return launch<Epi, 32, kShort>(f, x, model, queries, tile_stride, s);
   if (f.nq <= 64) return launch<Epi, 64, kShort>(f, x, model, queries, tile_stride, s);
   if (f.nq <= 128) return launch<Epi, 128, kShort>(f, x, model, queries, tile_stride, s);
   return launch<Epi, 256, kShort>(f, x, model, queries, tile_stride, s);
