@@ -38,17 +38,24 @@ struct Shape {
   int tile_rows;  // 0: policy
 };
 
-// B = 1, B not a multiple of anything, rows not a multiple of the tile, rows < k, zero rows,
-// exact ties, D other than 300, k at and beyond the candidate limit.
+// B = 1, B not a multiple of anything (and each of the walks' block sizes), rows not a multiple of the tile, rows < k,
+// zero rows, exact ties, D other than 300, k at and beyond the candidate limit.
 const Shape kShapes[] = {
-    {"b1_d300", {20011, 300, 0, 0, 0}, 10, 1, 0},    {"b37_d300", {20011, 300, 0, 0, 0}, 10, 37, 0},
-    {"b3_d300", {5000, 300, 0, 0, 0}, 10, 3, 0},     {"b130_small_tiles", {20011, 300, 0, 0, 0}, 10, 130, 1000},
-    {"b16_d50", {4099, 50, 0, 0, 0}, 10, 16, 0},     {"b9_d301", {3001, 301, 0, 0, 0}, 10, 9, 512},
-    {"b5_d7", {777, 7, 0, 0, 0}, 16, 5, 0},          {"rows_lt_k", {5, 300, 0, 0, 0}, 10, 3, 0},
-    {"one_row", {1, 40, 0, 0, 0}, 3, 2, 0},          {"zero_rows", {2049, 300, 0, 64, 0}, 10, 7, 0},
-    {"k128", {10007, 96, 0, 0, 0}, 128, 4, 0},       {"k200", {5003, 300, 0, 0, 0}, 200, 3, 0},
+    {"b1_d300", {20011, 300, 0, 0, 0}, 10, 1, 0},
+    {"b37_d300", {20011, 300, 0, 0, 0}, 10, 37, 0},
+    {"b3_d300", {5000, 300, 0, 0, 0}, 10, 3, 0},
+    {"b130_small_tiles", {20011, 300, 0, 0, 0}, 10, 130, 1000},
+    {"b16_d50", {4099, 50, 0, 0, 0}, 10, 16, 0},
+    {"b9_d301", {3001, 301, 0, 0, 0}, 10, 9, 512},
+    {"b5_d7", {777, 7, 0, 0, 0}, 16, 5, 0},
+    {"rows_lt_k", {5, 300, 0, 0, 0}, 10, 3, 0},
+    {"one_row", {1, 40, 0, 0, 0}, 3, 2, 0},
+    {"zero_rows", {2049, 300, 0, 64, 0}, 10, 7, 0},
+    {"k128", {10007, 96, 0, 0, 0}, 128, 4, 0},
+    {"k200", {5003, 300, 0, 0, 0}, 200, 3, 0},
     {"b200_k64", {20011, 300, 0, 0, 0}, 64, 200, 0},  // the fused scan: two launches, K = 128 shapes
     {"b40_d1000", {3001, 1000, 0, 0, 0}, 10, 40, 0},
+    {"b29_d300", {20011, 300, 0, 0, 0}, 10, 29, 0},  // the walks' 32-query blocks (16: b16_d50 and below)
 };
 
 void PrintTo(const Shape& s, std::ostream* os) { *os << s.name; }
