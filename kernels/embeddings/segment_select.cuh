@@ -2,24 +2,36 @@
 // the select gathers them into shared memory (one pass, every load independent) and selects as
 // for one buffer a query.
 #pragma once
+#include <cub/block/block_scan.cuh>
+
 #include "kernels/embeddings/mma_filter_scan.cuh"
 #include "kernels/embeddings/tiled_i8.cuh"
 
 namespace distancies {
 
 // Where part p's segment (at most seg kept) starts among a query's gathered candidates:
-// offset[p], offset[parts] all of them. Returns whether a segment overflowed. Thread 0 alone.
-__device__ inline bool segment_offsets(const unsigned* counts, int parts, long long seg, long long* offset) {
-  long long at = 0;
+// offset[p], offset[parts] all of them, in shared memory. Returns whether a segment overflowed.
+// Every thread of the block, one count each and a block scan (a loop over the parts on one
+// thread waited on its loads one after another: a sizeable share of a small batch's select).
+// Ends on a block barrier, after which offset[] is complete.
+template <int kThreads>
+__device__ bool segment_offsets(const unsigned* counts, int parts, long long seg, long long* offset) {
+  static_assert(kThreads >= tiled_i8::kMaxSegments, "a count a thread");
+  using Scan = cub::BlockScan<long long, kThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  const int t = threadIdx.x;
+  long long kept = 0;
   bool over = false;
-  for (int p = 0; p < parts; ++p) {
-    offset[p] = at;
-    const long long n = counts[p];
-    over |= n > seg;
-    at += n < seg ? n : seg;
+  if (t < parts) {
+    const long long n = counts[t];
+    over = n > seg;
+    kept = n < seg ? n : seg;
   }
-  offset[parts] = at;
-  return over;
+  long long at = 0, all = 0;
+  Scan(scan).ExclusiveSum(kept, at, all);
+  if (t < parts) offset[t] = at;
+  if (t == 0) offset[parts] = all;
+  return __syncthreads_or(over) != 0;
 }
 
 // Gathered candidate i's place in its segment of `base`: the part whose entries hold it
@@ -48,9 +60,8 @@ __global__ void __launch_bounds__(kThreads)
                                 unsigned* thresholds) {
   extern __shared__ unsigned long long staged_keys[];
   __shared__ long long offset[tiled_i8::kMaxSegments + 1];
-  if (threadIdx.x == 0)
-    segment_offsets(x.seg_counts + static_cast<long long>(blockIdx.x) * tiled_i8::kMaxSegments, parts, x.seg, offset);
-  __syncthreads();
+  segment_offsets<kThreads>(x.seg_counts + static_cast<long long>(blockIdx.x) * tiled_i8::kMaxSegments, parts, x.seg,
+                            offset);
   const long long n = min(offset[parts], filter_scan::kSmemKeys);
   if (n < k) return;  // the whole block
   const unsigned long long* base = cand + static_cast<long long>(blockIdx.x) * capacity;
@@ -86,8 +97,8 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ long long offset[tiled_i8::kMaxSegments + 1];
   __shared__ bool complete;
   const unsigned* counts = seg_counts + static_cast<long long>(blockIdx.x) * tiled_i8::kMaxSegments;
+  const bool over = segment_offsets<kThreads>(counts, parts, seg, offset);
   if (threadIdx.x == 0) {
-    const bool over = segment_offsets(counts, parts, seg, offset);
     complete = !over && offset[parts] <= filter_scan::kSmemKeys;
     if (!complete) status[blockIdx.x] = 1;
   }
