@@ -131,3 +131,28 @@ TEST(StreamCopy, EveryDataFamilyEqualsTheResidentSearch) {
     }
   }
 }
+
+// A copy that does not fit (page-locked host memory refused, injected here): the fp32 rows are
+// streamed, the stream says why, the answer is the same, and the copy is not tried again.
+TEST(StreamCopy, ACopyThatDoesNotFitStreamsTheRows) {
+  DISTANCIES_REQUIRE_GPU();
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Model m = random_model({6000, 300, seed, 2, 3});
+  DeviceModel dm = upload_model(m);
+  GpuSearcher resident(dm, &m);
+  const PinnedModel pm = PinnedModel::register_model(m);
+  StreamOptions o;
+  o.chunk_rows = 1000;
+  StreamSearcher st(pm.rows(), o);
+  const auto q = random_query(m.dim, seed);
+  const float qn = vector_norm(q.data(), m.dim);
+  inject_allocation_failure(0);  // the copy's first page-locked buffer
+  const auto got = st.search(pipeline("fused_i8"), q.data(), qn, 10);
+  inject_allocation_failure(-1);
+  expect_same(got, resident.search(pipeline("fused_i8"), q.data(), qn, 10), "copy refused");
+  EXPECT_NE(st.last().streamed.find("did not fit"), std::string::npos) << st.last().streamed;
+  EXPECT_EQ(st.last().bytes, static_cast<std::size_t>(m.rows) * (m.ld + 1) * sizeof(float));
+  expect_same(st.search(pipeline("fused_i8"), q.data(), qn, 10), got, "again");
+  EXPECT_NE(st.last().streamed.find("did not fit"), std::string::npos) << st.last().streamed;
+}

@@ -68,6 +68,7 @@ StreamSearcher::StreamSearcher(const HostRows& rows, StreamOptions opt)
 std::string StreamSearcher::host_copy_refusal(const Pipeline& p) const {
   if (p.storage == Storage::F32) return "an fp32 scan";
   if (!mapped_rows_) return "the rows are not page-locked and mapped, so the re-rank cannot read them in place";
+  if (!host_copy_failed_.empty()) return host_copy_failed_;
   return {};
 }
 
@@ -333,12 +334,25 @@ std::vector<Hit> StreamSearcher::search(const Pipeline& p, const float* query, f
                 "with a resident-model pipeline (fused, ...)");
   const std::int64_t probe = std::max<std::int64_t>(1, std::min<std::int64_t>(rows_.rows, 1 << 20));
   const Plan plan = make_plan(p, static_cast<int>(probe), rows_.dim, k);
-  const std::string no_host = opt_.reduced_from_host ? host_copy_refusal(p) : "not asked for";
-  const Storage copy = no_host.empty() ? p.storage : Storage::F32;
+  std::string no_host = opt_.reduced_from_host ? host_copy_refusal(p) : "not asked for";
+  Storage copy = no_host.empty() ? p.storage : Storage::F32;
   // The searchers' bytes a row: the workspace, and the reduced copy where a chunk makes its own.
-  const std::size_t extra = plan.workspace_bytes / static_cast<std::size_t>(probe) + 1 +
-                            (copy == Storage::F32 ? reduced_row_bytes(p.storage, rows_.dim) : 0);
-  prepare(extra, false, copy);
+  const auto extra = [&](Storage c) {
+    return plan.workspace_bytes / static_cast<std::size_t>(probe) + 1 +
+           (c == Storage::F32 ? reduced_row_bytes(p.storage, rows_.dim) : 0);
+  };
+  try {
+    prepare(extra(copy), false, copy);
+  } catch (const OutOfMemory& e) {
+    if (copy == Storage::F32) throw;
+    // The copy does not fit (page-locked host memory, or the GPU while making it): the fp32 rows
+    // are streamed instead, and the copy is not tried again by this searcher.
+    host_copy_.reset();
+    host_copy_failed_ = std::string("the reduced copy did not fit: ") + e.what();
+    no_host = host_copy_failed_;
+    copy = Storage::F32;
+    prepare(extra(copy), false, copy);
+  }
   stats_.streamed = copy == Storage::F32 ? std::string("fp32 rows") +
                                                (p.storage == Storage::F32 ? "" : " (copy per chunk: " + no_host + ")")
                                          : std::string(storage_name(copy)) + " copy from host memory";

@@ -96,6 +96,7 @@ class StreamSearcher {
   std::size_t slots_extra_ = 0;
   Storage slots_copy_ = Storage::F32;    // what the slots hold: fp32 rows, or a host copy's chunks
   std::unique_ptr<HostCopy> host_copy_;  // the reduced copy in page-locked host memory
+  std::string host_copy_failed_;         // why making it failed (out of memory): not tried again
   const float* mapped_rows_ = nullptr;   // rows_.vectors as the device addresses them (null: not mapped)
 };
 
