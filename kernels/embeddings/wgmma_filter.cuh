@@ -33,7 +33,15 @@ namespace distancies {
 namespace wgmma_filter {
 
 constexpr int kRowTile = 64;   // rows a consumer warpgroup multiplies at a time (the wgmma's M)
-constexpr int kThreads = 384;  // two consumer warpgroups and a producer warpgroup
+constexpr int kThreads = 384;  // two consumer warpgroups and a producer warpgroup (the most that load)
+// Consumer warpgroups a block: three where a block keeps few queries (a small batch: a tile's
+// fixed work, not its width, sets the pace there, and the accumulators are few), else two (the
+// registers of up to 128 accumulators a thread). The producer warpgroup comes after them.
+constexpr int consumers_for(int queries) { return queries <= 64 ? 3 : 2; }
+constexpr int threads_for(int queries) { return (consumers_for(queries) + 1) * 128; }
+// A consumer's registers after the producer gave its own away (setmaxnreg): the register file
+// (64 K) less the producer's 40 a thread, shared by the consumers, in steps of 8.
+constexpr int consumer_regs(int consumers) { return consumers == 2 ? 232 : 152; }
 constexpr std::size_t kSmemLimit = 227 * 1024;
 constexpr int kStack = 4;  // passing scores a consumer thread collects per round (shared memory)
 
@@ -65,7 +73,7 @@ struct Config {
     alignas(8) uint64_t full[kStages];  // a stage's box landed (TMA transaction bytes)
     uint64_t empty[kStages];            // its warpgroup's MMAs are done with it (128 arrivals)
     uint64_t queries_full;
-    uint64_t mma_turn[2];  // warpgroup c may issue its tile's MMAs (the other's are issued)
+    uint64_t mma_turn[consumers_for(kQueries)];  // warpgroup c may issue its tile's MMAs (its turn came)
     typename Epi::template Smem<kQueries> epi;
   };
   static_assert(sizeof(Smem) <= kSmemLimit, "the block's shared memory");
@@ -82,7 +90,7 @@ struct Config {
 // 304: 3 of 4, a twentieth of the MMAs skipped; int8: 2 of 4), the columns past ldg being TMA's
 // zeros.
 template <class Epi, int kQueries, int kLastSteps, class TmaRows, class TmaQueries>
-__global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
+__global__ void __launch_bounds__(wgmma_filter::threads_for(kQueries), 1)
     wgmma_filter_kernel(FilterScanArgs a, typename Epi::Args x, int kblocks, int tile_stride, int ordered,
                         CUTE_GRID_CONSTANT TmaRows const tma_rows, CUTE_GRID_CONSTANT TmaQueries const tma_queries) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -96,6 +104,7 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
   using Empty = cutlass::arch::ClusterBarrier;
   constexpr int S = C::kStages;
   constexpr int kKBlock = Epi::kKBlock;
+  constexpr int kConsumers = consumers_for(kQueries);
   extern __shared__ __align__(1024) unsigned char wgmma_filter_smem[];
   auto& sm = *reinterpret_cast<typename C::Smem*>(wgmma_filter_smem);
   Tensor sQ = make_tensor(make_smem_ptr(sm.queries.begin()), typename C::QueryLayout{});  // (queries, kKBlock, kb)
@@ -111,16 +120,16 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) Full::init(&sm.full[s], 1), Empty::init(&sm.empty[s], 128);
     Full::init(&sm.queries_full, 1);
-    Empty::init(&sm.mma_turn[0], 128), Empty::init(&sm.mma_turn[1], 128);
+    for (int w = 0; w < kConsumers; ++w) Empty::init(&sm.mma_turn[w], 128);
     cutlass::arch::fence_barrier_init();
   }
   __syncthreads();
 
   // Item i of a block: column block i % kblocks of its (i / kblocks)-th row tile, in stage i % S
   // at the (i / S)-th turn of the ring (the barriers' parity).
-  if (wg == 2) {
+  if (wg == kConsumers) {
     cutlass::arch::warpgroup_reg_dealloc<40>();
-    if (threadIdx.x == 256) {
+    if (threadIdx.x == kConsumers * 128) {
       Tensor mQ = tma_queries.get_tma_tensor(make_shape(a.nq, a.ldg));
       Tensor gQ =
           local_tile(mQ, Shape<Int<kQueries>, Int<kKBlock>>{}, make_coord(qgroup, _));  // (queries, kKBlock, kb)
@@ -143,8 +152,8 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       }
     }
   } else {
-    cutlass::arch::warpgroup_reg_alloc<232>();
-    const int c = wg;  // this warpgroup takes the block's row tiles c, c + 2, ...
+    cutlass::arch::warpgroup_reg_alloc<consumer_regs(kConsumers)>();
+    const int c = wg;  // this warpgroup takes the block's row tiles c, c + kConsumers, ...
     typename C::Mma mma;
     auto thr = mma.get_thread_slice(threadIdx.x % 128);
     Tensor tCrR = thr.make_fragment_A(thr.partition_A(sR));  // descriptors: (mma, 1, k steps, stage)
@@ -153,13 +162,14 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
     Full::wait(&sm.queries_full, 0);
 
     StageRing ring;
-    ring.advance(c * kblocks, S);  // warpgroup 1 starts at the block's second tile
+    ring.advance(c * kblocks, S);  // warpgroup c starts at the block's (c + 1)-th tile
     unsigned turns = 0;            // tiles this warpgroup has multiplied
-    for (long long t = part + c * parts; t < tiles; t += 2 * parts) {
+    for (long long t = part + c * parts; t < tiles; t += kConsumers * parts) {
       auto tile = Epi::begin_tile(a, x, walk.tile(t));
-      // ordered: the warpgroups take turns issuing a tile's MMAs (CUTLASS's ping-pong order), so
-      // that one's run whole on the tensor cores while the other filters, not interleaved with it.
-      if (ordered && (c == 1 || turns > 0)) Empty::wait(&sm.mma_turn[c], (c == 1 ? turns : turns - 1) & 1u);
+      // ordered: the warpgroups take turns issuing a tile's MMAs (CUTLASS's ping-pong order, round
+      // robin), so that one's run whole on the tensor cores while the others filter. Warpgroup c
+      // waits for c - 1's issue of the same round, warpgroup 0 for the last one's of the round before.
+      if (ordered && (c > 0 || turns > 0)) Empty::wait(&sm.mma_turn[c], (c > 0 ? turns : turns - 1) & 1u);
       mma.accumulate_ = GMMA::ScaleOut::Zero;
       int prev = -1;
       // One stage's MMAs (kSteps of its steps), straight-line code: a condition around a wgmma,
@@ -184,12 +194,12 @@ __global__ void __launch_bounds__(wgmma_filter::kThreads, 1)
       };
       for (int kb = 0; kb + 1 < kblocks; ++kb) stage(kb, Int<kKBlock / Epi::kKStep>{});
       stage(kblocks - 1, Int<kLastSteps>{});
-      if (ordered) Empty::arrive(&sm.mma_turn[1 - c]);
+      if (ordered) Empty::arrive(&sm.mma_turn[(c + 1) % kConsumers]);
       Epi::template after_issue<kQueries>(sm.epi, a, x, tile, c, turns);
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc);
       Empty::arrive(&sm.empty[prev]);
-      ring.advance(kblocks, S);  // past the other warpgroup's tile
+      ring.advance((kConsumers - 1) * kblocks, S);  // past the other warpgroups' tiles
       Epi::template filter<kQueries>(acc, sm.epi, a, x, tile, qgroup, c, turns);
       ++turns;
     }

@@ -33,14 +33,14 @@ struct F16Filter {
 
   template <int kQueries>
   struct Smem {
-    unsigned floors[kQueries];         // the block's queries' thresholds (~0u past the batch)
-    float2 floor_pairs[kQueries / 2];  // as floats: a score below its query's never reaches it
-    float2 stack[kStack][256];         // [slot][consumer thread]: (score, accumulator index)
+    unsigned floors[kQueries];                            // the block's queries' thresholds (~0u past the batch)
+    float2 floor_pairs[kQueries / 2];                     // as floats: a score below its query's never reaches it
+    float2 stack[kStack][consumers_for(kQueries) * 128];  // [slot][consumer thread]: (score, accumulator index)
   };
 
   template <int kQueries>
   __device__ static void load(Smem<kQueries>& sm, const FilterScanArgs& a, const Args&, int qgroup) {
-    for (int i = threadIdx.x; i < kQueries; i += kThreads) {
+    for (int i = threadIdx.x; i < kQueries; i += blockDim.x) {
       const int q = qgroup * kQueries + i;
       sm.floors[i] = q < a.nq ? a.thresholds[q] : ~0u;
       reinterpret_cast<float*>(sm.floor_pairs)[i] = floor_float(sm.floors[i]);

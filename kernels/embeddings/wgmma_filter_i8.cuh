@@ -29,13 +29,13 @@ struct I8Filter {
     unsigned count[kQueries];      // candidates this block appended for the query
     float4 query[kQueries];        // s_q, A_q, B_q
     float4 slope[kQueries];        // (theta - fp32_bound) / s_q rounded down, A_q / s_q and B_q / s_q rounded up
-    int2 floor_pairs[2][2][kQueries / 2];  // [warpgroup][tile parity]: T(q, tile) by query pairs
-    int2 stack[kStack][256];               // [slot][consumer thread]: (score, accumulator index)
+    int2 floor_pairs[consumers_for(kQueries)][2][kQueries / 2];  // [warpgroup][tile parity]: T(q, tile) by query pairs
+    int2 stack[kStack][consumers_for(kQueries) * 128];           // [slot][consumer thread]: (score, accumulator index)
   };
 
   template <int kQueries>
   __device__ static void load(Smem<kQueries>& sm, const FilterScanArgs& a, const Args& x, int qgroup) {
-    for (int i = threadIdx.x; i < kQueries; i += kThreads) {
+    for (int i = threadIdx.x; i < kQueries; i += blockDim.x) {
       const int q = qgroup * kQueries + i;
       float theta = __builtin_huge_valf();
       if (q < a.nq) {
@@ -173,12 +173,14 @@ struct I8Filter {
     } while (__any_sync(~0u, seen > done));
   }
 
-  // Every consumer thread past its last tile (named barrier 3): the block's counts, one a query.
+  // Every consumer thread past its last tile (named barrier 1 + the consumers, after each
+  // warpgroup's own): the block's counts, one a query.
   template <int kQueries>
   __device__ static void finish(Smem<kQueries>& sm, const FilterScanArgs& a, const Args& x, int qgroup) {
-    asm volatile("bar.sync 3, 256;\n" ::: "memory");
+    constexpr int kConsumerThreads = consumers_for(kQueries) * 128;
+    asm volatile("bar.sync %0, %1;\n" ::"n"(1 + consumers_for(kQueries)), "n"(kConsumerThreads) : "memory");
     const long long part = blockIdx.x / a.qgroups;
-    for (int i = threadIdx.x; i < kQueries; i += 256) {
+    for (int i = threadIdx.x; i < kQueries; i += kConsumerThreads) {
       const int q = qgroup * kQueries + i;
       if (q < a.nq) x.seg_counts[static_cast<long long>(q) * tiled_i8::kMaxSegments + part] = sm.count[i];
     }

@@ -68,8 +68,8 @@ int launch(FilterScanArgs f, typename Epi::Args& x, const void* model, const voi
     if (parts > tiled_i8::kMaxSegments) throw Error("the int8 walk's launch has more parts than its counts hold");
     x.seg = f.capacity / parts;  // each part's segment of a query's buffer
   }
-  kernel<<<parts * f.qgroups, wgmma_filter::kThreads, smem, s>>>(f, x, kblocks, tile_stride, mma_order(), tma_rows,
-                                                                 tma_queries);
+  kernel<<<parts * f.qgroups, wgmma_filter::threads_for(kQueries), smem, s>>>(f, x, kblocks, tile_stride, mma_order(),
+                                                                              tma_rows, tma_queries);
   CUDA_CHECK_LAUNCH();
   return parts;
 }
