@@ -39,6 +39,26 @@ std::size_t copy_row_bytes(const Pipeline& p, int dim, bool centred) {
   return codes + (i8 ? 4 : 0) + (i8 && centred ? 4 : 0) + 4;
 }
 
+// A random model resident (the reference) and page-locked, streamed in chunks of chunk_rows.
+struct Streamed {
+  Streamed(const ModelSpec& spec, std::int64_t chunk_rows)
+      : m(random_model(spec)),
+        dm(upload_model(m)),
+        resident(dm, &m),
+        pm(PinnedModel::register_model(m)),
+        st(pm.rows(), options(chunk_rows)) {}
+  static StreamOptions options(std::int64_t chunk_rows) {
+    StreamOptions o;
+    o.chunk_rows = chunk_rows;
+    return o;
+  }
+  Model m;
+  DeviceModel dm;
+  GpuSearcher resident;
+  PinnedModel pm;
+  StreamSearcher st;
+};
+
 }  // namespace
 
 // 20,001 rows in chunks of 1,000 (the last one row): exact ties of row 0 every 13 rows and zero rows.
@@ -46,13 +66,10 @@ TEST(StreamCopy, ReducedPipelinesStreamTheirCopyAndEqualTheResidentSearch) {
   DISTANCIES_REQUIRE_GPU();
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Model m = random_model({20001, 300, seed, 5, 40});
-  DeviceModel dm = upload_model(m);
-  GpuSearcher resident(dm, &m);
-  const PinnedModel pm = PinnedModel::register_model(m);
-  StreamOptions o;
-  o.chunk_rows = 1000;
-  StreamSearcher st(pm.rows(), o);
+  Streamed s({20001, 300, seed, 5, 40}, 1000);
+  const Model& m = s.m;
+  StreamSearcher& st = s.st;
+  GpuSearcher& resident = s.resident;
   const auto q = random_query(m.dim, seed);
   const float qn = vector_norm(q.data(), m.dim);
   for (const char* name : kReduced) {
@@ -70,8 +87,9 @@ TEST(StreamCopy, ReducedPipelinesStreamTheirCopyAndEqualTheResidentSearch) {
     expect_same(ties, resident.search(pipeline("fused"), m.row(0), m.norms[0], 40), std::string(name) + " ties");
   }
   // Asked not to: the fp32 rows, the copy made per chunk on the GPU, the same answer.
+  StreamOptions o = Streamed::options(1000);
   o.reduced_from_host = false;
-  StreamSearcher plain(pm.rows(), o);
+  StreamSearcher plain(s.pm.rows(), o);
   const auto got = plain.search(pipeline("fused_i8"), q.data(), qn, 10);
   expect_same(got, resident.search(pipeline("fused_i8"), q.data(), qn, 10), "fp32 rows");
   EXPECT_EQ(plain.last().streamed.rfind("fp32 rows", 0), 0u) << plain.last().streamed;
@@ -138,13 +156,10 @@ TEST(StreamCopy, ACopyThatDoesNotFitStreamsTheRows) {
   DISTANCIES_REQUIRE_GPU();
   const std::uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Model m = random_model({6000, 300, seed, 2, 3});
-  DeviceModel dm = upload_model(m);
-  GpuSearcher resident(dm, &m);
-  const PinnedModel pm = PinnedModel::register_model(m);
-  StreamOptions o;
-  o.chunk_rows = 1000;
-  StreamSearcher st(pm.rows(), o);
+  Streamed s({6000, 300, seed, 2, 3}, 1000);
+  const Model& m = s.m;
+  StreamSearcher& st = s.st;
+  GpuSearcher& resident = s.resident;
   const auto q = random_query(m.dim, seed);
   const float qn = vector_norm(q.data(), m.dim);
   inject_allocation_failure(0);  // the copy's first page-locked buffer
