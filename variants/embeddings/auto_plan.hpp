@@ -86,10 +86,11 @@ AutoChoice auto_one_query(int k, long long expected_queries, bool copy_made, con
 // the bytes it moves, so `fused_i8`, whose int8 copy is streamed from host memory (about a quarter
 // of the fp32 rows' bytes at dim 300), wins every query once that copy exists; making it costs
 // about kStreamCopyMaking streamed fp32 queries (the `stream/fused_i8/...` fixtures' host_copy_ms
-// over `stream/fused/...`'s time). Chosen when the queries seen pay for it (`copy_made`: it
-// exists), k is within its certificate, and the last streamed int8 query did not send most of its
-// chunks down the fallback (`redone`: that share, 0 .. 1).
-constexpr double kStreamCopyMaking = 8;
+// over `stream/fused/...`'s time: kStreamCopyMaking, written by scripts/codegen/stream_copy_policy.py
+// from the committed runs). Chosen when the queries seen pay for it (`copy_made`: it exists), k is
+// within its certificate, and the last streamed int8 query did not send most of its chunks down
+// the fallback (`redone`: that share, 0 .. 1).
+#include "variants/embeddings/stream_copy_policy.inc"
 AutoChoice auto_streamed_one_query(int k, int dim, long long expected_queries, bool copy_made, double redone);
 
 // A batch of `batch` queries: the pipeline with the smallest predicted time (medians
