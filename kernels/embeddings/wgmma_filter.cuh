@@ -1,10 +1,11 @@
 // The filtered scan's many-query walk on Hopper's warpgroup MMA (sm_90a), built on CUTLASS's
 // CuTe: the shape of a GEMM mainloop with the filter as its epilogue. A block keeps kQueries
 // queries resident in shared memory for its whole life (loaded once by TMA) and streams 64-row
-// tiles of the model through a ring of stages (one 128-byte-wide TMA box a stage). Warpgroups 0
-// and 1 take alternate row tiles, so that one filters its 64 x kQueries scores while the other
-// multiplies; warpgroup 2 only issues the copies (one thread), its registers handed to the others
-// (setmaxnreg: 232 a consumer thread, for 128 accumulators at kQueries = 256). The scores stay in
+// tiles of the model through a ring of stages (one 128-byte-wide TMA box a stage). The consumer
+// warpgroups (two, or three for blocks of up to 64 queries: consumers_for) take the row tiles in
+// turn, so that one multiplies while the others filter their 64 x kQueries scores; the last
+// warpgroup only issues the copies (one thread), its registers handed to the others (setmaxnreg:
+// 232 a consumer thread of two, for 128 accumulators at kQueries = 256). The scores stay in
 // registers and are never written to memory: the epilogue (`Epi`) compares each with its query's
 // threshold and sends the few that pass to the exact key compare and the append. Two epilogues:
 // wgmma_filter_f16.cuh (fp16 operands, fp32 scores) and wgmma_filter_i8.cuh (int8 operands, exact
@@ -32,16 +33,25 @@ namespace distancies {
 
 namespace wgmma_filter {
 
-constexpr int kRowTile = 64;   // rows a consumer warpgroup multiplies at a time (the wgmma's M)
-constexpr int kThreads = 384;  // two consumer warpgroups and a producer warpgroup (the most that load)
+constexpr int kRowTile = 64;  // rows a consumer warpgroup multiplies at a time (the wgmma's M)
 // Consumer warpgroups a block: three where a block keeps few queries (a small batch: a tile's
 // fixed work, not its width, sets the pace there, and the accumulators are few), else two (the
 // registers of up to 128 accumulators a thread). The producer warpgroup comes after them.
 constexpr int consumers_for(int queries) { return queries <= 64 ? 3 : 2; }
 constexpr int threads_for(int queries) { return (consumers_for(queries) + 1) * 128; }
-// A consumer's registers after the producer gave its own away (setmaxnreg): the register file
-// (64 K) less the producer's 40 a thread, shared by the consumers, in steps of 8.
-constexpr int consumer_regs(int consumers) { return consumers == 2 ? 232 : 152; }
+// The producer's registers a thread once it gives the rest away (setmaxnreg), and a consumer's
+// then: the register file (64 K) less the producer's, shared by the consumers, in steps of 8
+// (232 for two consumers, 152 for three).
+constexpr int kProducerRegs = 40;
+constexpr int consumer_regs(int consumers) { return (65536 - 128 * kProducerRegs) / (128 * consumers) / 8 * 8; }
+static_assert(consumer_regs(2) == 232 && consumer_regs(3) == 152, "the register split");
+// A consumer thread's scores of a 64-row tile come in 8-column chunks, 4 a chunk (AccPlace); the
+// epilogues take them kGroup chunks at a time (8, fewer where a block keeps fewer than 64 queries).
+template <int kQueries>
+struct ScoreChunks {
+  static constexpr int kChunks = kQueries / 8;
+  static constexpr int kGroup = kChunks < 8 ? kChunks : 8;
+};
 constexpr std::size_t kSmemLimit = 227 * 1024;
 constexpr int kStack = 4;  // passing scores a consumer thread collects per round (shared memory)
 
@@ -128,7 +138,7 @@ __global__ void __launch_bounds__(wgmma_filter::threads_for(kQueries), 1)
   // Item i of a block: column block i % kblocks of its (i / kblocks)-th row tile, in stage i % S
   // at the (i / S)-th turn of the ring (the barriers' parity).
   if (wg == kConsumers) {
-    cutlass::arch::warpgroup_reg_dealloc<40>();
+    cutlass::arch::warpgroup_reg_dealloc<kProducerRegs>();
     if (threadIdx.x == kConsumers * 128) {
       Tensor mQ = tma_queries.get_tma_tensor(make_shape(a.nq, a.ldg));
       Tensor gQ =

@@ -72,9 +72,7 @@ struct F16Filter {
     const int t4 = p.t4, me = p.me;
     const long long r0 = tile.r0;
     const int q0 = qgroup * kQueries;
-    // The thread's scores come in 8-column chunks of the tile, 4 a chunk (AccPlace), taken 8
-    // chunks at a time (fewer where the block keeps fewer than 64 queries).
-    constexpr int kChunks = kQueries / 8, kGroup = kChunks < 8 ? kChunks : 8;
+    constexpr int kChunks = ScoreChunks<kQueries>::kChunks, kGroup = ScoreChunks<kQueries>::kGroup;
     unsigned done = 0, seen;
     do {
       seen = 0;

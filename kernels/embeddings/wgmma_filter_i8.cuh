@@ -121,9 +121,7 @@ struct I8Filter {
     unsigned long long* out = a.cand + static_cast<long long>(qgroup) * kQueries * a.capacity + part * x.seg;
     const int2* floors = sm.floor_pairs[c][turn & 1];
     unsigned done = 0, seen;
-    // The thread's scores come in 8-column chunks of the tile, 4 a chunk (AccPlace), taken 8
-    // chunks at a time (fewer where the block keeps fewer than 64 queries).
-    constexpr int kChunks = kQueries / 8, kGroup = kChunks < 8 ? kChunks : 8;
+    constexpr int kChunks = ScoreChunks<kQueries>::kChunks, kGroup = ScoreChunks<kQueries>::kGroup;
     static_assert(kQueries % 16 == 0, "query chunks are voted on two at a time");
     do {
       seen = 0;
