@@ -14,15 +14,18 @@ void to_host(void* dst, const DeviceBuffer& src, std::size_t bytes, const char* 
   CUDA_CHECK(cudaMemcpy(dst, src.get(), bytes, cudaMemcpyDeviceToHost));
 }
 
-// A chunk's centre as the streamed chunk will keep it (the mean itself stays on the device).
-void keep_centre_fields(HostCopy::Chunk& ch, const ModelCentre& centre) {
-  ch.has_centre = true;
-  ch.mean_norm2 = centre.mean_norm2;
-  ch.rho = centre.rho;
-  ch.used = centre.used;
-  ch.projected = centre.projected;
-  ch.why = centre.why;
-  ch.mean_host = centre.mean_host;
+// `from` with its mean borrowed at `mean` (dim floats that outlive it): what a chunk keeps, and
+// what its view is given each time the chunk is bound.
+std::unique_ptr<ModelCentre> centre_at(const ModelCentre& from, const float* mean, int dim) {
+  auto c = std::make_unique<ModelCentre>();
+  c->mean = DeviceBuffer::borrow(const_cast<float*>(mean), static_cast<std::size_t>(dim) * sizeof(float));
+  c->mean_host = from.mean_host;
+  c->mean_norm2 = from.mean_norm2;
+  c->rho = from.rho;
+  c->used = from.used;
+  c->projected = from.projected;
+  c->why = from.why;
+  return c;
 }
 }  // namespace
 
@@ -38,7 +41,6 @@ HostCopy make_host_copy(const HostRows& rows, Storage storage, std::int64_t chun
   const auto t0 = std::chrono::steady_clock::now();
   HostCopy hc;
   hc.storage = storage;
-  hc.rows = rows.rows;
   hc.chunk_rows = chunk_rows;
   hc.dim = rows.dim;
   hc.code_bytes = static_cast<std::size_t>(storage_leading_dim(storage, rows.dim)) * storage_bytes(storage);
@@ -80,9 +82,9 @@ HostCopy make_host_copy(const HostRows& rows, Storage storage, std::int64_t chun
     ch.max_norm = copy.max_norm;
     ch.out_of_range = copy.out_of_range;
     if (const auto* centre = dynamic_cast<const ModelCentre*>(view.find_copy(centre_copy_row().name))) {
-      keep_centre_fields(ch, *centre);
-      CUDA_CHECK(cudaMemcpy(hc.means.as<float>() + c * rows.dim, centre->mean.get(), rows.dim * sizeof(float),
-                            cudaMemcpyDeviceToDevice));
+      float* mean = hc.means.as<float>() + c * rows.dim;
+      CUDA_CHECK(cudaMemcpy(mean, centre->mean.get(), rows.dim * sizeof(float), cudaMemcpyDeviceToDevice));
+      ch.centre = centre_at(*centre, mean, rows.dim);
     }
     hc.chunks.push_back(std::move(ch));
   }
@@ -98,17 +100,7 @@ void bind_host_copy(const HostCopy& hc, std::int64_t c, DeviceModel& view, const
   view.drop_copy(plain.name);
   if (plain.centred_row) view.drop_copy(plain.centred_row->name);
   view.drop_copy(centre_copy_row().name);
-  if (ch.has_centre) {
-    auto centre = std::make_unique<ModelCentre>();
-    centre->mean = DeviceBuffer::borrow(hc.means.as<float>() + c * hc.dim, hc.dim * sizeof(float));
-    centre->mean_host = ch.mean_host;
-    centre->mean_norm2 = ch.mean_norm2;
-    centre->rho = ch.rho;
-    centre->used = ch.used;
-    centre->projected = ch.projected;
-    centre->why = ch.why;
-    view.keep_copy(centre_copy_row().name, std::move(centre));
-  }
+  if (ch.centre) view.keep_copy(centre_copy_row().name, centre_at(*ch.centre, ch.centre->mean.as<float>(), hc.dim));
   auto copy = std::make_unique<ReducedCopy>();
   copy->data = DeviceBuffer::borrow(const_cast<void*>(slot.codes), n * hc.code_bytes);
   if (hc.storage == Storage::I8) copy->scale = DeviceBuffer::borrow(const_cast<float*>(slot.scale), n * sizeof(float));

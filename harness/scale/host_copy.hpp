@@ -7,7 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <string>
+#include <memory>
 #include <vector>
 
 #include "kernels/embeddings/storage.hpp"
@@ -20,22 +20,18 @@ namespace distancies {
 
 struct HostCopy {
   Storage storage = Storage::F32;
-  std::int64_t rows = 0, chunk_rows = 0;
+  std::int64_t chunk_rows = 0;
   int dim = 0;
   std::size_t code_bytes = 0;  // one row's codes (the copy's leading dimension, padding zero)
   PinnedBuffer codes;          // rows x code_bytes
   PinnedBuffer scale;          // I8: a float a row
   PinnedBuffer correction;     // I8, where some chunk is centred: a float a row
   DeviceBuffer means;          // chunks x dim floats: each chunk's centre
-  // What each chunk's copy is: the copy row made (plain or centred), its centre's fields (the mean
-  // itself in `means`), the copy's norms and range flag.
+  // What each chunk's copy is: the copy row made (plain or centred), its centre (null: none; the
+  // mean borrowed from `means`), the copy's norms and range flag.
   struct Chunk {
     const ModelCopyRow* row = nullptr;
-    bool has_centre = false;
-    float mean_norm2 = 0, rho = 1;
-    bool used = false, projected = false;
-    std::string why;
-    std::vector<float> mean_host;
+    std::unique_ptr<const ModelCentre> centre;
     float min_norm = 0, max_norm = 0;
     bool out_of_range = false;
   };
