@@ -304,6 +304,80 @@ __device__ float kth_score_less(const unsigned long long* keys, long long n, int
   return nextafterf(candidate_sim(kth) - margin, -__builtin_huge_valf());
 }
 
+// What a seed kernel needs to recompute a few candidates exactly (exact_kth_key).
+struct ExactSeed {
+  DotArgs exact;             // the model's fp32 rows as the re-rank reads them (query fields unused)
+  const float* queries;      // the launch's queries, nq x exact.dim as uploaded
+  const float* query_norms;  // nq
+  const float* shifts;       // null: keys are similarities; else keys are similarity - shifts[q]
+  const int* order;          // null: the candidates' rows are the model's; else order[row] is
+};
+
+// Candidates a seed recomputes exactly: one a warp of a 1,024-thread select block.
+constexpr int kExactSeedRows = 32;
+
+// Where a seed kernel stages its query in dynamic shared memory: past the keys (select_smem).
+__host__ __device__ constexpr std::size_t exact_seed_query_offset(long long capacity) {
+  return (select_smem(capacity) + 15) / 16 * 16;
+}
+__host__ __device__ constexpr std::size_t exact_seed_smem(long long capacity, int ld) {
+  return exact_seed_query_offset(capacity) + static_cast<std::size_t>(ld) * sizeof(float);
+}
+
+// Every thread of the block (query blockIdx.x): the rows of the n keys whose score key is at
+// least `at` (the first kExactSeedRows found), their fp32 similarities computed as the re-rank
+// computes them, and the k-th largest of those in the keys' scale (less the query's shift, rounded
+// down) less 2^-20, rounded down: k distinct rows of the model score at least that plus 2^-20, so
+// it bounds the k-th best key from below by more than a few roundings of the keys' own
+// arithmetic, with no key error in it. -inf where fewer than k rows were found or one scores
+// NaN. `qf`: exact.ld floats of shared memory. Every thread must call it once a block.
+template <int kThreads>
+__device__ float exact_kth_key(const unsigned long long* keys, long long n, unsigned at, int k, const ExactSeed& e,
+                               float* qf) {
+  static_assert(kThreads / 32 >= kExactSeedRows, "a warp a recomputed row");
+  __shared__ int rows[kExactSeedRows];
+  __shared__ float sims[kExactSeedRows];
+  __shared__ int taken;
+  __shared__ float result;
+  DotArgs a = e.exact;
+  a.query = e.queries + static_cast<long long>(blockIdx.x) * a.dim;
+  a.query_norm = e.query_norms[blockIdx.x];
+  stage_query(a, qf);
+  if (threadIdx.x == 0) taken = 0, result = -__builtin_huge_valf();
+  __syncthreads();
+  for (long long i = threadIdx.x; i < n; i += kThreads) {
+    const unsigned long long v = keys[i];
+    if (static_cast<unsigned>(v >> 32) < at) continue;
+    const int slot = atomicAdd(&taken, 1);
+    if (slot < kExactSeedRows) rows[slot] = e.order ? e.order[candidate_row(v)] : candidate_row(v);
+  }
+  __syncthreads();
+  const int m = min(taken, kExactSeedRows);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (m >= k && warp < m) {
+    const float s = row_similarity(a, reinterpret_cast<const float4*>(qf), rows[warp], lane);
+    if (lane == 0) sims[warp] = s;
+  }
+  __syncthreads();
+  if (m >= k && warp == 0) {
+    // Each similarity's place among the m (ties by slot); the one at place k - 1 is the k-th.
+    const float mine = lane < m ? sims[lane] : 0.0f;
+    int before = 0;
+    bool nan = false;
+    for (int j = 0; j < m; ++j) {
+      const float other = sims[j];
+      nan |= other != other;
+      before += other > mine || (other == mine && j < lane);
+    }
+    if (!nan && lane < m && before == k - 1) {
+      const float key = e.shifts ? __fsub_rd(mine, e.shifts[blockIdx.x]) : mine;
+      result = __fsub_rd(key, 0x1p-20f);
+    }
+  }
+  __syncthreads();
+  return result;
+}
+
 }  // namespace filter_scan
 
 // One block a query: the K-th best key of its sample, lowered by `margin` (twice the error
@@ -318,19 +392,29 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) thresholds[blockIdx.x] = seed == seed ? ordered_bits(seed) : 0u;  // never a NaN seed
 }
 
-// One block a query: the K-th best key that a filter pass over a sample of the model's rows
-// appended (keys at or above the query's threshold), lowered by `margin` and rounded down, raises
-// the threshold where it is higher: any K rows of the model bound its K-th best from below, as in
-// seed_from_sample_kernel (an overflowed buffer holds K rows all the same). Fewer than K
-// candidates leave it as it was. Dynamic shared memory: select_smem(capacity).
+// One block a query: the k-th best key that a filter pass over a sample of the model's rows
+// appended (keys at or above the query's threshold) raises the threshold where it is higher: any
+// k rows of the model bound its k-th best from below, as in seed_from_sample_kernel (an
+// overflowed buffer holds k rows all the same). The rows of the best kExactSeedRows keys are
+// recomputed in fp32 (exact_kth_key): their k-th exact similarity, less `margin` / 2 (the keys'
+// error bound: the filter's keys are within it of the similarity), is the threshold, at least the
+// k-th key less `margin` and without the keys' error below the k-th. Fewer than k candidates leave
+// it as it was. Dynamic shared memory: exact_seed_smem(capacity, e.exact.ld).
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
-    refine_seed_kernel(const unsigned long long* cand, long long capacity, const unsigned* counts, int K, float margin,
-                       unsigned* thresholds) {
+    refine_seed_kernel(const unsigned long long* cand, long long capacity, const unsigned* counts, int k, float margin,
+                       filter_scan::ExactSeed e, unsigned* thresholds) {
   const long long n = min(static_cast<long long>(counts[blockIdx.x]), capacity);
-  if (n < K) return;  // the whole block
-  const float seed = filter_scan::kth_score_less<kThreads>(cand + blockIdx.x * capacity, n, K, margin);
-  if (threadIdx.x == 0 && seed == seed) thresholds[blockIdx.x] = max(thresholds[blockIdx.x], ordered_bits(seed));
+  if (n < k) return;  // the whole block
+  extern __shared__ __align__(16) unsigned char seed_smem[];
+  const unsigned long long* keys = filter_scan::stage_keys<kThreads>(cand + blockIdx.x * capacity, n);
+  const int m = static_cast<int>(min(n, static_cast<long long>(filter_scan::kExactSeedRows)));
+  const unsigned at = static_cast<unsigned>(filter_scan::kth_largest<kThreads>(keys, n, m, 32) >> 32);
+  float* qf = reinterpret_cast<float*>(seed_smem + filter_scan::exact_seed_query_offset(capacity));
+  const float exact = filter_scan::exact_kth_key<kThreads>(keys, n, at, k, e, qf);
+  const float seed = __fsub_rd(exact, margin / 2);
+  if (threadIdx.x == 0 && seed > -__builtin_huge_valf())
+    thresholds[blockIdx.x] = max(thresholds[blockIdx.x], ordered_bits(seed));
 }
 
 // The best K of a query's n candidates v (every thread of its block), in rank order, as its one

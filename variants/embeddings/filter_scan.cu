@@ -296,9 +296,17 @@ FilterPlan plan_filter(const BatchScanArgs& a, bool i8) {
 
 constexpr int kSelect = Policy::kSelectThreads;
 
-// One query group's thresholds: seeded from a sample (or zero), then refined where planned.
-void seed_thresholds(const BatchScanArgs& a, const FilterPlan& p, const FilterScanArgs& f, unsigned* thresholds,
-                     cudaStream_t s) {
+// What the seed kernels recompute exactly for the query group from q0 (`order`: the tiled int8
+// copy's, whose rows are sorted).
+filter_scan::ExactSeed exact_seed(const BatchScanArgs& a, int q0, const int* order = nullptr) {
+  const float* shifts = certificate_shifts(a);
+  return {a.exact, a.queries + static_cast<std::size_t>(q0) * a.exact.dim, a.query_norms + q0,
+          shifts ? shifts + q0 : nullptr, order};
+}
+
+// The thresholds of the query group from q0: seeded from a sample (or zero), then refined where planned.
+void seed_thresholds(const BatchScanArgs& a, const FilterPlan& p, const FilterScanArgs& f, int q0, cudaStream_t s) {
+  unsigned* thresholds = a.thresholds + q0;
   if (p.seeded) {
     FilterScanArgs sample = f;
     sample.groups = p.sm.groups;
@@ -318,10 +326,11 @@ void seed_thresholds(const BatchScanArgs& a, const FilterPlan& p, const FilterSc
     // about k refine_stride candidates a query instead of k rows / sampled rows.
     CUDA_CHECK(cudaMemsetAsync(a.candidates.counts, 0, f.nq * sizeof(unsigned), s));
     filter_gemm_scan(f, refine_stride(), s);
-    const std::size_t refine_smem = filter_scan::select_smem(a.candidates.capacity);
+    const std::size_t refine_smem = filter_scan::exact_seed_smem(a.candidates.capacity, a.exact.ld);
     allow_dynamic_smem(refine_seed_kernel<kSelect>, refine_smem, "refine_seed_kernel");
     refine_seed_kernel<kSelect><<<f.nq, kSelect, refine_smem, s>>>(a.candidates.entries, a.candidates.capacity,
-                                                                   a.candidates.counts, p.rank, p.margin, thresholds);
+                                                                   a.candidates.counts, p.rank, p.margin,
+                                                                   exact_seed(a, q0), thresholds);
     CUDA_CHECK_LAUNCH();
   }
 }
@@ -345,9 +354,11 @@ void last_pass(const BatchScanArgs& a, const FilterPlan& p, FilterScanArgs f, in
       // Two passes: every first-th tile, the thresholds raised to the k-th best lower bound of what
       // it appended, then every other tile with its counts going on from the first's.
       parts = filter_gemm_scan_i8(g, x, a.i8.codes, queries, first, s);
-      allow_dynamic_smem(reseed_from_segments_kernel<kSelect>, select_bytes, "reseed_from_segments_kernel");
-      reseed_from_segments_kernel<kSelect><<<f.nq, kSelect, select_bytes, s>>>(
-          a.candidates.entries, a.candidates.capacity, parts, p.rank, x, a.thresholds + q0);
+      const std::size_t reseed_bytes = filter_scan::exact_seed_smem(a.candidates.capacity, a.exact.ld);
+      allow_dynamic_smem(reseed_from_segments_kernel<kSelect>, reseed_bytes, "reseed_from_segments_kernel");
+      reseed_from_segments_kernel<kSelect>
+          <<<f.nq, kSelect, reseed_bytes, s>>>(a.candidates.entries, a.candidates.capacity, parts, p.rank, x,
+                                               exact_seed(a, q0, a.i8.order), a.thresholds + q0);
       CUDA_CHECK_LAUNCH();
       x.resume = 1;
       if (filter_gemm_scan_i8(g, x, a.i8.codes, queries, -first, s) != parts)
@@ -467,7 +478,7 @@ void filter_scan_tiles(const BatchScanArgs& a, cudaStream_t s, bool i8) {
     f.cand = a.candidates.entries;
     f.capacity = a.candidates.capacity;
     f.counts = a.candidates.counts;
-    seed_thresholds(a, p, f, a.thresholds + q0, s);
+    seed_thresholds(a, p, f, q0, s);
     last_pass(a, p, f, q0, i8, s);
     if (reranks_by_group(a)) rerank_group(a, q0, f.nq, s);
   }
