@@ -115,11 +115,21 @@ TEST(ExactSeed, RefineThresholdBelowEveryTopRowAndAtTheCandidatesKth) {
       refine_seed_kernel<kThreads><<<nq, kThreads, smem>>>(dc.as<unsigned long long>(), capacity, dk.as<unsigned>(), k,
                                                            margin, e, dt.as<unsigned>());
       CUDA_CHECK_LAUNCH();
-      std::vector<unsigned> got(nq);
+      std::vector<unsigned> got(nq), keys_rule(nq);
       CUDA_CHECK(cudaMemcpy(got.data(), dt.get(), nq * sizeof(unsigned), cudaMemcpyDeviceToHost));
+      // Without the model's rows (DISTANCIES_EXACT_SEED=off): the keys' rule, the k-th key less the margin.
+      filter_scan::ExactSeed off = e;
+      off.exact.vectors = nullptr;
+      CUDA_CHECK(cudaMemcpy(dt.get(), thresholds.data(), nq * sizeof(unsigned), cudaMemcpyHostToDevice));
+      refine_seed_kernel<kThreads><<<nq, kThreads, smem>>>(dc.as<unsigned long long>(), capacity, dk.as<unsigned>(), k,
+                                                           margin, off, dt.as<unsigned>());
+      CUDA_CHECK_LAUNCH();
+      CUDA_CHECK(cudaMemcpy(keys_rule.data(), dt.get(), nq * sizeof(unsigned), cudaMemcpyDeviceToHost));
 
-      EXPECT_EQ(got[4], 0u) << "fewer than k candidates must leave the threshold";
-      EXPECT_EQ(got[5], ordered_bits(4.0f)) << "a lower seed must not lower a threshold";
+      for (const auto& v : {got, keys_rule}) {
+        EXPECT_EQ(v[4], 0u) << "fewer than k candidates must leave the threshold";
+        EXPECT_EQ(v[5], ordered_bits(4.0f)) << "a lower seed must not lower a threshold";
+      }
       for (int q = 0; q < 4; ++q) {
         SCOPED_TRACE("query " + std::to_string(q));
         const double t = from_ordered_bits(got[q]);
@@ -137,7 +147,9 @@ TEST(ExactSeed, RefineThresholdBelowEveryTopRowAndAtTheCandidatesKth) {
         // Tight: at the candidates' k-th exact similarity but for the slack (2^-20 and the
         // roundings), which is at least the k-th key less 2 E (the rule before) and above it.
         EXPECT_GE(t, kth(cand_sims) - shifts[q] - E - 0x1p-19);
-        EXPECT_GT(t, kth(keys) - margin + E / 2) << "no better than the k-th key less 2 E";
+        const float rule = std::nextafter(static_cast<float>(kth(keys)) - margin, -INFINITY);
+        EXPECT_EQ(keys_rule[q], ordered_bits(rule)) << "the keys' rule without the rows";
+        EXPECT_GT(t, rule + E / 2) << "no better than the k-th key less 2 E";
       }
     }
 }

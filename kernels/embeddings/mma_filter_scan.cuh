@@ -395,11 +395,12 @@ __global__ void __launch_bounds__(kThreads)
 // One block a query: the k-th best key that a filter pass over a sample of the model's rows
 // appended (keys at or above the query's threshold) raises the threshold where it is higher: any
 // k rows of the model bound its k-th best from below, as in seed_from_sample_kernel (an
-// overflowed buffer holds k rows all the same). The rows of the best kExactSeedRows keys are
-// recomputed in fp32 (exact_kth_key): their k-th exact similarity, less `margin` / 2 (the keys'
-// error bound: the filter's keys are within it of the similarity), is the threshold, at least the
-// k-th key less `margin` and without the keys' error below the k-th. Fewer than k candidates leave
-// it as it was. Dynamic shared memory: exact_seed_smem(capacity, e.exact.ld).
+// overflowed buffer holds k rows all the same). Where `e` has the model's rows, the rows of the
+// best kExactSeedRows keys are recomputed in fp32 (exact_kth_key) and their k-th exact similarity,
+// less `margin` / 2 (the keys' error bound: the filter's keys are within it of the similarity),
+// is the threshold: at least the k-th key less `margin`, without the keys' error below the k-th.
+// Else the k-th key less `margin`. Fewer than k candidates leave it as it was. Dynamic shared
+// memory: exact_seed_smem(capacity, e.exact.ld).
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
     refine_seed_kernel(const unsigned long long* cand, long long capacity, const unsigned* counts, int k, float margin,
@@ -407,12 +408,16 @@ __global__ void __launch_bounds__(kThreads)
   const long long n = min(static_cast<long long>(counts[blockIdx.x]), capacity);
   if (n < k) return;  // the whole block
   extern __shared__ __align__(16) unsigned char seed_smem[];
+  const bool exact = e.exact.vectors != nullptr;
   const unsigned long long* keys = filter_scan::stage_keys<kThreads>(cand + blockIdx.x * capacity, n);
-  const int m = static_cast<int>(min(n, static_cast<long long>(filter_scan::kExactSeedRows)));
-  const unsigned at = static_cast<unsigned>(filter_scan::kth_largest<kThreads>(keys, n, m, 32) >> 32);
-  float* qf = reinterpret_cast<float*>(seed_smem + filter_scan::exact_seed_query_offset(capacity));
-  const float exact = filter_scan::exact_kth_key<kThreads>(keys, n, at, k, e, qf);
-  const float seed = __fsub_rd(exact, margin / 2);
+  const int m = exact ? static_cast<int>(min(n, static_cast<long long>(filter_scan::kExactSeedRows))) : k;
+  const unsigned long long at = filter_scan::kth_largest<kThreads>(keys, n, m, 32);
+  float seed = nextafterf(filter_scan::candidate_sim(at) - margin, -__builtin_huge_valf());
+  if (exact) {
+    float* qf = reinterpret_cast<float*>(seed_smem + filter_scan::exact_seed_query_offset(capacity));
+    seed =
+        __fsub_rd(filter_scan::exact_kth_key<kThreads>(keys, n, static_cast<unsigned>(at >> 32), k, e, qf), margin / 2);
+  }
   if (threadIdx.x == 0 && seed > -__builtin_huge_valf())
     thresholds[blockIdx.x] = max(thresholds[blockIdx.x], ordered_bits(seed));
 }

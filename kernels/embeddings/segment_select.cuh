@@ -50,12 +50,13 @@ __device__ inline long long segment_entry(const long long* offset, int parts, lo
 
 // The int8 walk in two passes (filter_scan.cu): after the first, one block a query gives each
 // candidate it appended (gathered as select_segments_kernel does, at most kSmemKeys) a lower bound
-// of its fp32 similarity (tiled_i8::lower_from_upper, from its upper key and its tile); the rows
-// of the best kExactSeedRows of those are recomputed in fp32 (exact_kth_key), and their k-th
-// exact similarity, where there are k, raises the query's threshold: k distinct rows score at
-// least that, and it is at least the k-th lower bound (each row's exact similarity is above its
-// own). Kept as the fp16 passes keep theirs, less x.seed_bound (the walk adds it back, rounded
-// down). Dynamic shared memory: exact_seed_smem(capacity, e.exact.ld).
+// of its fp32 similarity (tiled_i8::lower_from_upper, from its upper key and its tile), and raises
+// the query's threshold, where there are k, to a k-th best that k distinct rows reach: where `e`
+// has the model's rows, the k-th exact similarity of the rows of the best kExactSeedRows lower
+// bounds, recomputed in fp32 (exact_kth_key; at least the k-th lower bound, each row's exact
+// similarity being above its own), else the k-th lower bound. Kept as the fp16 passes keep theirs,
+// less x.seed_bound (the walk adds it back, rounded down). Dynamic shared memory:
+// exact_seed_smem(capacity, e.exact.ld).
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
     reseed_from_segments_kernel(const unsigned long long* cand, long long capacity, int parts, int k, I8FilterArgs x,
@@ -76,11 +77,15 @@ __global__ void __launch_bounds__(kThreads)
     staged_keys[i] = filter_scan::candidate_key(filter_scan::float_key(lower), row);
   }
   __syncthreads();
-  const int m = static_cast<int>(min(n, static_cast<long long>(filter_scan::kExactSeedRows)));
-  const unsigned at = static_cast<unsigned>(filter_scan::kth_largest<kThreads>(staged_keys, n, m, 32) >> 32);
-  float* qf = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(staged_keys) +
-                                       filter_scan::exact_seed_query_offset(capacity));
-  const float kth = filter_scan::exact_kth_key<kThreads>(staged_keys, n, at, k, e, qf);
+  const bool exact = e.exact.vectors != nullptr;
+  const int m = exact ? static_cast<int>(min(n, static_cast<long long>(filter_scan::kExactSeedRows))) : k;
+  const unsigned long long at = filter_scan::kth_largest<kThreads>(staged_keys, n, m, 32);
+  float kth = filter_scan::candidate_sim(at);
+  if (exact) {
+    float* qf = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(staged_keys) +
+                                         filter_scan::exact_seed_query_offset(capacity));
+    kth = filter_scan::exact_kth_key<kThreads>(staged_keys, n, static_cast<unsigned>(at >> 32), k, e, qf);
+  }
   if (threadIdx.x == 0 && kth > -__builtin_huge_valf()) {
     const float t = __fsub_rd(kth, x.seed_bound);
     if (t == t) thresholds[blockIdx.x] = max(thresholds[blockIdx.x], ordered_bits(t));

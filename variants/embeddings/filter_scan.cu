@@ -296,12 +296,21 @@ FilterPlan plan_filter(const BatchScanArgs& a, bool i8) {
 
 constexpr int kSelect = Policy::kSelectThreads;
 
-// What the seed kernels recompute exactly for the query group from q0 (`order`: the tiled int8
-// copy's, whose rows are sorted).
-filter_scan::ExactSeed exact_seed(const BatchScanArgs& a, int q0, const int* order = nullptr) {
+// Which seeds recompute their best candidates in fp32 (docs/batch.md, "Seeds from exact
+// similarities"): DISTANCIES_EXACT_SEED=both|refine|reseed|off, to measure what each gains.
+bool exact_seed_at(const char* pass) {
+  static const std::string on = env_setting("DISTANCIES_EXACT_SEED", {"both", "refine", "reseed", "off"}, "both");
+  return on == "both" || on == pass;
+}
+
+// What a seed kernel of `pass` recomputes exactly for the query group from q0 (`order`: the tiled
+// int8 copy's, whose rows are sorted); no rows where the pass keeps its keys' rule.
+filter_scan::ExactSeed exact_seed(const BatchScanArgs& a, const char* pass, int q0, const int* order = nullptr) {
   const float* shifts = certificate_shifts(a);
-  return {a.exact, a.queries + static_cast<std::size_t>(q0) * a.exact.dim, a.query_norms + q0,
-          shifts ? shifts + q0 : nullptr, order};
+  filter_scan::ExactSeed e{a.exact, a.queries + static_cast<std::size_t>(q0) * a.exact.dim, a.query_norms + q0,
+                           shifts ? shifts + q0 : nullptr, order};
+  if (!exact_seed_at(pass)) e.exact.vectors = nullptr;
+  return e;
 }
 
 // The thresholds of the query group from q0: seeded from a sample (or zero), then refined where planned.
@@ -330,7 +339,7 @@ void seed_thresholds(const BatchScanArgs& a, const FilterPlan& p, const FilterSc
     allow_dynamic_smem(refine_seed_kernel<kSelect>, refine_smem, "refine_seed_kernel");
     refine_seed_kernel<kSelect><<<f.nq, kSelect, refine_smem, s>>>(a.candidates.entries, a.candidates.capacity,
                                                                    a.candidates.counts, p.rank, p.margin,
-                                                                   exact_seed(a, q0), thresholds);
+                                                                   exact_seed(a, "refine", q0), thresholds);
     CUDA_CHECK_LAUNCH();
   }
 }
@@ -358,7 +367,7 @@ void last_pass(const BatchScanArgs& a, const FilterPlan& p, FilterScanArgs f, in
       allow_dynamic_smem(reseed_from_segments_kernel<kSelect>, reseed_bytes, "reseed_from_segments_kernel");
       reseed_from_segments_kernel<kSelect>
           <<<f.nq, kSelect, reseed_bytes, s>>>(a.candidates.entries, a.candidates.capacity, parts, p.rank, x,
-                                               exact_seed(a, q0, a.i8.order), a.thresholds + q0);
+                                               exact_seed(a, "reseed", q0, a.i8.order), a.thresholds + q0);
       CUDA_CHECK_LAUNCH();
       x.resume = 1;
       if (filter_gemm_scan_i8(g, x, a.i8.codes, queries, -first, s) != parts)
