@@ -227,7 +227,10 @@ TEST(BatchSearch, SeededThresholdsKeepEveryAnswer) {
     SCOPED_TRACE(name);
     const auto got = bs.search(batch_pipeline(name), b.q.data(), b.norms.data(), batch, k);
     expect_batch_exact(m, dm, b, got, k);
-    EXPECT_EQ(bs.last_fallbacks(), 0);
+    // A random query whose K-th key lies within the keys' bound of its k-th exact similarity fails
+    // its certificate whatever the seed (a fallback, answered exactly above): rare, not none. A
+    // seed that overflowed the buffers would send most queries there.
+    EXPECT_LE(bs.last_fallbacks(), batch / 100);
     for (int q : {5, 129})
       for (int r = 0; r < k; ++r) EXPECT_EQ(got[q][r].row, copies[r]) << "query " << q << " rank " << r;
   }

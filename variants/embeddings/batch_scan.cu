@@ -7,6 +7,7 @@
 #include "kernels/embeddings/centre.cuh"
 #include "kernels/embeddings/tiled_i8.cuh"
 #include "runtime/cublas_check.hpp"
+#include "runtime/env_setting.hpp"
 #include "runtime/launch.hpp"
 #include "variants/embeddings/batch_scans.hpp"
 
@@ -44,7 +45,12 @@ int BatchPolicy::slices(int batch, int tile_rows) {
   return std::clamp(want, 1, std::max(1, tile_rows / 1024));
 }
 
-int BatchPolicy::candidates(int k) { return static_cast<int>(std::min<long long>(kMaxK, std::max(64ll, 2ll * k))); }
+// 64 or 2 k: DISTANCIES_BATCH_CANDIDATES=128 raises the floor, to measure what more re-ranked rows
+// certify where the keys are close (strongly anisotropic data).
+int BatchPolicy::candidates(int k) {
+  static const long long floor = env_setting("DISTANCIES_BATCH_CANDIDATES", {"64", "128"}, "64") == "128" ? 128 : 64;
+  return static_cast<int>(std::min<long long>(kMaxK, std::max(floor, 2ll * k)));
+}
 
 std::size_t batch_workspace_bytes(GemmInput g, Storage scores, int batch, int dim, int ld, int k, int tile_rows,
                                   const BatchScanRow* scan, long long rows) {

@@ -297,9 +297,14 @@ FilterPlan plan_filter(const BatchScanArgs& a, bool i8) {
 constexpr int kSelect = Policy::kSelectThreads;
 
 // Which seeds recompute their best candidates in fp32 (docs/batch.md, "Seeds from exact
-// similarities"): DISTANCIES_EXACT_SEED=both|refine|reseed|off, to measure what each gains.
-bool exact_seed_at(const char* pass) {
-  static const std::string on = env_setting("DISTANCIES_EXACT_SEED", {"both", "refine", "reseed", "off"}, "both");
+// similarities"): the int8 walk's reseed always; the refine where the copy is centred, where the
+// keys' error is as wide as the spread of the best similarities (on i.i.d. rows the refine's sample
+// decides its threshold, and the recomputation only costs). DISTANCIES_EXACT_SEED=both|refine|
+// reseed|off instead, to measure each.
+bool exact_seed_at(const char* pass, bool centred) {
+  static const std::string on =
+      env_setting("DISTANCIES_EXACT_SEED", {"auto", "both", "refine", "reseed", "off"}, "auto");
+  if (on == "auto") return std::string(pass) == "reseed" || centred;
   return on == "both" || on == pass;
 }
 
@@ -309,7 +314,7 @@ filter_scan::ExactSeed exact_seed(const BatchScanArgs& a, const char* pass, int 
   const float* shifts = certificate_shifts(a);
   filter_scan::ExactSeed e{a.exact, a.queries + static_cast<std::size_t>(q0) * a.exact.dim, a.query_norms + q0,
                            shifts ? shifts + q0 : nullptr, order};
-  if (!exact_seed_at(pass)) e.exact.vectors = nullptr;
+  if (!exact_seed_at(pass, shifts != nullptr)) e.exact.vectors = nullptr;
   return e;
 }
 
