@@ -131,11 +131,12 @@ TEST(BatchSearch, WideRerankAnswersFromTheCandidates) {
       if (rows == 5000) {
         // The copies of row 0 are answered by the wide re-rank's first stage (its best 256 keys,
         // the 257th a random row far below them) wherever the query has more candidates than
-        // that, else by the second; the near-duplicates of row 5 always need every candidate.
+        // wide_first_from(), else by the second; the near-duplicates of row 5 always need every candidate.
         const auto& tr = bs.last_trace();
         ASSERT_EQ(tr.size(), static_cast<std::size_t>(batch));
         for (const int q : {0, batch - 2})
-          EXPECT_EQ(tr[q].status, tr[q].candidates > 256 ? -2 : -1) << "query " << q << ", " << tr[q].candidates;
+          EXPECT_EQ(tr[q].status, static_cast<unsigned>(tr[q].candidates) > wide_first_from() ? -2 : -1)
+              << "query " << q << ", " << tr[q].candidates;
         for (const int q : {1, batch - 1}) EXPECT_EQ(tr[q].status, -1) << "query " << q;
       }
       expect_batch_exact(t.m, dm, t.b, got, 10);

@@ -34,11 +34,15 @@ constexpr int kWidenedFirst = -2;  // the same, by its first stage (wide_first_k
 // best key of the rest below the k-th exact similarity, which holds for most queries at a fraction
 // of the reads of every candidate (thousands a query on strongly anisotropic data).
 constexpr int kFirst = 256;
+// The candidates from which a query goes to the first stage: with fewer, the second stage (a few
+// blocks a query, every candidate at once) answers it sooner than one block can recompute and
+// select kFirst of them (the measurements in docs/batch.md, "Seeds from exact similarities").
+constexpr unsigned kFirstFrom = 2048;
 
 }  // namespace wide_rerank
 
 // The first stage, before wide_exact_kernel and wide_select_kernel (which answer the queries it
-// leaves from every candidate). The blocks take the queries to widen with more than kFirst
+// leaves from every candidate). The blocks take the queries to widen with more than kFirstFrom
 // candidates in turn (a block an SM: most queries need nothing); a query's keys are staged in
 // dynamic shared memory (select_smem(max_n), then its query: ld floats from float offset
 // first_query_offset(max_n)), its best kFirst recomputed as wide_exact_kernel does, and where
@@ -67,7 +71,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int b = blockIdx.x; b < batch; b += gridDim.x) {
     // Every condition below is the same for every thread (words no other block writes for query
     // b, or shared ones read after a barrier): the block goes on or on to the next query as one.
-    if (!wide_rerank::wanted(status, counts, b, max_n) || counts[b] <= static_cast<unsigned>(M)) continue;
+    if (!wide_rerank::wanted(status, counts, b, max_n) || counts[b] <= wide_rerank::kFirstFrom) continue;
     __syncthreads();  // the previous query's shared arrays are read
     const long long n = counts[b];
     const unsigned long long* keys = filter_scan::stage_keys<kThreads>(cand + static_cast<long long>(b) * capacity, n);

@@ -145,6 +145,8 @@ long long filter_scan_capacity(long long rows, int K);
 // tile a part more.
 long long filter_scan_i8_capacity(long long rows, int K);
 int filter_scan_max_queries();
+// The candidates from which an uncertified query goes to the wide re-rank's first stage.
+unsigned wide_first_from();
 // The walk the filter pass takes for `batch` queries of a `dim`-dimensional model on this device
 // ("gemm", "shared", "rows" or "chunks"; DISTANCIES_FILTER_WALK heeded where it can run).
 std::string filter_scan_walk(int batch, int dim);

@@ -249,6 +249,7 @@ std::string filter_scan_walk(int batch, int dim) {
 }
 
 int filter_scan_max_queries() { return Policy::kMaxQueries; }
+unsigned wide_first_from() { return wide_rerank::kFirstFrom; }
 int filter_scan_queries(int batch) { return std::min(batch, filter_scan_max_queries()); }
 
 namespace {
