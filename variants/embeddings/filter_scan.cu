@@ -87,6 +87,13 @@ int i8_first_stride() {
   return stride;
 }
 
+// The batch from which the int8 walk goes in two passes (the policy's, or
+// DISTANCIES_I8_TWO_PASS_FROM, 1 ... 65536, to measure others without a rebuild).
+int i8_two_pass_from() {
+  static const int from = env_count("DISTANCIES_I8_TWO_PASS_FROM", 1, 65536, Policy::kI8TwoPassFrom);
+  return from;
+}
+
 using Kernel = void (*)(FilterScanArgs);
 
 // The walk over the rows (DISTANCIES_FILTER_WALK forces one where it can run, for measuring):
@@ -365,7 +372,7 @@ void last_pass(const BatchScanArgs& a, const FilterPlan& p, FilterScanArgs f, in
     const void* queries = static_cast<const signed char*>(a.i8.queries) + static_cast<std::size_t>(q0) * a.i8.ldg;
     int parts = 0;
     const int first = i8_first_stride();
-    if (first > 1 && p.seeded && a.batch >= Policy::kI8TwoPassFrom) {
+    if (first > 1 && p.seeded && a.batch >= i8_two_pass_from()) {
       // Two passes: every first-th tile, the thresholds raised to the k-th best lower bound of what
       // it appended, then every other tile with its counts going on from the first's.
       parts = filter_gemm_scan_i8(g, x, a.i8.codes, queries, first, s);
