@@ -80,10 +80,11 @@ struct Sm90 {
     // every kGemmRefineStride-th 64-row tile.
     static constexpr int kGemmRefineStride = 32;
     // The int8 walk in two passes from kI8TwoPassFrom queries: first every kI8FirstStride-th
-    // tile, whose candidates' lower bounds raise the thresholds for the second pass over the
-    // others (1: one pass). Below, where reading the copy bounds the walk, the second launch
-    // costs more than the candidates it saves (docs/batch.md).
-    static constexpr int kI8FirstStride = 4, kI8TwoPassFrom = 512;
+    // tile, whose best candidates, recomputed exactly, raise the thresholds for the second pass
+    // over the others (1: one pass). Below, where reading the copy bounds the walk, the second
+    // launch costs more than the candidates it saves (docs/batch.md, "Seeds from exact
+    // similarities": at B = 64 it gained on the strongly anisotropic families and lost on i.i.d.).
+    static constexpr int kI8FirstStride = 4, kI8TwoPassFrom = 128;
     // The wgmma walk from this batch on (64-query blocks up to B = 64): on an H100 it took B = 32
     // and 64 in 0.58 and 0.59 ms where the rows walk took 0.72 and 0.96, but B = 16 in 0.57
     // where the rows walk took 0.54 (docs/batch.md).
