@@ -336,6 +336,37 @@ def r_switch_ab(c: Ctx, folder: str = "families/i8-two-pass"):
     return srcs, "\n".join(rows)
 
 
+def r_settings(c: Ctx, folder: str):
+    """One build run under several settings of the environment in one call (results/<folder>/set-<n>-
+    <setting>-<family>.json, n the column's place): per family and fixture each setting's median ms,
+    and after the first its ratio to the first's."""
+    srcs = c.srcs_in(folder, "set-*.json*")
+    cells: dict = {}
+    names: dict = {}
+    commits = set()
+    for s in srcs:
+        m = re.match(r".*/set-(\d+)-([a-z0-9]+)-(.+)\.json", s)
+        names[int(m[1])] = m[2]
+        run = c.run(s)
+        commits.add(run.context.get("distancies_commit", "?"))
+        for name, b in run.benches.items():
+            if b.error is None:
+                cells.setdefault((m[3], name), {})[int(m[1])] = b.center("real_time")
+    order = sorted(names)
+    rows = [f"One build (`{'`, `'.join(sorted(commits))}`), ms (after the first: / the first):", "",
+            "| family | fixture | " + " | ".join(f"`{names[n]}`" for n in order) + " |",
+            "|---|---|" + "---:|" * len(order)]
+    def natural(key):  # batch:16 before batch:128
+        return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", "/".join(key[0]))]
+
+    for (fam, name), v in sorted(cells.items(), key=natural):
+        first = v.get(order[0])
+        row = [ms(v[n]) + (f" ({v[n] / first:.3f})" if i and first else "") if n in v else "—"
+               for i, n in enumerate(order)]
+        rows.append(f"| `{fam}` | `{name}` | " + " | ".join(row) + " |")
+    return srcs, "\n".join(rows)
+
+
 def r_first_stride(c: Ctx, folder: str = "families/i8-two-pass/first-stride"):
     """The int8 walk's first pass over every s-th tile (results/<folder>/<family>-s<s>.json, s = 1: one
     pass), traced: per family and B the median ms and the median candidates of the certified queries."""
@@ -793,6 +824,7 @@ RENDERERS = {
     "same-run": r_same_run,
     "ab": r_ab,
     "switch-ab": r_switch_ab,
+    "settings": r_settings,
     "first-stride": r_first_stride,
     "scale-shard": r_scale_shard,
     "scale-merge": r_scale_merge,

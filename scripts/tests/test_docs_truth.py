@@ -261,3 +261,14 @@ def test_projected_bound_block_shows_each_familys_candidates(tmp_path):
     assert srcs == ["results/families/projected-bound-full.json"]
     assert body.splitlines()[0] == "| family | rows | exact fp32 term |"
     assert body.splitlines()[2] == "| `aniso:0.98` | 2,196,016 | 30 / 37 (2 %) |"
+
+
+def test_settings_block_shows_each_setting_against_the_first(tmp_path):
+    root = make_repo(tmp_path)
+    for n, setting, times in ((1, "off", [2.0, 2.2, 2.1]), (2, "both", [1.8, 1.9, 1.85])):
+        write_run(root / f"results/sw/set-{n}-{setting}-aniso-0.98.json",
+                  bench("batch/x/batch:1024/min_time:0.050/manual_time", times), commit="def5678")
+    srcs, body = render_docs.render("settings:sw", render_docs.Ctx(root))
+    assert srcs == ["results/sw/set-1-off-aniso-0.98.json", "results/sw/set-2-both-aniso-0.98.json"]
+    assert "One build (`def5678`)" in body and "| family | fixture | `off` | `both` |" in body
+    assert "| `aniso-0.98` | `batch/x/batch:1024` | 2.100 | 1.850 (0.881) |" in body
