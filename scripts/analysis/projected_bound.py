@@ -5,7 +5,10 @@ open in issue 38), on the data families.
     .venv/bin/python -m scripts.analysis.projected_bound FAMILY=MODEL [...] --queries 200 --out F.json
     .venv/bin/python -m scripts.analysis.projected_bound FAMILY=MODEL --queries 100 --large --out F.json
 
-(--large: a model of millions of rows, held in float32, the tiled copy's two designs only.)
+(--large: a model of millions of rows, held in float32, the tiled copy's two designs only.
+--room R [R ...]: each family once per R, every upper bound carrying R more: the int8 walk's keys
+carry the room it leaves for the re-rank's fp32 error, `i8_walk_fp32_bound` in
+variants/embeddings/precision.cpp, which the counts without it leave out.)
 
 A CPU emulation in float64 of the Cauchy-Schwarz bound of docs/batch.md ("8-bit tiles",
 "Projected int8 copies") with a per-row int8 scale (the tiled copy shares one scale a 64-row
@@ -68,9 +71,9 @@ def tiled_codes(m, tile=64):
     return s, c, nu, rho
 
 
-def upper_bounds(rows, queries, tiled):
+def upper_bounds(rows, queries, tiled, room=0.0):
     """Each row's upper bound on rows . queries (rows x queries): the int8 approximation plus the
-    Cauchy-Schwarz bound A_q nu + B_q rho (docs/batch.md, "8-bit tiles")."""
+    Cauchy-Schwarz bound A_q nu + B_q rho (docs/batch.md, "8-bit tiles"), plus `room`."""
     if tiled:
         s_r, c_r, nu, rho = tiled_codes(rows)
     else:
@@ -78,7 +81,7 @@ def upper_bounds(rows, queries, tiled):
         rho = np.linalg.norm(rows, axis=1)
     s_q, c_q, b_q = codes(queries)
     a_q = s_q * np.linalg.norm(c_q, axis=1)
-    return (c_r @ c_q.T) * s_r[:, None] * s_q[None, :] + nu[:, None] * a_q[None, :] + rho[:, None] * b_q[None, :]
+    return (c_r @ c_q.T) * s_r[:, None] * s_q[None, :] + nu[:, None] * a_q[None, :] + rho[:, None] * b_q[None, :] + room
 
 
 def summary(counts):
@@ -89,9 +92,10 @@ def summary(counts):
 VARIANTS = ("plain", "centred", "projected52", "fp32_term")
 
 
-def family_counts(x, n_queries, variants=VARIANTS, layouts=(False, True)):
+def family_counts(x, n_queries, variants=VARIANTS, layouts=(False, True), room=0.0):
     """Per variant, the candidates of each query: rows whose upper bound on its exact similarity
-    reaches the exact 10th best. layouts: False a scale a row, True the tiled copy's."""
+    (each carrying `room` more) reaches the exact 10th best. layouts: False a scale a row, True the
+    tiled copy's."""
     xn = x / np.linalg.norm(x, axis=1, keepdims=True)
     idx = (np.arange(n_queries, dtype=np.int64) * 104729) % x.shape[0]
     q = xn[idx].astype(np.float64)
@@ -105,12 +109,12 @@ def family_counts(x, n_queries, variants=VARIANTS, layouts=(False, True)):
     qres = q - w[:, None] * mu
     shift = (q @ mu)[None, :]
     ups = {  # each computed when counted: a model of millions of rows holds one at a time
-        "plain": lambda tiled: upper_bounds(xn, q, tiled),
-        "centred": lambda tiled: upper_bounds(y, q, tiled) + shift,
+        "plain": lambda tiled: upper_bounds(xn, q, tiled, room),
+        "centred": lambda tiled: upper_bounds(y, q, tiled, room) + shift,
         "projected52": lambda tiled: upper_bounds(
             np.hstack([y, np.repeat(v[:, None].astype(y.dtype), EXTRA, axis=1)]),
-            np.hstack([qres, np.repeat((w / EXTRA)[:, None], EXTRA, axis=1)]), tiled) + shift,
-        "fp32_term": lambda tiled: upper_bounds(y, qres, tiled) + v[:, None] * w[None, :] + shift}
+            np.hstack([qres, np.repeat((w / EXTRA)[:, None], EXTRA, axis=1)]), tiled, room) + shift,
+        "fp32_term": lambda tiled: upper_bounds(y, qres, tiled, room) + v[:, None] * w[None, :] + shift}
     out = {}
     for tiled in layouts:
         for name in variants:
@@ -125,8 +129,12 @@ def main(argv=None):
     ap.add_argument("--out", required=True)
     ap.add_argument("--large", action="store_true",
                     help="millions of rows: float32 rows, the tiled copy's projected52 and fp32_term only")
+    ap.add_argument("--room", type=float, nargs="+",
+                    help="count each family once per value, every bound carrying that much more")
     a = ap.parse_args(argv)
     result = {"k": K_BEST, "k_list": K_LIST, "extra": EXTRA, "queries": a.queries, "families": {}}
+    if a.room:
+        result["rooms"] = a.room
     for spec in a.models:
         if "=" not in spec:
             print(f"projected_bound: error: '{spec}' is not FAMILY=MODEL", file=sys.stderr)
@@ -135,14 +143,17 @@ def main(argv=None):
         x = load_rows(path)
         if a.large:
             x = x.astype(np.float32)
-            counts = family_counts(x, a.queries, ("projected52", "fp32_term"), (True,))
-        else:
-            counts = family_counts(x, a.queries)
-        result["families"][fam] = {"rows": int(x.shape[0]), "dim": int(x.shape[1]), **counts}
+        for room in a.room or [0.0]:
+            name = f"{fam}, room {room:.3g}" if a.room else fam
+            if a.large:
+                counts = family_counts(x, a.queries, ("projected52", "fp32_term"), (True,), room)
+            else:
+                counts = family_counts(x, a.queries, room=room)
+            result["families"][name] = {"rows": int(x.shape[0]), "dim": int(x.shape[1]), **counts}
+            print(f"projected_bound: {name}: " + ", ".join(f"{n} {v['median']:.0f}/{v['p90']:.0f}"
+                                                           for n, v in result["families"][name].items()
+                                                           if isinstance(v, dict)), file=sys.stderr)
         del x
-        print(f"projected_bound: {fam}: " + ", ".join(f"{n} {v['median']:.0f}/{v['p90']:.0f}"
-                                                      for n, v in result["families"][fam].items()
-                                                      if isinstance(v, dict)), file=sys.stderr)
     atomic_write.write_text(a.out, json.dumps(result, indent=1) + "\n")
     return 0
 

@@ -55,3 +55,12 @@ def test_candidates_hold_the_true_top_k_and_no_more_rows_than_the_model():
     for name, s in out.items():
         assert pb.K_BEST <= s["median"] <= s["p90"] <= s["max"] <= 3000, name
         assert 0.0 <= s["over_k_list"] <= 1.0
+
+
+def test_room_lets_more_rows_through_and_is_named():
+    x = aniso(3000, 32, 0.95, 5)
+    plain = pb.family_counts(x, 20, ("projected52",), (True,))
+    wide = pb.family_counts(x, 20, ("projected52",), (True,), room=1e-2)
+    assert wide["tiled_projected52"]["median"] > plain["tiled_projected52"]["median"]
+    xn, mu, y, q, w = centred(x[:200], 3)
+    assert np.allclose(pb.upper_bounds(y, q, True, 0.5), pb.upper_bounds(y, q, True) + 0.5)
