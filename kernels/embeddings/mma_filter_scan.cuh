@@ -378,6 +378,21 @@ __device__ float exact_kth_key(const unsigned long long* keys, long long n, unsi
   return result;
 }
 
+// A seed's k-th best of n >= k keys (every thread of the block): where `e` has the model's rows,
+// exact_kth_key over the rows of the best kExactSeedRows keys; else the k-th key's score.
+// `smem`: the block's dynamic shared memory, exact_seed_smem(capacity, e.exact.ld), the keys
+// (if staged) first.
+template <int kThreads>
+__device__ float seed_kth(const unsigned long long* keys, long long n, int k, const ExactSeed& e, unsigned char* smem,
+                          long long capacity) {
+  const bool exact = e.exact.vectors != nullptr;
+  const int m = exact ? static_cast<int>(min(n, static_cast<long long>(kExactSeedRows))) : k;
+  const unsigned long long at = kth_largest<kThreads>(keys, n, m, 32);
+  if (!exact) return candidate_sim(at);
+  float* qf = reinterpret_cast<float*>(smem + exact_seed_query_offset(capacity));
+  return exact_kth_key<kThreads>(keys, n, static_cast<unsigned>(at >> 32), k, e, qf);
+}
+
 }  // namespace filter_scan
 
 // One block a query: the K-th best key of its sample, lowered by `margin` (twice the error
@@ -408,16 +423,9 @@ __global__ void __launch_bounds__(kThreads)
   const long long n = min(static_cast<long long>(counts[blockIdx.x]), capacity);
   if (n < k) return;  // the whole block
   extern __shared__ __align__(16) unsigned char seed_smem[];
-  const bool exact = e.exact.vectors != nullptr;
   const unsigned long long* keys = filter_scan::stage_keys<kThreads>(cand + blockIdx.x * capacity, n);
-  const int m = exact ? static_cast<int>(min(n, static_cast<long long>(filter_scan::kExactSeedRows))) : k;
-  const unsigned long long at = filter_scan::kth_largest<kThreads>(keys, n, m, 32);
-  float seed = nextafterf(filter_scan::candidate_sim(at) - margin, -__builtin_huge_valf());
-  if (exact) {
-    float* qf = reinterpret_cast<float*>(seed_smem + filter_scan::exact_seed_query_offset(capacity));
-    seed =
-        __fsub_rd(filter_scan::exact_kth_key<kThreads>(keys, n, static_cast<unsigned>(at >> 32), k, e, qf), margin / 2);
-  }
+  const float kth = filter_scan::seed_kth<kThreads>(keys, n, k, e, seed_smem, capacity);
+  const float seed = e.exact.vectors ? __fsub_rd(kth, margin / 2) : nextafterf(kth - margin, -__builtin_huge_valf());
   if (threadIdx.x == 0 && seed > -__builtin_huge_valf())
     thresholds[blockIdx.x] = max(thresholds[blockIdx.x], ordered_bits(seed));
 }

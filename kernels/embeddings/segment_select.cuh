@@ -77,15 +77,8 @@ __global__ void __launch_bounds__(kThreads)
     staged_keys[i] = filter_scan::candidate_key(filter_scan::float_key(lower), row);
   }
   __syncthreads();
-  const bool exact = e.exact.vectors != nullptr;
-  const int m = exact ? static_cast<int>(min(n, static_cast<long long>(filter_scan::kExactSeedRows))) : k;
-  const unsigned long long at = filter_scan::kth_largest<kThreads>(staged_keys, n, m, 32);
-  float kth = filter_scan::candidate_sim(at);
-  if (exact) {
-    float* qf = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(staged_keys) +
-                                         filter_scan::exact_seed_query_offset(capacity));
-    kth = filter_scan::exact_kth_key<kThreads>(staged_keys, n, static_cast<unsigned>(at >> 32), k, e, qf);
-  }
+  const float kth =
+      filter_scan::seed_kth<kThreads>(staged_keys, n, k, e, reinterpret_cast<unsigned char*>(staged_keys), capacity);
   if (threadIdx.x == 0 && kth > -__builtin_huge_valf()) {
     const float t = __fsub_rd(kth, x.seed_bound);
     if (t == t) thresholds[blockIdx.x] = max(thresholds[blockIdx.x], ordered_bits(t));

@@ -373,8 +373,8 @@ void last_pass(const BatchScanArgs& a, const FilterPlan& p, FilterScanArgs f, in
     int parts = 0;
     const int first = i8_first_stride();
     if (first > 1 && p.seeded && a.batch >= i8_two_pass_from()) {
-      // Two passes: every first-th tile, the thresholds raised to the k-th best lower bound of what
-      // it appended, then every other tile with its counts going on from the first's.
+      // Two passes: every first-th tile, the thresholds raised to what its best candidates prove
+      // (reseed_from_segments_kernel), then every other tile with its counts going on from the first's.
       parts = filter_gemm_scan_i8(g, x, a.i8.codes, queries, first, s);
       const std::size_t reseed_bytes = filter_scan::exact_seed_smem(a.candidates.capacity, a.exact.ld);
       allow_dynamic_smem(reseed_from_segments_kernel<kSelect>, reseed_bytes, "reseed_from_segments_kernel");
