@@ -39,14 +39,17 @@ std::size_t copy_row_bytes(const Pipeline& p, int dim, bool centred) {
   return codes + (i8 ? 4 : 0) + (i8 && centred ? 4 : 0) + 4;
 }
 
-// A random model resident (the reference) and page-locked, streamed in chunks of chunk_rows.
+// A random model resident (the reference) and page-locked, streamed in chunks of chunk_rows, and
+// a random query from the same seed.
 struct Streamed {
   Streamed(const ModelSpec& spec, std::int64_t chunk_rows)
       : m(random_model(spec)),
         dm(upload_model(m)),
         resident(dm, &m),
         pm(PinnedModel::register_model(m)),
-        st(pm.rows(), options(chunk_rows)) {}
+        st(pm.rows(), options(chunk_rows)),
+        q(random_query(spec.dim, spec.seed)),
+        qn(vector_norm(q.data(), spec.dim)) {}
   static StreamOptions options(std::int64_t chunk_rows) {
     StreamOptions o;
     o.chunk_rows = chunk_rows;
@@ -57,6 +60,8 @@ struct Streamed {
   GpuSearcher resident;
   PinnedModel pm;
   StreamSearcher st;
+  std::vector<float> q;
+  float qn;
 };
 
 }  // namespace
@@ -70,8 +75,8 @@ TEST(StreamCopy, ReducedPipelinesStreamTheirCopyAndEqualTheResidentSearch) {
   const Model& m = s.m;
   StreamSearcher& st = s.st;
   GpuSearcher& resident = s.resident;
-  const auto q = random_query(m.dim, seed);
-  const float qn = vector_norm(q.data(), m.dim);
+  const std::vector<float>& q = s.q;
+  const float qn = s.qn;
   for (const char* name : kReduced) {
     const Pipeline& p = pipeline(name);
     for (int k : {1, 10, 40}) {
@@ -160,8 +165,8 @@ TEST(StreamCopy, ACopyThatDoesNotFitStreamsTheRows) {
   const Model& m = s.m;
   StreamSearcher& st = s.st;
   GpuSearcher& resident = s.resident;
-  const auto q = random_query(m.dim, seed);
-  const float qn = vector_norm(q.data(), m.dim);
+  const std::vector<float>& q = s.q;
+  const float qn = s.qn;
   inject_allocation_failure(0);  // the copy's first page-locked buffer
   const auto got = st.search(pipeline("fused_i8"), q.data(), qn, 10);
   inject_allocation_failure(-1);
